@@ -1,0 +1,137 @@
+package dev.runner.embedded;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.elasticmq.rest.sqs.SQSRestServer;
+import org.elasticmq.rest.sqs.SQSRestServerBuilder;
+import redis.embedded.RedisServer;
+
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Postgres, Redis and an SQS-compatible server (ElasticMQ) started in this JVM: what the test
+ * harness and the local runtime stand on. Each server binds to 127.0.0.1 only; port 0 picks a
+ * free port. {@link #close()} stops all of them, in reverse order of start.
+ */
+public final class EmbeddedServers implements AutoCloseable {
+
+    /** Where the started servers listen. {@code jdbcUrl} carries no credentials; see user/password. */
+    public record Endpoints(String jdbcUrl, String dbUser, String dbPassword, String redisUrl, String sqsEndpoint) {}
+
+    /** Requested ports; 0 = any free port. */
+    public record Ports(int postgres, int redis, int sqs) {
+        public static Ports anyFree() {
+            return new Ports(0, 0, 0);
+        }
+    }
+
+    /** A port that is already taken: the one-line message the local runtime prints. */
+    public static final class PortTakenException extends RuntimeException {
+        public PortTakenException(String server, int port) {
+            super(server + " port " + port + " is already in use; choose another or 0 for any free port");
+        }
+    }
+
+    private final List<AutoCloseable> started = new ArrayList<>();
+    private Endpoints endpoints;
+
+    private EmbeddedServers() {}
+
+    public static EmbeddedServers start(Ports ports) {
+        var servers = new EmbeddedServers();
+        try {
+            servers.startAll(ports);
+            return servers;
+        } catch (RuntimeException e) {
+            servers.close();
+            throw e;
+        }
+    }
+
+    public Endpoints endpoints() {
+        return endpoints;
+    }
+
+    private void startAll(Ports ports) {
+        ensureFree("postgres", ports.postgres());
+        ensureFree("redis", ports.redis());
+        ensureFree("sqs", ports.sqs());
+
+        EmbeddedPostgres postgres;
+        try {
+            postgres = EmbeddedPostgres.builder()
+                    .setPort(ports.postgres() == 0 ? freePort() : ports.postgres())
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    .start();
+        } catch (IOException e) {
+            throw new IllegalStateException("embedded Postgres did not start: " + e.getMessage(), e);
+        }
+        started.add(postgres);
+
+        int redisPort = ports.redis() == 0 ? freePort() : ports.redis();
+        RedisServer redis;
+        try {
+            redis = RedisServer.newRedisServer()
+                    .port(redisPort)
+                    .bind("127.0.0.1")
+                    .setting("save \"\"")
+                    .setting("appendonly no")
+                    .build();
+            redis.start();
+        } catch (IOException e) {
+            throw new IllegalStateException("embedded Redis did not start: " + e.getMessage(), e);
+        }
+        started.add(redis::stop);
+
+        SQSRestServer sqs = SQSRestServerBuilder.withInterface("127.0.0.1").withPort(ports.sqs()).start();
+        int sqsPort = sqs.waitUntilStarted().localAddress().getPort();
+        started.add(sqs::stopAndWait);
+
+        endpoints = new Endpoints(
+                postgres.getJdbcUrl("postgres", "postgres"),
+                "postgres",
+                "postgres",
+                "redis://127.0.0.1:" + redisPort,
+                "http://127.0.0.1:" + sqsPort);
+    }
+
+    @Override
+    public void close() {
+        for (int i = started.size() - 1; i >= 0; i--) {
+            try {
+                started.get(i).close();
+            } catch (Exception e) {
+                System.err.println("embedded server did not stop cleanly: " + e);
+            }
+        }
+        started.clear();
+    }
+
+    static int freePort() {
+        try (var socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException("no free port: " + e.getMessage(), e);
+        }
+    }
+
+    private static void ensureFree(String server, int port) {
+        if (port == 0) {
+            return;
+        }
+        try (var socket = new ServerSocket()) {
+            socket.setReuseAddress(true);
+            socket.bind(new InetSocketAddress("127.0.0.1", port));
+        } catch (BindException e) {
+            throw new PortTakenException(server, port);
+        } catch (IOException e) {
+            throw new IllegalStateException(server + " port " + port + ": " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+package dev.runner.config;
+
+import dev.runner.trigger.Trigger;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * Everything the functions read from their environment, parsed and checked once per cold start.
+ * The same {@code RUNNER_*} variables configure AWS (set from template Parameters) and the local
+ * runtime; defaults are the seed's values. A bad value fails the start with a message naming the
+ * variable, never silently.
+ */
+public record RunnerConfig(
+        Database database,
+        String redisUrl,
+        /* SQS endpoint override (ElasticMQ, LocalStack); null = the AWS default for the region. */
+        String sqsEndpoint,
+        String awsRegion,
+        Queues queues,
+        /* Bearer key of the management API; null disables the API (every call is 401). */
+        String apiKey,
+        /* HMAC key Runner signs its handler calls with. */
+        String handlerSigningSecret,
+        Retry retry,
+        Breaker breaker,
+        TenantLimit tenantLimit,
+        Duration typesCacheTtl,
+        Webhooks webhooks,
+        /* Run worker: continue in a new message when less than this is left of the invocation. */
+        Duration runTimeReserve,
+        /* Claimed items whose worker went silent this long may be claimed again. */
+        Duration itemClaimLease,
+        int databasePoolSize) {
+
+    public record Database(String jdbcUrl, String user, String password) {
+        @Override
+        public String toString() {
+            return "Database[jdbcUrl=" + jdbcUrl + ", user=" + user + ", password=***]";
+        }
+    }
+
+    /** Queue URLs by role. */
+    public record Queues(Map<Trigger, String> runs, Map<Trigger, String> items,
+                         String ingest, String runsDlq, String itemsDlq, String ingestDlq) {
+
+        /** The items tier of a trigger. */
+        public String items(Trigger trigger) {
+            return items.get(trigger);
+        }
+
+        /** The runs tier of a trigger: only manual and scheduled runs fetch. */
+        public String runs(Trigger trigger) {
+            String url = runs.get(trigger);
+            if (url == null) {
+                throw new IllegalArgumentException("no runs queue for trigger " + trigger.wireName());
+            }
+            return url;
+        }
+    }
+
+    /** Retry n waits base·2^(n-1); after maxAttempts the item goes to the DLQ. */
+    public record Retry(int maxAttempts, Duration backoffBase) {
+        public Duration backoff(int failedAttempt) {
+            long millis = backoffBase.toMillis() << Math.min(Math.max(failedAttempt - 1, 0), 20);
+            return Duration.ofMillis(millis);
+        }
+    }
+
+    public record Breaker(int failureThreshold, Duration openFor, int halfOpenSuccesses) {}
+
+    public record TenantLimit(int perMinute, Duration shortestDeferral) {}
+
+    public record Webhooks(int maxBodyBytes, Duration signatureTolerance, Duration dedupWindow) {}
+
+    public static RunnerConfig fromEnvironment() {
+        return from(System.getenv());
+    }
+
+    public static RunnerConfig from(Map<String, String> env) {
+        var read = new Reader(env);
+        Map<Trigger, String> runs = new EnumMap<>(Trigger.class);
+        runs.put(Trigger.MANUAL, read.required("RUNNER_QUEUE_RUNS_MANUAL"));
+        runs.put(Trigger.SCHEDULE, read.required("RUNNER_QUEUE_RUNS_SCHEDULE"));
+        Map<Trigger, String> items = new EnumMap<>(Trigger.class);
+        items.put(Trigger.WEBHOOK, read.required("RUNNER_QUEUE_ITEMS_WEBHOOK"));
+        items.put(Trigger.MANUAL, read.required("RUNNER_QUEUE_ITEMS_MANUAL"));
+        items.put(Trigger.QUEUE, read.required("RUNNER_QUEUE_ITEMS_QUEUE"));
+        items.put(Trigger.SCHEDULE, read.required("RUNNER_QUEUE_ITEMS_SCHEDULE"));
+        var queues = new Queues(runs, items,
+                read.required("RUNNER_QUEUE_INGEST"),
+                read.required("RUNNER_QUEUE_RUNS_DLQ"),
+                read.required("RUNNER_QUEUE_ITEMS_DLQ"),
+                read.required("RUNNER_QUEUE_INGEST_DLQ"));
+        return new RunnerConfig(
+                new Database(read.required("RUNNER_DATABASE_URL"),
+                        read.optional("RUNNER_DATABASE_USER", null),
+                        read.optional("RUNNER_DATABASE_PASSWORD", null)),
+                read.optional("RUNNER_REDIS_URL", null),
+                read.optional("RUNNER_SQS_ENDPOINT", null),
+                read.optional("AWS_REGION", "us-east-1"),
+                queues,
+                read.optional("RUNNER_API_KEY", null),
+                read.optional("RUNNER_HANDLER_SIGNING_SECRET", ""),
+                new Retry(read.positiveInt("RUNNER_MAX_ATTEMPTS", 3),
+                        Duration.ofMillis(read.positiveInt("RUNNER_BACKOFF_BASE_MS", 5000))),
+                new Breaker(read.positiveInt("RUNNER_BREAKER_FAILURE_THRESHOLD", 5),
+                        Duration.ofMillis(read.positiveInt("RUNNER_BREAKER_OPEN_MS", 30000)),
+                        read.positiveInt("RUNNER_BREAKER_HALF_OPEN_SUCCESSES", 2)),
+                new TenantLimit(read.positiveInt("RUNNER_TENANT_LIMIT_PER_MINUTE", 1000),
+                        Duration.ofMillis(read.positiveInt("RUNNER_TENANT_DEFER_MS", 5000))),
+                Duration.ofSeconds(read.positiveInt("RUNNER_TYPES_CACHE_TTL_S", 60)),
+                new Webhooks(read.positiveInt("RUNNER_WEBHOOK_MAX_BYTES", 1024 * 1024),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_TOLERANCE_S", 300)),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_DEDUP_S", 86400))),
+                Duration.ofMillis(read.positiveInt("RUNNER_RUN_TIME_RESERVE_MS", 10000)),
+                Duration.ofMillis(read.positiveInt("RUNNER_ITEM_CLAIM_LEASE_MS", 120000)),
+                read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4));
+    }
+
+    /** Reads variables; blank counts as unset. */
+    private record Reader(Map<String, String> env) {
+        String optional(String name, String fallback) {
+            String value = env.get(name);
+            return value == null || value.isBlank() ? fallback : value.trim();
+        }
+
+        String required(String name) {
+            String value = optional(name, null);
+            if (value == null) {
+                throw new IllegalStateException(name + " is not set");
+            }
+            return value;
+        }
+
+        int positiveInt(String name, int fallback) {
+            String value = optional(name, null);
+            if (value == null) {
+                return fallback;
+            }
+            try {
+                int parsed = Integer.parseInt(value);
+                if (parsed <= 0) {
+                    throw new IllegalStateException(name + " must be > 0: " + value);
+                }
+                return parsed;
+            } catch (NumberFormatException e) {
+                throw new IllegalStateException(name + " must be a whole number: " + value);
+            }
+        }
+    }
+}

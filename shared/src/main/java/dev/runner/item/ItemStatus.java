@@ -1,0 +1,37 @@
+package dev.runner.item;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * An item's life. queued → processing → succeeded; processing → retrying → processing (next
+ * attempt); processing → dead (via the DLQ consumer, which stamps dlq_at); queued → parked →
+ * queued while its handler is paused; dead → queued on redrive. Postgres applies each move
+ * with {@code UPDATE … WHERE status = …}, so a lost race is a zero-row update.
+ */
+public enum ItemStatus {
+    QUEUED,
+    PROCESSING,
+    SUCCEEDED,
+    RETRYING,
+    DEAD,
+    PARKED;
+
+    public String wireName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Succeeded and dead items are finished: never processed again, they count toward run completion. */
+    public boolean ended() {
+        return this == SUCCEEDED || this == DEAD;
+    }
+
+    public static Optional<ItemStatus> parse(String value) {
+        return Arrays.stream(values()).filter(s -> s.wireName().equals(value)).findFirst();
+    }
+
+    public static ItemStatus fromWire(String value) {
+        return valueOf(value.toUpperCase(Locale.ROOT));
+    }
+}
