@@ -1,0 +1,194 @@
+package dev.runner.local.lambda;
+
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import dev.runner.local.template.FunctionDefinition;
+
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.Type;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedDeque;
+
+/**
+ * A template function running in this JVM. Like Lambda, one handler instance serves one
+ * invocation at a time: concurrent invocations get their own instances (execution
+ * environments), created on demand and reused. Each instance is built with the constructor that
+ * takes the environment map, so it sees exactly the variables the template gives it.
+ */
+public final class LocalFunction implements AutoCloseable {
+
+    /** How an invocation ended: the handler's answer, or the error Lambda would report. */
+    public sealed interface Outcome {
+        record Returned(Object value) implements Outcome {}
+
+        record Failed(String errorType, String message, Throwable cause) implements Outcome {}
+    }
+
+    private final FunctionDefinition definition;
+    private final String arn;
+    private final Map<String, String> environment;
+    private final Constructor<?> constructor;
+    private final Clock clock;
+    private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> idle = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> all = new ConcurrentLinkedDeque<>();
+
+    private LocalFunction(FunctionDefinition definition, String arn, Map<String, String> environment,
+                          Constructor<?> constructor, Clock clock) {
+        this.definition = definition;
+        this.arn = arn;
+        this.environment = Map.copyOf(environment);
+        this.constructor = constructor;
+        this.clock = clock;
+    }
+
+    /**
+     * Loads the handler class and builds a first instance now, so a missing class or a failing
+     * cold start stops the runtime before it reports READY rather than on the first event.
+     */
+    public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock) {
+        Class<?> type;
+        try {
+            type = Class.forName(definition.handlerClass(), true, LocalFunction.class.getClassLoader());
+        } catch (ClassNotFoundException e) {
+            throw new FunctionLoadException(definition.logicalId() + ": handler class " + definition.handlerClass()
+                    + " is not on the classpath");
+        }
+        if (!RequestHandler.class.isAssignableFrom(type)) {
+            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
+                    + " does not implement com.amazonaws.services.lambda.runtime.RequestHandler");
+        }
+        Constructor<?> constructor;
+        try {
+            constructor = type.getConstructor(Map.class);
+        } catch (NoSuchMethodException e) {
+            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
+                    + " has no public constructor taking the environment (java.util.Map<String,String>)");
+        }
+        var function = new LocalFunction(definition, arn, environment, constructor, clock);
+        function.idle.push(function.newInstance());
+        return function;
+    }
+
+    public String logicalId() {
+        return definition.logicalId();
+    }
+
+    public String name() {
+        return definition.name();
+    }
+
+    public String arn() {
+        return arn;
+    }
+
+    public int memoryMb() {
+        return definition.memoryMb();
+    }
+
+    public Duration timeout() {
+        return definition.timeout();
+    }
+
+    public Map<String, String> environment() {
+        return environment;
+    }
+
+    /** The event type the handler declares, when it can be read from its generic signature. */
+    public Class<?> inputType() {
+        return inputType(constructor.getDeclaringClass());
+    }
+
+    /** Checks that the handler accepts what an event source delivers; fails the start if not. */
+    public void requireInput(Class<?> eventType, String source) {
+        Class<?> declared = inputType();
+        if (!declared.isAssignableFrom(eventType)) {
+            throw new FunctionLoadException(logicalId() + ": " + source + " delivers " + eventType.getSimpleName()
+                    + " but " + constructor.getDeclaringClass().getName() + " takes " + declared.getName());
+        }
+    }
+
+    /** Invokes the handler once; an invocation running past the Timeout counts as failed, as in Lambda. */
+    public Outcome invoke(Object event) {
+        RequestHandler<Object, Object> handler = idle.poll();
+        if (handler == null) {
+            try {
+                handler = newInstance();
+            } catch (FunctionLoadException e) {
+                return new Outcome.Failed("Runtime.InitError", e.getMessage(), e);
+            }
+        }
+        Instant start = clock.instant();
+        Instant deadline = start.plus(definition.timeout());
+        try {
+            Object result = handler.handleRequest(event, new LocalContext(this, deadline, clock));
+            if (clock.instant().isAfter(deadline)) {
+                return new Outcome.Failed("Sandbox.Timedout",
+                        "Task timed out after " + definition.timeout().toMillis() / 1000.0 + " seconds", null);
+            }
+            return new Outcome.Returned(result);
+        } catch (RuntimeException | Error e) {
+            return new Outcome.Failed(e.getClass().getName(), String.valueOf(e.getMessage()), e);
+        } finally {
+            idle.push(handler);
+        }
+    }
+
+    @Override
+    public void close() {
+        for (RequestHandler<Object, Object> handler : all) {
+            if (handler instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    System.err.println(logicalId() + " did not close cleanly: " + e);
+                }
+            }
+        }
+        all.clear();
+        idle.clear();
+    }
+
+    @SuppressWarnings("unchecked")
+    private RequestHandler<Object, Object> newInstance() {
+        try {
+            var handler = (RequestHandler<Object, Object>) constructor.newInstance(environment);
+            all.add(handler);
+            return handler;
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            throw new FunctionLoadException(definition.logicalId() + ": " + constructor.getDeclaringClass().getName()
+                    + " failed to start: " + cause, cause);
+        } catch (ReflectiveOperationException e) {
+            throw new FunctionLoadException(definition.logicalId() + ": cannot construct "
+                    + constructor.getDeclaringClass().getName() + ": " + e, e);
+        }
+    }
+
+    private static Class<?> inputType(Class<?> type) {
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Type candidate : c.getGenericInterfaces()) {
+                if (candidate instanceof ParameterizedType parameterized
+                        && parameterized.getRawType() == RequestHandler.class
+                        && parameterized.getActualTypeArguments()[0] instanceof Class<?> input) {
+                    return input;
+                }
+            }
+        }
+        return Object.class;
+    }
+
+    /** The function cannot be loaded or started; the message says which and why. */
+    public static final class FunctionLoadException extends RuntimeException {
+        public FunctionLoadException(String message) {
+            super(message);
+        }
+
+        public FunctionLoadException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+}

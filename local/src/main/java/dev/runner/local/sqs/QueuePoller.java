@@ -1,0 +1,258 @@
+package dev.runner.local.sqs;
+
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.local.lambda.LocalFunction;
+import dev.runner.local.template.EventSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What Lambda's SQS event source mapping does, for one mapping: {@code MaximumConcurrency} pollers,
+ * each receiving up to {@code BatchSize} messages (accumulating for up to
+ * {@code MaximumBatchingWindowInSeconds}), invoking the function once per batch and deleting
+ * what succeeded. With {@code ReportBatchItemFailures} only the messages not listed in
+ * {@code batchItemFailures} are deleted; an error or timeout deletes nothing, so the whole batch
+ * comes back after the visibility timeout. See
+ * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
+ */
+public final class QueuePoller implements AutoCloseable {
+
+    /** SQS's long-poll maximum, what Lambda's pollers use. */
+    private static final int LONG_POLL_SECONDS = 20;
+    /** SQS receives and deletes at most this many messages per call. */
+    private static final int SQS_BATCH_LIMIT = 10;
+    private static final Logger LOG = LoggerFactory.getLogger(QueuePoller.class);
+
+    private final SqsClient sqs;
+    private final String queueUrl;
+    private final EventSource.Queue source;
+    private final LocalFunction function;
+    private final String region;
+    private final Clock clock;
+    private final List<Thread> pollers = new ArrayList<>();
+    /** Batches being processed right now. */
+    private final AtomicInteger busy = new AtomicInteger();
+    private volatile boolean running = true;
+
+    public QueuePoller(SqsClient sqs, String queueUrl, EventSource.Queue source, LocalFunction function,
+                       String region, Clock clock) {
+        this.sqs = sqs;
+        this.queueUrl = queueUrl;
+        this.source = source;
+        this.function = function;
+        this.region = region;
+        this.clock = clock;
+    }
+
+    public EventSource.Queue source() {
+        return source;
+    }
+
+    public void start() {
+        for (int i = 0; i < source.maximumConcurrency(); i++) {
+            Thread poller = Thread.ofPlatform().daemon()
+                    .name("sqs-" + source.queueName() + "-" + function.logicalId() + "-" + i)
+                    .unstarted(this::poll);
+            pollers.add(poller);
+            poller.start();
+        }
+    }
+
+    /** Stops receiving; batches being processed run to their end. */
+    public void signalStop() {
+        running = false;
+    }
+
+    /** Waits up to {@code grace} for the batches being processed; idle long polls are not waited for. */
+    public void awaitIdle(Duration grace) {
+        Instant deadline = clock.instant().plus(grace);
+        synchronized (busy) {
+            while (busy.get() > 0) {
+                long left = Duration.between(clock.instant(), deadline).toMillis();
+                if (left <= 0) {
+                    LOG.warn("{}: {} batches still being processed at shutdown", source.name(), busy.get());
+                    return;
+                }
+                try {
+                    busy.wait(left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        signalStop();
+        awaitIdle(Duration.ofSeconds(10));
+    }
+
+    private void poll() {
+        while (running) {
+            try {
+                List<Message> batch = receiveBatch();
+                if (!batch.isEmpty() && running) {
+                    busy.incrementAndGet();
+                    try {
+                        deliver(batch);
+                    } finally {
+                        synchronized (busy) {
+                            busy.decrementAndGet();
+                            busy.notifyAll();
+                        }
+                    }
+                }
+            } catch (RuntimeException e) {
+                if (!running) {
+                    return;
+                }
+                LOG.warn("{}: receive failed, retrying in 1 s: {}", source.name(), e.toString());
+                pause(Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    /** Long-polls for a first message, then tops the batch up until it is full or the window closes. */
+    private List<Message> receiveBatch() {
+        List<Message> batch = new ArrayList<>(receive(Math.min(SQS_BATCH_LIMIT, source.batchSize()), LONG_POLL_SECONDS));
+        if (batch.isEmpty() || source.batchingWindow().isZero()) {
+            return batch;
+        }
+        Instant windowEnd = clock.instant().plus(source.batchingWindow());
+        while (running && batch.size() < source.batchSize()) {
+            long left = Duration.between(clock.instant(), windowEnd).toMillis();
+            if (left <= 0) {
+                break;
+            }
+            int wait = (int) Math.min(LONG_POLL_SECONDS, left / 1000);
+            List<Message> more = receive(Math.min(SQS_BATCH_LIMIT, source.batchSize() - batch.size()), wait);
+            batch.addAll(more);
+            if (more.isEmpty() && wait == 0) {
+                // Less than a second of window left and nothing there: SQS long-polls in whole seconds.
+                pause(Duration.ofMillis(Math.min(left, 200)));
+            }
+        }
+        return batch;
+    }
+
+    private List<Message> receive(int max, int waitSeconds) {
+        return sqs.receiveMessage(b -> b.queueUrl(queueUrl)
+                .maxNumberOfMessages(max)
+                .waitTimeSeconds(waitSeconds)
+                .messageSystemAttributeNames(MessageSystemAttributeName.ALL)
+                .messageAttributeNames("All")).messages();
+    }
+
+    private void deliver(List<Message> batch) {
+        var event = new SQSEvent();
+        List<SQSEvent.SQSMessage> records = new ArrayList<>(batch.size());
+        batch.forEach(message -> records.add(record(message)));
+        event.setRecords(records);
+        switch (function.invoke(event)) {
+            case LocalFunction.Outcome.Failed failed ->
+                    LOG.error("{} failed on a batch of {} from {}; the batch will be retried after the visibility timeout: {} {}",
+                            function.logicalId(), batch.size(), source.queueName(), failed.errorType(), failed.message(),
+                            failed.cause());
+            case LocalFunction.Outcome.Returned returned -> delete(succeeded(batch, returned.value()));
+        }
+    }
+
+    /** The messages to delete: all of them, or those not reported failed; none if the report is invalid. */
+    private List<Message> succeeded(List<Message> batch, Object result) {
+        if (!source.reportBatchItemFailures() || !(result instanceof SQSBatchResponse response)
+                || response.getBatchItemFailures() == null) {
+            return batch;
+        }
+        Set<String> ids = new HashSet<>();
+        batch.forEach(m -> ids.add(m.messageId()));
+        Set<String> failed = new HashSet<>();
+        for (SQSBatchResponse.BatchItemFailure failure : response.getBatchItemFailures()) {
+            String id = failure == null ? null : failure.getItemIdentifier();
+            if (id == null || id.isBlank() || !ids.contains(id)) {
+                // Lambda treats a malformed report as a failure of the whole batch.
+                LOG.error("{} reported an unknown batch item failure {}; the whole batch will be retried",
+                        function.logicalId(), id);
+                return List.of();
+            }
+            failed.add(id);
+        }
+        return batch.stream().filter(m -> !failed.contains(m.messageId())).toList();
+    }
+
+    private void delete(List<Message> messages) {
+        for (int from = 0; from < messages.size(); from += SQS_BATCH_LIMIT) {
+            List<Message> chunk = messages.subList(from, Math.min(messages.size(), from + SQS_BATCH_LIMIT));
+            List<DeleteMessageBatchRequestEntry> entries = new ArrayList<>();
+            for (int i = 0; i < chunk.size(); i++) {
+                entries.add(DeleteMessageBatchRequestEntry.builder()
+                        .id(Integer.toString(i)).receiptHandle(chunk.get(i).receiptHandle()).build());
+            }
+            try {
+                var result = sqs.deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(entries));
+                result.failed().forEach(f -> LOG.warn("{}: delete failed: {} {}", source.queueName(), f.code(), f.message()));
+            } catch (RuntimeException e) {
+                LOG.warn("{}: delete failed; those messages will be delivered again: {}", source.queueName(), e.toString());
+            }
+        }
+    }
+
+    private SQSEvent.SQSMessage record(Message message) {
+        var record = new SQSEvent.SQSMessage();
+        record.setMessageId(message.messageId());
+        record.setReceiptHandle(message.receiptHandle());
+        record.setBody(message.body());
+        record.setMd5OfBody(message.md5OfBody());
+        record.setMd5OfMessageAttributes(message.md5OfMessageAttributes());
+        record.setEventSource("aws:sqs");
+        record.setEventSourceArn(source.queueArn());
+        record.setAwsRegion(region);
+        record.setAttributes(new LinkedHashMap<>(message.attributesAsStrings()));
+        Map<String, SQSEvent.MessageAttribute> attributes = new LinkedHashMap<>();
+        message.messageAttributes().forEach((name, value) -> attributes.put(name, attribute(value)));
+        record.setMessageAttributes(attributes);
+        return record;
+    }
+
+    private static SQSEvent.MessageAttribute attribute(MessageAttributeValue value) {
+        var attribute = new SQSEvent.MessageAttribute();
+        attribute.setDataType(value.dataType());
+        attribute.setStringValue(value.stringValue());
+        if (value.binaryValue() != null) {
+            attribute.setBinaryValue(value.binaryValue().asByteBuffer());
+        }
+        if (value.hasStringListValues() && !value.stringListValues().isEmpty()) {
+            attribute.setStringListValues(value.stringListValues());
+        }
+        if (value.hasBinaryListValues() && !value.binaryListValues().isEmpty()) {
+            attribute.setBinaryListValues(value.binaryListValues().stream().map(b -> b.asByteBuffer()).toList());
+        }
+        return attribute;
+    }
+
+    private static void pause(Duration duration) {
+        try {
+            Thread.sleep(duration);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
