@@ -48,6 +48,11 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class LocalRuntime implements AutoCloseable {
 
+    static {
+        // Before the first logger exists: slf4j-simple reads its levels once.
+        quietLibraries();
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(LocalRuntime.class);
     private static final Duration DRAIN_GRACE = Duration.ofSeconds(10);
     private static final String DB_USER = "postgres";
@@ -79,7 +84,6 @@ public final class LocalRuntime implements AutoCloseable {
     }
 
     public static void main(String[] args) {
-        quietLibraries();
         LocalOptions options;
         try {
             options = LocalOptions.parse(args, System.getenv());

@@ -62,6 +62,10 @@ public final class Template implements Intrinsics.Resources {
     }
 
     public static Template read(Path path, Map<String, String> parameterOverrides, UnaryOperator<String> dynamicReferences) {
+        if (!Files.isRegularFile(path)) {
+            throw new TemplateException("no template at " + path.toAbsolutePath()
+                    + "; run from the project directory or pass the template's path as the first argument");
+        }
         String text;
         try {
             text = Files.readString(path);
