@@ -86,7 +86,7 @@ public final class ManagementApi {
         }
         try {
             return router.route(request);
-        } catch (Json.InvalidJsonException | IllegalArgumentException e) {
+        } catch (IllegalArgumentException e) {
             return ApiResponse.error(400, "bad_request", e.getMessage());
         } catch (RunService.RunRefused e) {
             return ApiResponse.error(404, "not_found", e.getMessage());
