@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 /** SQS events into the core's messages, and failed message ids into a partial batch response. */
-final class SqsEvents {
+public final class SqsEvents {
 
     private SqsEvents() {}
 
@@ -40,6 +40,47 @@ final class SqsEvents {
         }
         return new QueueMessage(record.getMessageId(), record.getBody(), record.getReceiptHandle(), receiveCount,
                 QueueMessage.queueNameOfArn(record.getEventSourceArn()), attributes);
+    }
+
+    /**
+     * Messages received with the SDK as the event Lambda's event source mapping would deliver them:
+     * for the local runtime and tests, which play the part of the mapping.
+     */
+    public static SQSEvent fromReceived(List<software.amazon.awssdk.services.sqs.model.Message> received, String queueArn, String region) {
+        List<SQSEvent.SQSMessage> records = new java.util.ArrayList<>(received.size());
+        for (var message : received) {
+            var record = new SQSEvent.SQSMessage();
+            record.setMessageId(message.messageId());
+            record.setReceiptHandle(message.receiptHandle());
+            record.setBody(message.body());
+            record.setMd5OfBody(message.md5OfBody());
+            record.setMd5OfMessageAttributes(message.md5OfMessageAttributes());
+            record.setAttributes(new HashMap<>(message.attributesAsStrings()));
+            Map<String, SQSEvent.MessageAttribute> attributes = new HashMap<>();
+            message.messageAttributes().forEach((name, value) -> {
+                var attribute = new SQSEvent.MessageAttribute();
+                attribute.setDataType(value.dataType());
+                attribute.setStringValue(value.stringValue());
+                attributes.put(name, attribute);
+            });
+            record.setMessageAttributes(attributes);
+            record.setEventSource("aws:sqs");
+            record.setEventSourceArn(queueArn);
+            record.setAwsRegion(region);
+            records.add(record);
+        }
+        var event = new SQSEvent();
+        event.setRecords(records);
+        return event;
+    }
+
+    /** The ids a partial batch response lists as failed. */
+    public static java.util.Set<String> failedIds(SQSBatchResponse response) {
+        if (response == null || response.getBatchItemFailures() == null) {
+            return java.util.Set.of();
+        }
+        return response.getBatchItemFailures().stream().map(SQSBatchResponse.BatchItemFailure::getItemIdentifier)
+                .collect(java.util.stream.Collectors.toSet());
     }
 
     /** Lambda deletes every message not listed here (ReportBatchItemFailures). */
