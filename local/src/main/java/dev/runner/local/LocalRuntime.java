@@ -3,6 +3,7 @@ package dev.runner.local;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
+import dev.runner.config.RunnerConfig;
 import dev.runner.embedded.EmbeddedServers;
 import dev.runner.local.demo.DemoHandlerService;
 import dev.runner.local.demo.DemoIntegration;
@@ -18,9 +19,9 @@ import dev.runner.local.template.Intrinsics;
 import dev.runner.local.template.QueueDefinition;
 import dev.runner.local.template.Template;
 import dev.runner.local.template.TemplateException;
-import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.runner.store.Database;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
@@ -263,12 +264,9 @@ public final class LocalRuntime implements AutoCloseable {
         return "local-" + reference.replaceAll("[^A-Za-z0-9]+", "-");
     }
 
+    /** What the Migration custom resource does on deploy, done directly: there is no CloudFormation here. */
     private void migrate() {
-        Flyway.configure()
-                .dataSource(postgresUrl, DB_USER, DB_PASSWORD)
-                .locations("classpath:db/migration")
-                .load()
-                .migrate();
+        Database.migrate(new RunnerConfig.Database(postgresUrl, DB_USER, DB_PASSWORD));
     }
 
     /** Functions build their AWS clients with the default chains; point those at local, dummy values. */

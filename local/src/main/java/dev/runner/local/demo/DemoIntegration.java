@@ -20,7 +20,7 @@ public final class DemoIntegration {
     public static final String INTEGRATION_KEY = "crm-demo";
     public static final String HANDLER_KEY = "contacts";
     public static final String TENANT_ID = "t-demo";
-    public static final String WEBHOOK_SECRET = "demo-secret";
+    public static final String WEBHOOK_SECRET = "demo-webhook-secret";
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI api;
