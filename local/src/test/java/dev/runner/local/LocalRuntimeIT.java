@@ -1,0 +1,162 @@
+package dev.runner.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.json.Json;
+import dev.runner.local.demo.DemoIntegration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The local runtime with the project's template.yaml and Runner's own functions, driven over
+ * HTTP only, as a user would: the whole suite on real embedded servers.
+ */
+class LocalRuntimeIT {
+
+    private static final String SECRET = "it-webhook-secret-0123";
+    private static LocalRuntime runtime;
+    private static RunnerApi api;
+
+    @BeforeAll
+    static void start() {
+        Map<String, String> environment = Map.of(
+                "RUNNER_BACKOFF_BASE_MS", "200",
+                "RUNNER_MAX_ATTEMPTS", "3",
+                // The failing-items test must exhaust attempts, not wait out an open breaker.
+                "RUNNER_BREAKER_FAILURE_THRESHOLD", "100000",
+                "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000");
+        runtime = LocalRuntime.start(LocalOptions.defaults(projectTemplate(), environment).withFreePorts());
+        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (runtime != null) {
+            runtime.close();
+        }
+    }
+
+    @Test
+    void registersTheDemoIntegration() {
+        JsonNode type = RunnerApi.require(api.get("/types/" + DemoIntegration.INTEGRATION_KEY), 200).body();
+        assertEquals(runtime.demo().url(DemoIntegration.INTEGRATION_KEY, DemoIntegration.HANDLER_KEY),
+                type.path("handlers").path(DemoIntegration.HANDLER_KEY).path("url").asText());
+        JsonNode tenant = RunnerApi.require(api.get("/tenants/" + DemoIntegration.TENANT_ID + "/integrations/"
+                + DemoIntegration.INTEGRATION_KEY), 200).body();
+        assertTrue(tenant.path("enabled").asBoolean());
+        assertEquals("rate(5 minutes)", tenant.path("schedules").path(DemoIntegration.HANDLER_KEY).asText());
+    }
+
+    @Test
+    void aSignedWebhookBecomesACompletedRun() {
+        String body = "[{\"externalId\":\"c-" + UUID.randomUUID() + "\",\"name\":\"Ada\"},"
+                + "{\"externalId\":\"c-" + UUID.randomUUID() + "\",\"name\":\"Grace\"}]";
+        var answer = RunnerApi.require(api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY,
+                DemoIntegration.WEBHOOK_SECRET, body), 202);
+        assertEquals(2, answer.body().path("accepted").asInt());
+        String runId = answer.body().path("runId").asText();
+
+        JsonNode run = awaitRun(runId, "completed", Duration.ofSeconds(30));
+        assertEquals("webhook", run.path("trigger").asText());
+        assertEquals(2, run.path("counts").path("succeeded").asInt());
+    }
+
+    @Test
+    void aBadSignatureIsRejectedAsJson() {
+        var answer = api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY, "not-the-secret-at-all", "{\"externalId\":\"x\"}");
+        assertEquals(401, answer.status());
+        assertTrue(answer.body().has("error"), answer.body().toString());
+    }
+
+    @Test
+    void aManualRunFetchesEveryPageAndCompletes() {
+        String integration = "it-pages";
+        String tenant = "t-pages";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 4).put("pageSize", 25));
+
+        JsonNode run = awaitRun(api.startRun(tenant, integration), "completed", Duration.ofSeconds(60));
+        assertEquals("manual", run.path("trigger").asText());
+        assertEquals(100, run.path("counts").path("total").asInt());
+        assertEquals(100, run.path("counts").path("succeeded").asInt());
+    }
+
+    @Test
+    void itemsThatKeepFailingEndDeadWithDlqAt() {
+        String integration = "it-failing";
+        String tenant = "t-failing";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 1).put("pageSize", 3).put("fail", true));
+
+        String runId = api.startRun(tenant, integration);
+        JsonNode run = awaitRun(runId, "completed_with_errors", Duration.ofSeconds(60));
+        assertEquals(3, run.path("counts").path("dead").asInt());
+        JsonNode dead = RunnerApi.require(api.get("/runs/" + runId + "/items?status=dead"), 200).body().path("items");
+        assertEquals(3, dead.size());
+        for (JsonNode item : dead) {
+            assertFalse(item.path("dlqAt").isNull() || item.path("dlqAt").isMissingNode(), item.toString());
+            assertEquals(3, item.path("attempts").asInt(), item.toString());
+        }
+    }
+
+    @Test
+    void webhooksCompleteWithinSecondsWhileAManualBacklogDrains() {
+        String integration = "it-priority";
+        String backlogTenant = "t-backlog";
+        String webhookTenant = "t-urgent";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        // 3,000 items whose every handler call takes 200 ms: tens of seconds of manual backlog.
+        api.putTenant(backlogTenant, integration, SECRET,
+                Json.object().put("pages", 6).put("pageSize", 500).put("delayMs", 200));
+        api.putTenant(webhookTenant, integration, SECRET, Json.object());
+
+        String backlog = api.startRun(backlogTenant, integration);
+        await().atMost(Duration.ofSeconds(60)).until(() -> api.run(backlog).path("counts").path("succeeded").asInt() > 0);
+
+        List<Duration> latencies = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            Instant sent = Instant.now();
+            String body = "{\"externalId\":\"urgent-" + UUID.randomUUID() + "\"}";
+            String runId = RunnerApi.require(api.webhook(webhookTenant, integration, SECRET, body), 202).body().path("runId").asText();
+            awaitRun(runId, "completed", Duration.ofSeconds(30));
+            latencies.add(Duration.between(sent, Instant.now()));
+        }
+
+        JsonNode backlogRun = api.run(backlog);
+        assertTrue(backlogRun.path("counts").path("succeeded").asInt() < 3000,
+                "the backlog must still be draining for this to show anything: " + backlogRun);
+        latencies.forEach(latency -> assertTrue(latency.compareTo(Duration.ofSeconds(5)) < 0,
+                "webhook run took " + latency + " behind a manual backlog; all: " + latencies));
+        awaitRun(backlog, "completed", Duration.ofMinutes(3));
+    }
+
+    private static JsonNode awaitRun(String runId, String status, Duration atMost) {
+        await().atMost(atMost).pollInterval(Duration.ofMillis(100))
+                .until(() -> status.equals(api.run(runId).path("status").asText()));
+        return api.run(runId);
+    }
+
+    /** The project's template.yaml: failsafe runs in the module directory, the template is one up. */
+    static Path projectTemplate() {
+        for (Path candidate : new Path[] {Path.of("template.yaml"), Path.of("..", "template.yaml")}) {
+            if (Files.isRegularFile(candidate)) {
+                return candidate.toAbsolutePath().normalize();
+            }
+        }
+        throw new IllegalStateException("template.yaml not found from " + Path.of("").toAbsolutePath());
+    }
+}

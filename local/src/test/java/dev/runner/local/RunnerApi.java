@@ -1,0 +1,121 @@
+package dev.runner.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.json.Json;
+import dev.runner.local.demo.DemoIntegration;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+
+/** A user of the local runtime over HTTP only: the management API with the bearer key, signed webhooks. */
+final class RunnerApi {
+
+    /** An answer: status and JSON body. */
+    record Answer(int status, JsonNode body) {}
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final URI base;
+    private final String apiKey;
+
+    RunnerApi(URI base, String apiKey) {
+        this.base = base;
+        this.apiKey = apiKey;
+    }
+
+    Answer get(String path) {
+        return send(request(path).GET());
+    }
+
+    Answer put(String path, JsonNode body) {
+        return send(request(path).PUT(HttpRequest.BodyPublishers.ofString(Json.write(body))));
+    }
+
+    Answer post(String path, JsonNode body) {
+        return send(request(path).POST(HttpRequest.BodyPublishers.ofString(Json.write(body))));
+    }
+
+    /** Registers an integration type whose one handler is the demo service, with the given configs. */
+    void putType(String integrationKey, String handlerUrl, int concurrency, int ratePerMinute) {
+        ObjectNode type = DemoIntegration.type(integrationKey, handlerUrl);
+        ObjectNode configs = (ObjectNode) type.path("handlers").path(DemoIntegration.HANDLER_KEY).path("configs");
+        configs.put("concurrency", concurrency).put("rate_limit_per_minute", ratePerMinute);
+        require(put("/types/" + integrationKey, type), 200);
+    }
+
+    /** A tenant of the integration with demo handler settings (pages, pageSize, fail, delayMs). */
+    void putTenant(String tenantId, String integrationKey, String webhookSecret, ObjectNode settings) {
+        ObjectNode body = DemoIntegration.tenantIntegration(tenantId, integrationKey, webhookSecret, settings);
+        body.putObject("schedules");
+        require(put("/tenants/" + tenantId + "/integrations/" + integrationKey, body), 200);
+    }
+
+    String startRun(String tenantId, String integrationKey) {
+        Answer answer = require(post("/runs", Json.object().put("tenantId", tenantId).put("integrationKey", integrationKey)
+                .put("handlerKey", DemoIntegration.HANDLER_KEY)), 202);
+        return answer.body().path("runId").asText();
+    }
+
+    /** POSTs a webhook signed as DESIGN 3.4 says: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
+    Answer webhook(String tenantId, String integrationKey, String secret, String body) {
+        String timestamp = Long.toString(Instant.now().getEpochSecond());
+        String signature = "v1=" + hmac(secret, timestamp + "." + body);
+        return send(HttpRequest.newBuilder(base.resolve("/webhooks/" + tenantId + "/" + integrationKey + "/" + DemoIntegration.HANDLER_KEY))
+                .timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json")
+                .header("X-Runner-Timestamp", timestamp)
+                .header("X-Runner-Signature", signature)
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    JsonNode run(String runId) {
+        return require(get("/runs/" + runId), 200).body();
+    }
+
+    static Answer require(Answer answer, int status) {
+        if (answer.status() != status) {
+            throw new AssertionError("expected " + status + ", got " + answer.status() + " " + answer.body());
+        }
+        return answer;
+    }
+
+    private HttpRequest.Builder request(String path) {
+        return HttpRequest.newBuilder(base.resolve(path))
+                .timeout(Duration.ofSeconds(30))
+                .header("Authorization", "Bearer " + apiKey)
+                .header("Content-Type", "application/json");
+    }
+
+    private Answer send(HttpRequest.Builder request) {
+        try {
+            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            JsonNode body = response.body().isBlank() ? Json.object() : Json.parse(response.body());
+            return new Answer(response.statusCode(), body);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String hmac(String secret, String text) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+            return HexFormat.of().formatHex(mac.doFinal(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
