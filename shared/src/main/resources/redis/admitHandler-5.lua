@@ -97,6 +97,14 @@ end
 local newLeases, newRates, newProbes = {}, {}, {}
 local rateDeferred = 0
 
+-- Rate entries of this call are written before a deferral reads the window's order.
+local function writeRates()
+  if #newRates > 0 then
+    redis.call('ZADD', rateKey, unpack(newRates))
+    newRates = {}
+  end
+end
+
 for i = 1, itemCount do
   local itemId = ARGV[FIRST_ITEM + 2 * (i - 1)]
   local urgent = tonumber(ARGV[FIRST_ITEM + 2 * (i - 1) + 1]) <= urgentPriority
@@ -112,6 +120,7 @@ for i = 1, itemCount do
     -- this call queue behind each other instead of all coming back at once.
     local ahead = inWindow - rateLimit + rateDeferred
     if ahead < inWindow then
+      writeRates()
       local entry = redis.call('ZRANGE', rateKey, ahead, ahead, 'WITHSCORES')
       delay = tonumber(entry[2]) + MINUTE - now
     else
@@ -144,8 +153,8 @@ if #newLeases > 0 then
   redis.call('ZADD', leasesKey, unpack(newLeases))
   redis.call('PEXPIRE', leasesKey, leaseTtl)
 end
-if #newRates > 0 then
-  redis.call('ZADD', rateKey, unpack(newRates))
+if ratePerMinute > 0 and inWindow > 0 then
+  writeRates()
   redis.call('PEXPIRE', rateKey, MINUTE)
 end
 if #newProbes > 0 then

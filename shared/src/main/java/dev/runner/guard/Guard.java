@@ -3,6 +3,7 @@ package dev.runner.guard;
 import dev.runner.config.RunnerConfig;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
+import dev.runner.redis.RedisUnavailableException;
 import dev.runner.redis.Script;
 import dev.runner.trigger.Trigger;
 import org.slf4j.Logger;
@@ -82,6 +83,15 @@ public final class Guard {
         this.keys = Objects.requireNonNull(keys, "keys");
         this.breaker = Objects.requireNonNull(breaker, "breaker");
         this.tenantLimit = Objects.requireNonNull(tenantLimit, "tenantLimit");
+        if (breaker.failureThreshold() < 1) {
+            throw new IllegalArgumentException("failureThreshold < 1: " + breaker.failureThreshold());
+        }
+        if (breaker.halfOpenSuccesses() < 1) {
+            throw new IllegalArgumentException("halfOpenSuccesses < 1: " + breaker.halfOpenSuccesses());
+        }
+        if (tenantLimit.perMinute() < 1) {
+            throw new IllegalArgumentException("tenant perMinute < 1: " + tenantLimit.perMinute());
+        }
         this.clock = Objects.requireNonNull(clock, "clock");
         if (leaseTtl.toMillis() < 1) {
             throw new IllegalArgumentException("leaseTtl < 1 ms: " + leaseTtl);
@@ -112,8 +122,12 @@ public final class Guard {
         List<Object> replies;
         try {
             replies = redis.run(calls);
-        } catch (RuntimeException e) {
+        } catch (RedisUnavailableException e) {
             log.warn("Redis unavailable, admitting {} groups without limits (fail-open): {}", groups.size(), e.toString());
+            return groups.stream().map(Guard::admitAll).toList();
+        } catch (RuntimeException e) {
+            // A failing script is a bug, not an outage; items still flow rather than pile up.
+            log.error("guard scripts failed, admitting {} groups without limits (fail-open)", groups.size(), e);
             return groups.stream().map(Guard::admitAll).toList();
         }
 
@@ -169,9 +183,11 @@ public final class Guard {
         }
         try {
             redis.run(calls);
-        } catch (RuntimeException e) {
+        } catch (RedisUnavailableException e) {
             log.warn("Redis unavailable, dropping {} breaker reports; leases expire after {}: {}",
                     reports.size(), leaseTtl, e.toString());
+        } catch (RuntimeException e) {
+            log.error("guard report script failed, dropping {} breaker reports", reports.size(), e);
         }
     }
 

@@ -289,8 +289,13 @@ public final class Redis implements AutoCloseable {
             return commands;
         } catch (RuntimeException e) {
             nextConnectNanos = now + timeout.toNanos();
-            throw new RedisUnavailableException("Redis unreachable at " + uris + ": " + e.getMessage(), e);
+            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** host:port of the seeds, never the credentials. */
+    private String endpoints() {
+        return uris.stream().map(uri -> uri.getHost() + ":" + uri.getPort()).toList().toString();
     }
 
     @Override
