@@ -31,11 +31,6 @@ local successes = tonumber(ARGV[5])
 local failures = tonumber(ARGV[6])
 local FIRST_ITEM = 7
 
-if #ARGV >= FIRST_ITEM then
-  redis.call('ZREM', leasesKey, unpack(ARGV, FIRST_ITEM))
-  redis.call('ZREM', probesKey, unpack(ARGV, FIRST_ITEM))
-end
-
 local function open(consecutiveFailures)
   redis.call('HSET', breakerKey, 'state', 'open', 'openedAt', now, 'failures', consecutiveFailures, 'successes', 0)
   redis.call('HDEL', breakerKey, 'halfOpenAt')
@@ -45,6 +40,15 @@ end
 
 local breaker = redis.call('HMGET', breakerKey, 'state', 'openedAt', 'failures')
 local state = breaker[1] or 'closed'
+
+if #ARGV >= FIRST_ITEM then
+  redis.call('ZREM', leasesKey, unpack(ARGV, FIRST_ITEM))
+  -- Probes exist only while half-open (opening and closing delete them).
+  if state ~= 'closed' then
+    redis.call('ZREM', probesKey, unpack(ARGV, FIRST_ITEM))
+  end
+end
+
 if state == 'open' then
   local halfOpenAt = tonumber(breaker[2]) + openMs
   if now < halfOpenAt then
@@ -76,7 +80,9 @@ if consecutive >= threshold then
   return open(consecutive)
 end
 if consecutive == 0 then
-  redis.call('DEL', breakerKey)
+  if breaker[1] then
+    redis.call('DEL', breakerKey)
+  end
 else
   redis.call('HSET', breakerKey, 'state', 'closed', 'failures', consecutive)
 end

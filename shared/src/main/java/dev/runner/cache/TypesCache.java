@@ -29,6 +29,7 @@ public final class TypesCache {
 
     /** Null = no Redis: in-process layer and loader only. */
     private final Redis redis;
+    /** Null allowed only without Redis. */
     private final Keys keys;
     private final Duration redisTtl;
     private final Duration localTtl;
@@ -37,7 +38,7 @@ public final class TypesCache {
 
     public TypesCache(Redis redis, Keys keys, Duration redisTtl, Duration localTtl, Clock clock) {
         this.redis = redis;
-        this.keys = Objects.requireNonNull(keys, "keys");
+        this.keys = redis == null ? keys : Objects.requireNonNull(keys, "keys (needed with a Redis)");
         if (redisTtl.toMillis() < 1) {
             throw new IllegalArgumentException("redisTtl < 1 ms: " + redisTtl);
         }
