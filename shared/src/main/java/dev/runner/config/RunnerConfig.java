@@ -18,6 +18,8 @@ public record RunnerConfig(
         /* SQS endpoint override (ElasticMQ, LocalStack); null = the AWS default for the region. */
         String sqsEndpoint,
         String awsRegion,
+        /* From the environment Lambda sets; null = the SDK's default chain. */
+        AwsCredentials awsCredentials,
         Queues queues,
         /* Bearer key of the management API; null disables the API (every call is 401). */
         String apiKey,
@@ -38,6 +40,13 @@ public record RunnerConfig(
         @Override
         public String toString() {
             return "Database[jdbcUrl=" + jdbcUrl + ", user=" + user + ", password=***]";
+        }
+    }
+
+    public record AwsCredentials(String accessKeyId, String secretAccessKey, String sessionToken) {
+        @Override
+        public String toString() {
+            return "AwsCredentials[accessKeyId=" + accessKeyId + ", secretAccessKey=***, sessionToken=***]";
         }
     }
 
@@ -100,6 +109,9 @@ public record RunnerConfig(
                 read.optional("RUNNER_REDIS_URL", null),
                 read.optional("RUNNER_SQS_ENDPOINT", null),
                 read.optional("AWS_REGION", "us-east-1"),
+                read.optional("AWS_ACCESS_KEY_ID", null) == null ? null
+                        : new AwsCredentials(read.required("AWS_ACCESS_KEY_ID"), read.required("AWS_SECRET_ACCESS_KEY"),
+                                read.optional("AWS_SESSION_TOKEN", null)),
                 queues,
                 read.optional("RUNNER_API_KEY", null),
                 read.optional("RUNNER_HANDLER_SIGNING_SECRET", ""),

@@ -1,0 +1,45 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import dev.runner.http.ApiRequest;
+import dev.runner.http.ApiResponse;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/** HTTP API (payload v2) events into the core's requests, and responses back. */
+final class HttpEvents {
+
+    private HttpEvents() {}
+
+    static ApiRequest request(APIGatewayV2HTTPEvent event) {
+        Map<String, String> headers = new HashMap<>();
+        if (event.getHeaders() != null) {
+            event.getHeaders().forEach((name, value) -> headers.put(name.toLowerCase(Locale.ROOT), value));
+        }
+        String body = event.getBody();
+        byte[] bytes = body == null ? new byte[0]
+                : event.getIsBase64Encoded() ? Base64.getDecoder().decode(body) : body.getBytes(StandardCharsets.UTF_8);
+        String method = event.getRequestContext() != null && event.getRequestContext().getHttp() != null
+                ? event.getRequestContext().getHttp().getMethod() : routeMethod(event.getRouteKey());
+        return new ApiRequest(method, event.getRawPath(), event.getPathParameters(), headers,
+                event.getQueryStringParameters(), bytes);
+    }
+
+    private static String routeMethod(String routeKey) {
+        return routeKey == null ? "GET" : routeKey.split(" ", 2)[0];
+    }
+
+    static APIGatewayV2HTTPResponse response(ApiResponse response) {
+        return APIGatewayV2HTTPResponse.builder()
+                .withStatusCode(response.status())
+                .withHeaders(response.headers())
+                .withBody(response.body())
+                .withIsBase64Encoded(false)
+                .build();
+    }
+}

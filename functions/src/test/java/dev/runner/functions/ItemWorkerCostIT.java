@@ -1,0 +1,80 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.run.RunService;
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * What one 10-item batch costs the item worker when every item succeeds, counted on the real
+ * clients: Postgres statements, handler calls, SQS requests. The figures the README states.
+ */
+class ItemWorkerCostIT {
+
+    private static PipelineFixture fixture;
+
+    @BeforeAll
+    static void start() {
+        fixture = new PipelineFixture(Map.of());
+    }
+
+    @AfterAll
+    static void stop() {
+        fixture.close();
+    }
+
+    @Test
+    void aTenItemBatchCostsAtMostFourStatementsOneHandlerCallAndNoSqsRequest() {
+        var integration = fixture.integration(true);
+        var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
+        List<ItemStore.NewItem> items = IntStream.range(0, 10)
+                .mapToObj(i -> new ItemStore.NewItem("cost-" + i, Json.object().put("i", i))).toList();
+        // Stored directly, not sent: this test plays the event source with one hand-made batch.
+        RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                handler, Trigger.MANUAL, List.of(), RunService.ItemFilter.ALL);
+        List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
+                new dev.runner.run.RunJob(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                        dev.runner.integration.Direction.INBOUND, Trigger.MANUAL, null), items));
+        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
+        SQSEvent event = Events.load("sqs-item-job.json", SQSEvent.class);
+        SQSEvent.SQSMessage template = event.getRecords().getFirst();
+        List<SQSEvent.SQSMessage> records = new ArrayList<>();
+        for (ItemJob job : jobs) {
+            var record = new SQSEvent.SQSMessage();
+            record.setMessageId(job.itemId().toString());
+            record.setReceiptHandle("rh-" + job.itemId());
+            record.setBody(Json.write(job.toJson()));
+            record.setAttributes(template.getAttributes());
+            record.setEventSourceArn(template.getEventSourceArn());
+            records.add(record);
+        }
+        event.setRecords(records);
+        long statements = fixture.runner.database().statementCount();
+        long calls = fixture.runner.handlers().callCount();
+        long sqsRequests = fixture.runner.queues().requestCount();
+
+        var response = new ItemWorkerFunction(fixture.runner).handleRequest(event, TestContext.of("items", 60_000));
+
+        long statementsUsed = fixture.runner.database().statementCount() - statements;
+        System.out.printf("item worker, 10-item batch, all succeed: %d Postgres statements, %d handler calls, %d SQS requests%n",
+                statementsUsed, fixture.runner.handlers().callCount() - calls, fixture.runner.queues().requestCount() - sqsRequests);
+        assertTrue(response.getBatchItemFailures().isEmpty());
+        assertTrue(statementsUsed <= 4, "statements: " + statementsUsed);
+        assertEquals(1, fixture.runner.handlers().callCount() - calls, "one /process-batch call");
+        assertEquals(0, fixture.runner.queues().requestCount() - sqsRequests, "receive and delete belong to the event source");
+        assertEquals("completed", fixture.runner.runStore().find(run.runId()).orElseThrow().status().wireName());
+    }
+}

@@ -1,0 +1,118 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.app.Runner;
+import dev.runner.http.ApiRequest;
+import dev.runner.http.ApiResponse;
+import dev.runner.json.Json;
+import dev.runner.run.Run;
+import dev.runner.run.RunStatus;
+import dev.runner.security.Signature;
+import dev.runner.testing.FakeHandler;
+import dev.runner.testing.TestStack;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * One stack of real servers for a test class: queues, a Runner, a fake handler service and the
+ * event source pump. Each {@link #integration} is a new tenant, type and handler, so tests in a
+ * class never see each other's data.
+ */
+final class PipelineFixture implements AutoCloseable {
+
+    private static final AtomicInteger SEQUENCE = new AtomicInteger();
+
+    final TestStack stack;
+    final Runner runner;
+    final FakeHandler handlers;
+    final EventSourcePump pump;
+    final String apiKey;
+
+    PipelineFixture(Map<String, String> overrides) {
+        stack = TestStack.create(overrides);
+        runner = new Runner(stack.config(), Clock.systemUTC());
+        handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));
+        pump = new EventSourcePump(stack, runner);
+        apiKey = stack.environment().get("RUNNER_API_KEY");
+    }
+
+    /** A tenant with its own integration type holding one handler at the fake handler service. */
+    record Integration(String tenantId, String integrationKey, String handlerKey, String webhookSecret) {}
+
+    Integration integration(boolean batch) {
+        return integration(batch, Json.object().put("batch_size", 10));
+    }
+
+    Integration integration(boolean batch, ObjectNode configs) {
+        int n = SEQUENCE.incrementAndGet();
+        String suffix = stack.name() + "-" + n;
+        var integration = new Integration("tenant-" + suffix, "crm-" + suffix, "leads-" + suffix, "whsec-" + suffix + "-0123456789");
+        ObjectNode type = Json.object().put("name", "CRM " + n);
+        ObjectNode handler = type.putObject("handlers").putObject(integration.handlerKey());
+        handler.put("url", handlers.url(integration.handlerKey())).put("direction", "inbound").put("batch", batch);
+        handler.set("configs", configs);
+        expectOk(api("PUT", "/types/" + integration.integrationKey(), type));
+        ObjectNode tenant = Json.object().put("enabled", true).put("webhookSecret", integration.webhookSecret());
+        tenant.putObject("settings").put("region", "eu");
+        expectOk(api("PUT", "/tenants/" + integration.tenantId() + "/integrations/" + integration.integrationKey(), tenant));
+        return integration;
+    }
+
+    ApiResponse api(String method, String path, JsonNode body) {
+        return runner.api().handle(new ApiRequest(method, path, Map.of(), Map.of("authorization", "Bearer " + apiKey), Map.of(),
+                body == null ? null : Json.writeBytes(body)));
+    }
+
+    private static void expectOk(ApiResponse response) {
+        if (response.status() != 200) {
+            throw new IllegalStateException("setup call failed: " + response.status() + " " + response.body());
+        }
+    }
+
+    /** events/webhook.json aimed at an integration, with {@code body} signed now with its secret. */
+    APIGatewayV2HTTPEvent webhookEvent(Integration integration, String body) {
+        APIGatewayV2HTTPEvent event = Events.load("webhook.json", APIGatewayV2HTTPEvent.class);
+        String path = "/webhooks/" + integration.tenantId() + "/" + integration.integrationKey() + "/" + integration.handlerKey();
+        event.setRawPath(path);
+        event.getRequestContext().getHttp().setPath(path);
+        event.setPathParameters(Map.of("tenantId", integration.tenantId(), "integrationKey", integration.integrationKey(),
+                "handlerKey", integration.handlerKey()));
+        event.setBody(body);
+        long now = Instant.now().getEpochSecond();
+        Map<String, String> headers = new HashMap<>(event.getHeaders());
+        headers.put("x-runner-timestamp", Long.toString(now));
+        headers.put("x-runner-signature", Signature.sign(integration.webhookSecret(), now, body.getBytes(StandardCharsets.UTF_8)));
+        event.setHeaders(headers);
+        return event;
+    }
+
+    APIGatewayV2HTTPResponse webhook(APIGatewayV2HTTPEvent event) {
+        return new WebhookFunction(runner).handleRequest(event, TestContext.of("webhook", 30_000));
+    }
+
+    Run awaitRun(UUID runId, RunStatus status, Duration within) {
+        await().atMost(within).pollInterval(Duration.ofMillis(50))
+                .until(() -> runner.runStore().find(runId).map(Run::status).orElse(null) == status);
+        return runner.runStore().find(runId).orElseThrow();
+    }
+
+    @Override
+    public void close() {
+        pump.close();
+        handlers.close();
+        runner.close();
+        stack.close();
+    }
+}

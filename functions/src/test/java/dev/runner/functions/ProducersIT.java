@@ -1,0 +1,182 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.http.ApiResponse;
+import dev.runner.item.ItemStatus;
+import dev.runner.json.Json;
+import dev.runner.run.Run;
+import dev.runner.run.RunStatus;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The other producers and consumers: scheduler, ingest, redrive, runs DLQ, fetch continuation. */
+class ProducersIT {
+
+    private static PipelineFixture fixture;
+
+    @BeforeAll
+    static void start() {
+        fixture = new PipelineFixture(Map.of());
+    }
+
+    @AfterAll
+    static void stop() {
+        fixture.close();
+    }
+
+    @Test
+    void aDueScheduleFiresOnceEvenWhenTwoTicksOverlap() {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 3);
+        var tenant = Json.object().put("enabled", true);
+        tenant.putObject("schedules").put(integration.handlerKey(), "rate(1 minute)");
+        assertEquals(200, fixture.api("PUT", "/tenants/" + integration.tenantId() + "/integrations/" + integration.integrationKey(), tenant).status());
+        fixture.runner.database().update("update schedules set next_fire_at = now() - interval '1 second' where tenant_id = ?", integration.tenantId());
+
+        var scheduler = new SchedulerFunction(fixture.runner);
+        ScheduledEvent event = Events.load("scheduled.json", ScheduledEvent.class);
+        var ticks = List.of(Thread.ofVirtual().start(() -> scheduler.handleRequest(event, TestContext.of("scheduler", 30_000))),
+                Thread.ofVirtual().start(() -> scheduler.handleRequest(event, TestContext.of("scheduler", 30_000))));
+        for (Thread tick : ticks) {
+            join(tick);
+        }
+        scheduler.handleRequest(event, TestContext.of("scheduler", 30_000));
+
+        List<Run> runs = runsOf(integration.tenantId());
+        assertEquals(1, runs.size(), "one run per due time");
+        assertEquals("schedule", runs.getFirst().trigger().wireName());
+        fixture.awaitRun(runs.getFirst().runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        Instant next = fixture.runner.database().queryOne("select next_fire_at from schedules where tenant_id = ?",
+                row -> row.getTimestamp(1).toInstant(), integration.tenantId()).orElseThrow();
+        assertTrue(next.isAfter(Instant.now()), "moved to the next due time: " + next);
+    }
+
+    @Test
+    void anInvalidScheduleIsRefusedWithTheReason() {
+        var integration = fixture.integration(true);
+        var tenant = Json.object().put("enabled", true);
+        tenant.putObject("schedules").put(integration.handlerKey(), "rate(5 minute)");
+        ApiResponse response = fixture.api("PUT", "/tenants/" + integration.tenantId() + "/integrations/" + integration.integrationKey(), tenant);
+        assertEquals(400, response.status());
+        assertTrue(Json.parse(response.body()).path("message").asText().contains("rate(5 minute)"), response.body());
+    }
+
+    @Test
+    void ingestedMessagesBecomeARunWithTriggerQueueAndBadOnesAreKept() {
+        var integration = fixture.integration(true);
+        SQSEvent event = Events.load("sqs-ingest.json", SQSEvent.class);
+        String good = Json.write(Json.object().put("tenantId", integration.tenantId()).put("integrationKey", integration.integrationKey())
+                .put("handlerKey", integration.handlerKey()).put("externalId", "ext-1").set("payload", Json.object().put("name", "Ada")));
+        event.getRecords().getFirst().setBody(good);
+        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(good));
+        String unknownTenant = good.replace(integration.tenantId(), "nobody-" + UUID.randomUUID());
+        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(unknownTenant));
+        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody("{\"tenantId\":\"x\"}"));
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> runsOf(integration.tenantId()).stream().anyMatch(r -> r.status() == RunStatus.COMPLETED));
+        Run run = runsOf(integration.tenantId()).getFirst();
+        assertEquals("queue", run.trigger().wireName());
+        await().atMost(Duration.ofSeconds(10)).until(() -> fixture.runner.deadLetterStore().recent(100).stream()
+                .anyMatch(l -> l.body().equals(unknownTenant) && l.reason().contains("has no integration")));
+        assertTrue(fixture.runner.deadLetterStore().recent(100).stream()
+                .anyMatch(l -> l.body().equals("{\"tenantId\":\"x\"}") && l.reason().contains("invalid envelope")));
+
+        // The events/ sample goes through the function class as Lambda would hand it over.
+        var response = new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
+        assertTrue(response.getBatchItemFailures().isEmpty());
+    }
+
+    @Test
+    void redriveSendsDeadItemsBackAndTheRunCompletesAgain() {
+        var integration = fixture.integration(false);
+        var behaviour = fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> 400);
+        UUID runId = webhookRun(integration, "[{\"externalId\":\"r-1\"},{\"externalId\":\"r-2\"}]");
+        fixture.awaitRun(runId, RunStatus.COMPLETED_WITH_ERRORS, Duration.ofSeconds(20));
+        behaviour.itemStatus(item -> 200);
+
+        ApiResponse redrive = fixture.api("POST", "/runs/" + runId + "/redrive", null);
+
+        assertEquals(202, redrive.status(), redrive.body());
+        assertEquals(2, Json.parse(redrive.body()).path("redriven").asInt());
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(20));
+        ApiResponse dead = fixture.api("GET", "/runs/" + runId + "/items", null);
+        JsonNode items = Json.parse(dead.body()).path("items");
+        assertEquals(2, items.size());
+        items.forEach(item -> assertEquals("succeeded", item.path("status").asText()));
+        items.forEach(item -> assertEquals(1, item.path("history").size(), "the dead attempt is kept in the history"));
+    }
+
+    @Test
+    void aFetchThatKeepsFailingEndsTheRunFailedThroughTheRunsDlq() {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).fetchStatus(404);
+        ApiResponse created = fixture.api("POST", "/runs", Json.object().put("tenantId", integration.tenantId())
+                .put("integrationKey", integration.integrationKey()).put("handlerKey", integration.handlerKey()));
+        UUID runId = UUID.fromString(Json.parse(created.body()).path("runId").asText());
+        Run run = fixture.awaitRun(runId, RunStatus.FAILED, Duration.ofSeconds(20));
+        assertTrue(run.error().contains("404"), run.error());
+
+        var stuck = fixture.runner.runService().startFetching(integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                dev.runner.trigger.Trigger.MANUAL);
+        SQSEvent dlq = Events.load("sqs-dlq.json", SQSEvent.class);
+        var record = dlq.getRecords().getFirst();
+        record.setEventSourceArn(fixture.stack.arn("runs-dlq"));
+        record.setBody(Json.write(fixture.runner.runStore().find(stuck).orElseThrow().job().toJson()));
+        fixture.handlers.handler(integration.handlerKey()).fetchStatus(500);
+        new DeadLetterFunction(fixture.runner).handleRequest(dlq, TestContext.of("dlq", 30_000));
+        assertEquals(RunStatus.FAILED, fixture.runner.runStore().find(stuck).orElseThrow().status());
+    }
+
+    @Test
+    void aFetchShortOfTimeGoesOnInANewMessage() {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(3, 4);
+        // A worker with almost no time left fetches one page, then hands the cursor on.
+        var job = new dev.runner.run.RunJob(UUID.randomUUID(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                dev.runner.integration.Direction.INBOUND, dev.runner.trigger.Trigger.MANUAL, null);
+        fixture.runner.database().inTransaction(connection -> fixture.runner.runStore().insert(connection, job, RunStatus.QUEUED, null));
+        var message = new dev.runner.queue.QueueMessage("m-1", Json.write(job.toJson()), "rh", 1, "runs-manual", Map.of());
+
+        List<String> failed = fixture.runner.runWorker().process(List.of(message), () -> 0L);
+
+        assertTrue(failed.isEmpty());
+        assertEquals(1, fixture.handlers.calls(integration.handlerKey()).stream().filter(c -> c.operation().equals("fetch")).count(),
+                "one page, then a continuation message");
+        Run run = fixture.awaitRun(job.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        assertEquals(12L, fixture.runner.runStore().counts(run.runId()).get(ItemStatus.SUCCEEDED));
+        assertEquals(List.of("null", "1", "2"), fixture.handlers.calls(integration.handlerKey()).stream()
+                .filter(c -> c.operation().equals("fetch")).map(c -> c.body().path("cursor").asText("null")).toList());
+    }
+
+    private List<Run> runsOf(String tenantId) {
+        return fixture.runner.database().query("select run_id from runs where tenant_id = ? order by created_at",
+                row -> fixture.runner.runStore().find(row.getObject(1, UUID.class)).orElseThrow(), tenantId);
+    }
+
+    private UUID webhookRun(PipelineFixture.Integration integration, String body) {
+        var response = fixture.webhook(fixture.webhookEvent(integration, body));
+        assertEquals(202, response.getStatusCode(), response.getBody());
+        return UUID.fromString(Json.parse(response.getBody()).path("runId").asText());
+    }
+
+    private static void join(Thread thread) {
+        try {
+            thread.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package dev.runner.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.http.ApiRequest;
+import dev.runner.http.ApiResponse;
+import dev.runner.http.Router;
+import dev.runner.integration.IntegrationType;
+import dev.runner.integration.Integrations;
+import dev.runner.integration.TenantIntegration;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStatus;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.log.Log;
+import dev.runner.queue.OutgoingMessage;
+import dev.runner.queue.QueueClient;
+import dev.runner.run.Run;
+import dev.runner.run.RunService;
+import dev.runner.run.RunStore;
+import dev.runner.schedule.ScheduleExpression;
+import dev.runner.security.Signature;
+import dev.runner.store.Database;
+import dev.runner.config.RunnerConfig;
+import dev.runner.trigger.Trigger;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.Collectors;
+
+/**
+ * The management API (DESIGN 3.5), behind a bearer API key compared in constant time. Every
+ * answer is JSON; bad input is a 4xx naming the field, never a 5xx.
+ */
+public final class ManagementApi {
+
+    private static final Log LOG = Log.of(ManagementApi.class);
+    private static final int MAX_PAGE = 500;
+
+    private final RunnerConfig config;
+    private final Integrations integrations;
+    private final RunService runService;
+    private final RunStore runs;
+    private final ItemStore items;
+    private final Database db;
+    private final QueueClient queues;
+    private final Clock clock;
+    private final Router router = new Router();
+
+    public ManagementApi(RunnerConfig config, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
+                         Database db, QueueClient queues, Clock clock) {
+        this.config = config;
+        this.integrations = integrations;
+        this.runService = runService;
+        this.runs = runs;
+        this.items = items;
+        this.db = db;
+        this.queues = queues;
+        this.clock = clock;
+        router.on("GET", "/health", this::health)
+                .on("PUT", "/types/{integrationKey}", this::putType)
+                .on("GET", "/types/{integrationKey}", this::getType)
+                .on("PUT", "/tenants/{tenantId}/integrations/{integrationKey}", this::putTenantIntegration)
+                .on("GET", "/tenants/{tenantId}/integrations/{integrationKey}", this::getTenantIntegration)
+                .on("POST", "/runs", this::createRun)
+                .on("GET", "/runs/{runId}", this::getRun)
+                .on("GET", "/runs/{runId}/items", this::listItems)
+                .on("POST", "/runs/{runId}/redrive", this::redrive);
+    }
+
+    /** Adds routes that live with other capabilities (pause, breakers). */
+    public ManagementApi route(String method, String template, java.util.function.Function<ApiRequest, ApiResponse> handler) {
+        router.on(method, template, handler);
+        return this;
+    }
+
+    public ApiResponse handle(ApiRequest request) {
+        if (!"/health".equals(request.path()) && !authorized(request)) {
+            return ApiResponse.error(401, "unauthorized", "missing or wrong bearer API key");
+        }
+        try {
+            return router.route(request);
+        } catch (IllegalArgumentException e) {
+            return ApiResponse.error(400, "bad_request", e.getMessage());
+        } catch (RunService.RunRefused e) {
+            return ApiResponse.error(404, "not_found", e.getMessage());
+        }
+    }
+
+    private boolean authorized(ApiRequest request) {
+        String header = request.header("authorization");
+        if (config.apiKey() == null || header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return false;
+        }
+        return Signature.secretsEqual(config.apiKey(), header.substring(7).strip());
+    }
+
+    private ApiResponse health(ApiRequest request) {
+        try {
+            db.query("select 1", row -> row.getInt(1));
+            return ApiResponse.json(200, Json.object().put("status", "ok"));
+        } catch (Database.StoreException e) {
+            LOG.error("health check failed", "error", e);
+            return ApiResponse.json(503, Json.object().put("status", "unavailable").put("message", "postgres unreachable"));
+        }
+    }
+
+    private ApiResponse putType(ApiRequest request) {
+        IntegrationType type = IntegrationType.fromJson(request.pathParameter("integrationKey"), Json.parse(request.body()));
+        integrations.putType(type);
+        LOG.info("type saved", "integrationKey", type.integrationKey(), "handlers", type.handlers().size());
+        return ApiResponse.json(200, type.toJson());
+    }
+
+    private ApiResponse getType(ApiRequest request) {
+        return integrations.type(request.pathParameter("integrationKey"))
+                .map(type -> ApiResponse.json(200, type.toJson()))
+                .orElseGet(() -> ApiResponse.error(404, "not_found", "no type " + request.pathParameter("integrationKey")));
+    }
+
+    private ApiResponse putTenantIntegration(ApiRequest request) {
+        String tenantId = request.pathParameter("tenantId");
+        String integrationKey = request.pathParameter("integrationKey");
+        TenantIntegration integration = TenantIntegration.fromJson(tenantId, integrationKey, Json.parse(request.body()));
+        Optional<IntegrationType> type = integrations.type(integrationKey);
+        if (type.isEmpty()) {
+            return ApiResponse.error(404, "not_found", "no type " + integrationKey + "; PUT /types/" + integrationKey + " first");
+        }
+        Map<String, Instant> firstFires = new LinkedHashMap<>();
+        Instant now = clock.instant();
+        for (var schedule : integration.schedules().entrySet()) {
+            if (type.get().handler(schedule.getKey()).isEmpty()) {
+                return ApiResponse.error(400, "bad_request", "schedules." + schedule.getKey() + ": type " + integrationKey + " has no such handler");
+            }
+            ScheduleExpression expression;
+            try {
+                expression = ScheduleExpression.parse(schedule.getValue());
+            } catch (IllegalArgumentException e) {
+                return ApiResponse.error(400, "bad_request", "schedules." + schedule.getKey() + ": " + e.getMessage());
+            }
+            Optional<Instant> next = expression.nextAfter(now);
+            if (next.isEmpty()) {
+                return ApiResponse.error(400, "bad_request", "schedules." + schedule.getKey() + ": " + schedule.getValue() + " never fires again");
+            }
+            firstFires.put(schedule.getKey(), next.get());
+        }
+        integrations.store().putTenantIntegration(integration, firstFires);
+        LOG.info("tenant integration saved", "tenantId", tenantId, "integrationKey", integrationKey, "schedules", firstFires.size());
+        return integrations.tenantIntegration(tenantId, integrationKey)
+                .map(saved -> ApiResponse.json(200, saved.toJson()))
+                .orElseThrow();
+    }
+
+    private ApiResponse getTenantIntegration(ApiRequest request) {
+        return integrations.tenantIntegration(request.pathParameter("tenantId"), request.pathParameter("integrationKey"))
+                .map(found -> ApiResponse.json(200, found.toJson()))
+                .orElseGet(() -> ApiResponse.error(404, "not_found", "no such tenant integration"));
+    }
+
+    private ApiResponse createRun(ApiRequest request) {
+        JsonNode body = Json.requireObject(Json.parse(request.body()), "body");
+        String tenantId = IntegrationType.requireKey("tenantId", Json.text(body, "tenantId"));
+        String integrationKey = IntegrationType.requireKey("integrationKey", Json.text(body, "integrationKey"));
+        String handlerKey = IntegrationType.requireKey("handlerKey", Json.text(body, "handlerKey"));
+        UUID runId = runService.startFetching(tenantId, integrationKey, handlerKey, Trigger.MANUAL);
+        LOG.info("manual run created", "runId", runId, "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);
+        return ApiResponse.json(202, Json.object().put("runId", runId.toString()));
+    }
+
+    private ApiResponse getRun(ApiRequest request) {
+        return findRun(request)
+                .map(run -> ApiResponse.json(200, run.toJson(runs.counts(run.runId()))))
+                .orElseGet(() -> ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId")));
+    }
+
+    private ApiResponse listItems(ApiRequest request) {
+        Optional<Run> run = findRun(request);
+        if (run.isEmpty()) {
+            return ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId"));
+        }
+        String statusParam = request.query().get("status");
+        ItemStatus status = null;
+        if (statusParam != null) {
+            status = ItemStatus.parse(statusParam).orElseThrow(() -> new IllegalArgumentException(
+                    "status must be one of " + List.of(ItemStatus.values()).stream().map(ItemStatus::wireName).collect(Collectors.joining(", "))));
+        }
+        int limit = parseLimit(request.query().get("limit"));
+        String after = request.query().get("after");
+        List<ItemStore.ItemView> page = items.list(run.get().runId(), status, after == null ? null : parseUuid("after", after), limit + 1);
+        ObjectNode body = Json.object();
+        ArrayNode array = body.putArray("items");
+        page.stream().limit(limit).forEach(item -> array.add(item.toJson()));
+        body.put("next", page.size() > limit ? page.get(limit - 1).itemId().toString() : null);
+        return ApiResponse.json(200, body);
+    }
+
+    private ApiResponse redrive(ApiRequest request) {
+        Optional<Run> run = findRun(request);
+        if (run.isEmpty()) {
+            return ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId"));
+        }
+        UUID runId = run.get().runId();
+        List<ItemJob> redriven = db.inTransaction(connection -> {
+            List<ItemJob> jobs = items.redrive(connection, runId);
+            if (!jobs.isEmpty()) {
+                runs.reopen(connection, runId);
+            }
+            return jobs;
+        });
+        queues.sendAll(config.queues().items(run.get().trigger()), redriven.stream()
+                .map(job -> OutgoingMessage.of(Json.write(job.toJson()), job.tenantId())).toList());
+        LOG.info("run redriven", "runId", runId, "items", redriven.size());
+        return ApiResponse.json(202, Json.object().put("runId", runId.toString()).put("redriven", redriven.size()));
+    }
+
+    private Optional<Run> findRun(ApiRequest request) {
+        return runs.find(parseUuid("runId", request.pathParameter("runId")));
+    }
+
+    private static UUID parseUuid(String field, String value) {
+        try {
+            return UUID.fromString(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(field + " must be a UUID: " + value);
+        }
+    }
+
+    private static int parseLimit(String value) {
+        if (value == null) {
+            return 100;
+        }
+        try {
+            int limit = Integer.parseInt(value);
+            if (limit < 1 || limit > MAX_PAGE) {
+                throw new IllegalArgumentException("limit must be 1.." + MAX_PAGE + ": " + value);
+            }
+            return limit;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("limit must be a whole number: " + value);
+        }
+    }
+}

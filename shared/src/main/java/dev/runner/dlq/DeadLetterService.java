@@ -1,0 +1,79 @@
+package dev.runner.dlq;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.config.RunnerConfig;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.log.Log;
+import dev.runner.queue.QueueMessage;
+import dev.runner.run.RunJob;
+import dev.runner.run.RunStore;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Consumes the DLQs. An item there is dead: stamp dlq_at and status dead, keep its last error,
+ * complete its run if it was the last open item. A run there could not fetch: it fails. Anything
+ * else (an ingest envelope that kept failing, a body nobody can read) is kept in dead_letters.
+ * The item worker sends final failures here itself; the queues' maxReceiveCount redrive is the
+ * safety net for crashes and poison messages, which arrive without an error.
+ */
+public final class DeadLetterService {
+
+    private static final Log LOG = Log.of(DeadLetterService.class);
+
+    private final RunnerConfig.Queues queues;
+    private final ItemStore items;
+    private final RunStore runs;
+    private final DeadLetterStore deadLetters;
+
+    public DeadLetterService(RunnerConfig.Queues queues, ItemStore items, RunStore runs, DeadLetterStore deadLetters) {
+        this.queues = queues;
+        this.items = items;
+        this.runs = runs;
+        this.deadLetters = deadLetters;
+    }
+
+    public void process(List<QueueMessage> messages) {
+        List<ItemStore.Dead> dead = new ArrayList<>();
+        List<DeadLetterStore.DeadLetter> kept = new ArrayList<>();
+        for (QueueMessage message : messages) {
+            String source = message.sourceQueue();
+            try {
+                JsonNode body = Json.parse(message.body());
+                if (isQueue(source, queues.itemsDlq())) {
+                    ItemJob job = ItemJob.fromJson(body);
+                    String error = Json.optionalText(body, "error");
+                    if (error == null) {
+                        error = message.attributes().get("error");
+                    }
+                    dead.add(new ItemStore.Dead(job.itemId(), error));
+                } else if (isQueue(source, queues.runsDlq())) {
+                    RunJob job = RunJob.fromJson(body);
+                    runs.fail(job.runId(), "fetch kept failing; gave up after " + message.receiveCount() + " deliveries");
+                    LOG.warn("run failed", "runId", job.runId(), "why", "runs DLQ");
+                } else {
+                    kept.add(new DeadLetterStore.DeadLetter(source, "delivery kept failing (" + source + ")", message.body(),
+                            Map.of("messageId", message.messageId())));
+                }
+            } catch (Json.InvalidJsonException e) {
+                kept.add(new DeadLetterStore.DeadLetter(source, "unreadable: " + e.getMessage(), message.body(),
+                        Map.of("messageId", message.messageId())));
+            }
+        }
+        Set<java.util.UUID> touched = items.markDead(dead);
+        runs.completeIfDone(touched);
+        deadLetters.keep(kept);
+        if (!dead.isEmpty() || !kept.isEmpty()) {
+            LOG.warn("dead letters", "items", dead.size(), "kept", kept.size());
+        }
+    }
+
+    private static boolean isQueue(String name, String url) {
+        return name != null && url != null && url.endsWith("/" + name);
+    }
+}

@@ -1,0 +1,14 @@
+package dev.runner.handler;
+
+import java.time.Duration;
+
+/** What a handler call did for one item. */
+public sealed interface Outcome {
+    record Succeeded() implements Outcome {}
+
+    /** @param retryable false = permanent: the item goes to the DLQ now, whatever its attempts */
+    record Failed(String error, boolean retryable) implements Outcome {}
+
+    /** The handler asked to be called later (429 with Retry-After): not an attempt. */
+    record Deferred(Duration delay, String reason) implements Outcome {}
+}

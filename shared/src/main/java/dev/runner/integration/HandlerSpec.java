@@ -1,0 +1,93 @@
+package dev.runner.integration;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.json.Json;
+
+import java.net.URI;
+
+/**
+ * One handler of an integration type (DESIGN 3.1): where it lives and how hard Runner may push it.
+ *
+ * @param batch true when the handler serves {@code /process-batch}
+ */
+public record HandlerSpec(String handlerKey, URI url, Direction direction, boolean batch, Configs configs) {
+
+    /**
+     * @param concurrency       handler calls in flight at once across all workers; 0 = unlimited
+     * @param ratePerMinute     items per minute; 0 = unlimited
+     * @param batchSize         items per {@code /process-batch} call
+     * @param timeoutMs         per handler call
+     */
+    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs) {
+        public static final Configs DEFAULTS = new Configs(0, 0, 10, 10_000);
+
+        public Configs {
+            if (concurrency < 0) throw new IllegalArgumentException("configs.concurrency < 0: " + concurrency);
+            if (ratePerMinute < 0) throw new IllegalArgumentException("configs.rate_limit_per_minute < 0: " + ratePerMinute);
+            if (batchSize < 1 || batchSize > 100) throw new IllegalArgumentException("configs.batch_size must be 1..100: " + batchSize);
+            if (timeoutMs < 100 || timeoutMs > 900_000) throw new IllegalArgumentException("configs.timeout_ms must be 100..900000: " + timeoutMs);
+        }
+
+        static Configs fromJson(JsonNode node) {
+            if (node == null || node.isNull()) {
+                return DEFAULTS;
+            }
+            Json.requireObject(node, "configs");
+            return new Configs(
+                    Json.optionalInt(node, "concurrency", DEFAULTS.concurrency),
+                    Json.optionalInt(node, "rate_limit_per_minute", DEFAULTS.ratePerMinute),
+                    Json.optionalInt(node, "batch_size", DEFAULTS.batchSize),
+                    Json.optionalInt(node, "timeout_ms", DEFAULTS.timeoutMs));
+        }
+
+        ObjectNode toJson() {
+            return Json.object()
+                    .put("concurrency", concurrency)
+                    .put("rate_limit_per_minute", ratePerMinute)
+                    .put("batch_size", batchSize)
+                    .put("timeout_ms", timeoutMs);
+        }
+    }
+
+    public static HandlerSpec fromJson(String handlerKey, JsonNode node) {
+        Json.requireObject(node, "handlers." + handlerKey);
+        String url = Json.text(node, "url");
+        URI uri;
+        try {
+            uri = URI.create(url);
+        } catch (IllegalArgumentException e) {
+            throw new Json.InvalidJsonException("handlers." + handlerKey + ".url is not a URL: " + url);
+        }
+        if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new Json.InvalidJsonException("handlers." + handlerKey + ".url must be an http(s) URL: " + url);
+        }
+        JsonNode batch = node.get("batch");
+        if (batch != null && !batch.isBoolean() && !batch.isNull()) {
+            throw new Json.InvalidJsonException("handlers." + handlerKey + ".batch must be true or false");
+        }
+        try {
+            return new HandlerSpec(handlerKey, uri,
+                    Direction.fromWire(node.path("direction").asText("inbound")),
+                    batch != null && batch.asBoolean(),
+                    Configs.fromJson(node.get("configs")));
+        } catch (IllegalArgumentException e) {
+            throw new Json.InvalidJsonException("handlers." + handlerKey + ": " + e.getMessage());
+        }
+    }
+
+    public ObjectNode toJson() {
+        ObjectNode node = Json.object();
+        node.put("url", url.toString());
+        node.put("direction", direction.wireName());
+        node.put("batch", batch);
+        node.set("configs", configs.toJson());
+        return node;
+    }
+
+    /** {@code {url}/fetch}, {@code {url}/process}, {@code {url}/process-batch}. */
+    public URI endpoint(String operation) {
+        String base = url.toString();
+        return URI.create(base.endsWith("/") ? base + operation : base + "/" + operation);
+    }
+}

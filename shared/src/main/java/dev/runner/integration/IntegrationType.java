@@ -1,0 +1,63 @@
+package dev.runner.integration;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.json.Json;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/** An integration type (DESIGN 3.1): a name and its handlers by key. Cached by integration key. */
+public record IntegrationType(String integrationKey, String name, Map<String, HandlerSpec> handlers) {
+
+    /** Keys appear in URLs, queue message fields and Redis hash tags: keep them plain. */
+    public static final Pattern KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
+    public IntegrationType {
+        handlers = Collections.unmodifiableMap(new LinkedHashMap<>(handlers));
+    }
+
+    public Optional<HandlerSpec> handler(String handlerKey) {
+        return Optional.ofNullable(handlers.get(handlerKey));
+    }
+
+    public static String requireKey(String what, String value) {
+        if (value == null || !KEY.matcher(value).matches()) {
+            throw new Json.InvalidJsonException(what + " must match " + KEY.pattern() + ": " + value);
+        }
+        return value;
+    }
+
+    /** From the management API's body; the path's key wins and must agree with the body's, if any. */
+    public static IntegrationType fromJson(String integrationKey, JsonNode node) {
+        Json.requireObject(node, "body");
+        requireKey("integrationKey", integrationKey);
+        String bodyKey = Json.optionalText(node, "integrationKey");
+        if (bodyKey != null && !bodyKey.equals(integrationKey)) {
+            throw new Json.InvalidJsonException("integrationKey in the body (" + bodyKey + ") differs from the path (" + integrationKey + ")");
+        }
+        JsonNode handlersNode = node.get("handlers");
+        if (handlersNode == null || !handlersNode.isObject() || handlersNode.isEmpty()) {
+            throw new Json.InvalidJsonException("handlers must be a non-empty object");
+        }
+        Map<String, HandlerSpec> handlers = new LinkedHashMap<>();
+        handlersNode.properties().forEach(entry -> {
+            requireKey("handler key", entry.getKey());
+            handlers.put(entry.getKey(), HandlerSpec.fromJson(entry.getKey(), entry.getValue()));
+        });
+        String name = Json.optionalText(node, "name");
+        return new IntegrationType(integrationKey, name == null ? integrationKey : name, handlers);
+    }
+
+    public ObjectNode toJson() {
+        ObjectNode node = Json.object();
+        node.put("integrationKey", integrationKey);
+        node.put("name", name);
+        ObjectNode handlersNode = node.putObject("handlers");
+        handlers.forEach((key, spec) -> handlersNode.set(key, spec.toJson()));
+        return node;
+    }
+}

@@ -1,0 +1,62 @@
+package dev.runner.item;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.integration.Direction;
+import dev.runner.json.Json;
+import dev.runner.trigger.Trigger;
+
+import java.util.UUID;
+
+/**
+ * The body of a message on an items tier: process this item. The payload always travels by
+ * reference: the claim statement, which runs anyway, returns it from Postgres, so messages stay a
+ * few hundred bytes whatever the payload (SQS caps a message at 256 KiB-1 MiB).
+ *
+ * @param attempt   attempts already used before this message was sent (carried across deferrals and redrives)
+ * @param deferrals times the item was deferred by admission (breaker, limits); never an attempt
+ */
+public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrationKey, String handlerKey,
+                      Direction direction, Trigger trigger, String externalId, int attempt, int deferrals) {
+
+    public static ItemJob fromJson(JsonNode node) {
+        Json.requireObject(node, "item job");
+        if (node.has("type") && !"item".equals(node.path("type").asText())) {
+            throw new Json.InvalidJsonException("type must be item: " + node.path("type").asText());
+        }
+        try {
+            return new ItemJob(UUID.fromString(Json.text(node, "runId")), UUID.fromString(Json.text(node, "itemId")),
+                    Json.text(node, "tenantId"), Json.text(node, "integrationKey"), Json.text(node, "handlerKey"),
+                    Direction.fromWire(Json.text(node, "direction")), Trigger.fromWire(Json.text(node, "trigger")),
+                    Json.text(node, "externalId"), Json.optionalInt(node, "attempt", 0), Json.optionalInt(node, "deferrals", 0));
+        } catch (Json.InvalidJsonException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new Json.InvalidJsonException("item job: " + e.getMessage());
+        }
+    }
+
+    public ObjectNode toJson() {
+        ObjectNode node = Json.object();
+        node.put("type", "item");
+        node.put("runId", runId.toString());
+        node.put("itemId", itemId.toString());
+        node.put("tenantId", tenantId);
+        node.put("integrationKey", integrationKey);
+        node.put("handlerKey", handlerKey);
+        node.put("direction", direction.wireName());
+        node.put("trigger", trigger.wireName());
+        node.put("externalId", externalId);
+        node.put("attempt", attempt);
+        node.put("deferrals", deferrals);
+        return node;
+    }
+
+    public ItemJob deferred() {
+        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals + 1);
+    }
+
+    public ItemJob withAttempt(int attemptsUsed) {
+        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attemptsUsed, deferrals);
+    }
+}

@@ -1,0 +1,267 @@
+package dev.runner.item;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.integration.Direction;
+import dev.runner.json.Json;
+import dev.runner.run.RunJob;
+import dev.runner.store.Database;
+import dev.runner.store.Ids;
+import dev.runner.trigger.Trigger;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The execution_items table, set-based: every operation takes a whole batch in one statement, so
+ * an SQS batch of ten items costs a fixed handful of statements, not ten of each.
+ */
+public final class ItemStore {
+
+    /** An item as a producer knows it. */
+    public record NewItem(String externalId, JsonNode payload) {}
+
+    /** A claimed item: its attempt number (this one included) and payload. */
+    public record Claimed(int attempt, JsonNode payload) {}
+
+    /** How an attempt ended, to be written. */
+    public sealed interface Result {
+        UUID itemId();
+
+        record Succeeded(UUID itemId) implements Result {}
+
+        /** Back to the queue, visible again after the backoff. */
+        record Retrying(UUID itemId, String error) implements Result {}
+
+        /** Sent to the DLQ; the DLQ consumer will mark it dead. Never claimable again until redriven. */
+        record HandedToDlq(UUID itemId, String error) implements Result {}
+
+        /** Not processed after all (handler asked for later): the attempt is given back. */
+        record Deferred(UUID itemId) implements Result {}
+    }
+
+    private final Database db;
+    private final Clock clock;
+
+    public ItemStore(Database db, Clock clock) {
+        this.db = db;
+        this.clock = clock;
+    }
+
+    /**
+     * Inserts a page of a run's items, idempotent on redelivery: items already stored and still
+     * queued are returned again (their first send may have been lost), items further along are not.
+     * Duplicate externalIds inside the page keep the first.
+     */
+    public List<ItemJob> insert(RunJob run, List<NewItem> items) {
+        try (Connection connection = db.dataSource().getConnection()) {
+            return insert(connection, run, items);
+        } catch (SQLException e) {
+            throw new Database.StoreException("insert items", e);
+        }
+    }
+
+    public List<ItemJob> insert(Connection connection, RunJob run, List<NewItem> items) throws SQLException {
+        Map<String, NewItem> unique = new LinkedHashMap<>();
+        items.forEach(item -> unique.putIfAbsent(item.externalId(), item));
+        if (unique.isEmpty()) {
+            return List.of();
+        }
+        UUID[] ids = new UUID[unique.size()];
+        String[] externalIds = new String[unique.size()];
+        String[] payloads = new String[unique.size()];
+        int i = 0;
+        for (NewItem item : unique.values()) {
+            ids[i] = Ids.next(clock);
+            externalIds[i] = item.externalId();
+            payloads[i] = item.payload() == null ? null : Json.write(item.payload());
+            i++;
+        }
+        return db.query(connection, """
+                insert into execution_items (item_id, run_id, tenant_id, integration_key, handler_key, external_id, payload)
+                select v.item_id, ?, ?, ?, ?, v.external_id, v.payload::jsonb
+                from unnest(?::uuid[], ?::text[], ?::text[]) as v(item_id, external_id, payload)
+                on conflict (run_id, external_id) do update set updated_at = execution_items.updated_at
+                    where execution_items.status = 'queued'
+                returning item_id, external_id
+                """, row -> new ItemJob(run.runId(), row.getObject(1, UUID.class), run.tenantId(), run.integrationKey(),
+                        run.handlerKey(), run.direction(), run.trigger(), row.getString(2), 0, 0),
+                run.runId(), run.tenantId(), run.integrationKey(), run.handlerKey(),
+                Database.array("uuid", ids), Database.array("text", externalIds), Database.array("text", payloads));
+    }
+
+    /**
+     * Claims items for an attempt: queued or retrying ones, or processing ones whose worker went
+     * silent longer than {@code lease}. Succeeded, dead, parked and handed-off items are not
+     * returned, which is what makes a second SQS delivery harmless. One statement.
+     */
+    public Map<UUID, Claimed> claim(Collection<UUID> itemIds, Duration lease) {
+        Map<UUID, Claimed> claimed = new HashMap<>();
+        if (itemIds.isEmpty()) {
+            return claimed;
+        }
+        db.query("""
+                update execution_items set status = 'processing', attempts = attempts + 1, claimed_at = now(), updated_at = now()
+                where item_id = any(?)
+                  and (status in ('queued', 'retrying')
+                       or (status = 'processing' and claimed_at < now() - make_interval(secs => ?)))
+                returning item_id, attempts, payload::text
+                """, row -> claimed.put(row.getObject(1, UUID.class),
+                        new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3)))),
+                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0);
+        return claimed;
+    }
+
+    /** Writes every result of a batch in one statement; only items still processing change. */
+    public void record(List<Result> results) {
+        if (results.isEmpty()) {
+            return;
+        }
+        int n = results.size();
+        UUID[] ids = new UUID[n];
+        String[] statuses = new String[n];
+        String[] errors = new String[n];
+        Integer[] refunds = new Integer[n];
+        Boolean[] handoffs = new Boolean[n];
+        for (int i = 0; i < n; i++) {
+            Result result = results.get(i);
+            ids[i] = result.itemId();
+            refunds[i] = 0;
+            handoffs[i] = false;
+            switch (result) {
+                case Result.Succeeded s -> statuses[i] = ItemStatus.SUCCEEDED.wireName();
+                case Result.Retrying r -> {
+                    statuses[i] = ItemStatus.RETRYING.wireName();
+                    errors[i] = r.error();
+                }
+                case Result.HandedToDlq h -> {
+                    statuses[i] = ItemStatus.PROCESSING.wireName();
+                    errors[i] = h.error();
+                    handoffs[i] = true;
+                }
+                case Result.Deferred d -> {
+                    statuses[i] = ItemStatus.QUEUED.wireName();
+                    refunds[i] = 1;
+                }
+            }
+        }
+        db.update("""
+                update execution_items e set
+                    status = v.status,
+                    last_error = coalesce(v.error, e.last_error),
+                    history = case when v.error is null then e.history
+                                   else e.history || jsonb_build_array(jsonb_build_object('attempt', e.attempts, 'at', now(), 'error', v.error)) end,
+                    attempts = e.attempts - v.refund,
+                    claimed_at = case when v.handoff then 'infinity'::timestamptz else e.claimed_at end,
+                    finished_at = case when v.status = 'succeeded' then now() else e.finished_at end,
+                    updated_at = now()
+                from unnest(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[]) as v(item_id, status, error, refund, handoff)
+                where e.item_id = v.item_id and e.status = 'processing'
+                """, Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
+                Database.array("int4", refunds), Database.array("bool", handoffs));
+    }
+
+    /** A dead item as the DLQ consumer ends it. {@code error} null keeps the last error recorded. */
+    public record Dead(UUID itemId, String error) {}
+
+    /** Stamps dlq_at and status dead; returns the runs touched (for completion). One statement. */
+    public Set<UUID> markDead(List<Dead> items) {
+        if (items.isEmpty()) {
+            return Set.of();
+        }
+        UUID[] ids = items.stream().map(Dead::itemId).toArray(UUID[]::new);
+        String[] errors = items.stream().map(Dead::error).toArray(String[]::new);
+        return Set.copyOf(db.query("""
+                update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
+                    last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
+                from unnest(?::uuid[], ?::text[]) as v(item_id, error)
+                where e.item_id = v.item_id and e.status not in ('succeeded', 'dead')
+                returning e.run_id
+                """, row -> row.getObject(1, UUID.class), Database.array("uuid", ids), Database.array("text", errors)));
+    }
+
+    /**
+     * Parks items of a paused handler: no SQS traffic, no attempt used. Only while the pause row
+     * exists, so an item parked after a resume's sweep cannot be stranded. Returns those parked.
+     */
+    public Set<UUID> park(Collection<UUID> itemIds, String integrationKey, String handlerKey) {
+        return Set.copyOf(db.query("""
+                update execution_items set status = 'parked', updated_at = now()
+                where item_id = any(?) and status in ('queued', 'retrying')
+                  and exists (select 1 from paused_handlers p where p.integration_key = ? and p.handler_key = ?)
+                returning item_id
+                """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()), integrationKey, handlerKey));
+    }
+
+    /** Parked items of a handler back to queued, to be sent to their tiers. */
+    public List<ItemJob> unpark(String integrationKey, String handlerKey) {
+        return db.query("""
+                update execution_items e set status = 'queued', updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.integration_key = ? and e.handler_key = ? and e.status = 'parked'
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, integrationKey, handlerKey);
+    }
+
+    /** Dead items of a run back to work with fresh attempts (history kept); the run reopens. */
+    public List<ItemJob> redrive(Connection connection, UUID runId) throws SQLException {
+        return db.query(connection, """
+                update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
+                    finished_at = null, updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.run_id = ? and e.status = 'dead'
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, runId);
+    }
+
+    /** An item as the API shows it. */
+    public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
+                           JsonNode history, Instant dlqAt, Instant updatedAt) {
+        public ObjectNode toJson() {
+            ObjectNode node = Json.object();
+            node.put("itemId", itemId.toString());
+            node.put("externalId", externalId);
+            node.put("status", status.wireName());
+            node.put("attempts", attempts);
+            node.put("lastError", lastError);
+            node.set("history", history);
+            node.put("dlqAt", dlqAt == null ? null : dlqAt.toString());
+            node.put("updatedAt", updatedAt.toString());
+            return node;
+        }
+    }
+
+    /** A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging). */
+    public List<ItemView> list(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
+        return db.query("""
+                select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at
+                from execution_items
+                where run_id = ? and (?::text is null or status = ?) and (?::uuid is null or item_id > ?)
+                order by item_id limit ?
+                """, row -> {
+            Timestamp dlqAt = row.getTimestamp(7);
+            return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
+                    row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
+                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant());
+        }, runId, status == null ? null : status.wireName(), status == null ? null : status.wireName(), afterItemId, afterItemId, limit);
+    }
+
+    private static ItemJob job(ResultSet row) throws SQLException {
+        return new ItemJob(row.getObject(1, UUID.class), row.getObject(2, UUID.class), row.getString(3), row.getString(4),
+                row.getString(5), Direction.fromWire(row.getString(6)), Trigger.fromWire(row.getString(7)), row.getString(8),
+                row.getInt(9), 0);
+    }
+}

@@ -1,0 +1,193 @@
+package dev.runner.queue;
+
+import dev.runner.config.RunnerConfig;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
+import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * SQS as Runner uses it: batched sends and visibility changes only (10 entries per request, the
+ * SQS maximum), chunks sent concurrently, failed entries retried, every request counted so the
+ * cost per item can be stated.
+ */
+public final class QueueClient implements AutoCloseable {
+
+    /** SQS takes at most 10 entries per batch request. */
+    public static final int MAX_BATCH = 10;
+    /** A batch request's payload is capped too (1 MiB; 256 KiB on older accounts): stay under the lower. */
+    static final int MAX_BATCH_BYTES = 256 * 1024 - 1024;
+    private static final int ENTRY_RETRIES = 3;
+
+    /** A new visibility for a received message: when it comes back. */
+    public record VisibilityChange(String receiptHandle, int seconds) {}
+
+    private final SqsClient sqs;
+    private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
+    private final LongAdder requests = new LongAdder();
+
+    public QueueClient(SqsClient sqs) {
+        this.sqs = sqs;
+    }
+
+    public static QueueClient create(RunnerConfig config) {
+        var builder = SqsClient.builder()
+                .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(Duration.ofSeconds(5)).socketTimeout(Duration.ofSeconds(30)).build())
+                .region(Region.of(config.awsRegion()))
+                .credentialsProvider(credentials(config));
+        if (config.sqsEndpoint() != null) {
+            builder.endpointOverride(URI.create(config.sqsEndpoint()));
+        }
+        return new QueueClient(builder.build());
+    }
+
+    private static AwsCredentialsProvider credentials(RunnerConfig config) {
+        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
+        if (credentials != null) {
+            return StaticCredentialsProvider.create(credentials.sessionToken() == null
+                    ? AwsBasicCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey())
+                    : AwsSessionCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken()));
+        }
+        if (config.sqsEndpoint() != null) {
+            // A local SQS-compatible server ignores signatures but the SDK must still sign.
+            return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
+        }
+        return DefaultCredentialsProvider.builder().build();
+    }
+
+    public SqsClient sqs() {
+        return sqs;
+    }
+
+    /** SQS requests made so far (sends and visibility changes; receives and deletes belong to the event source). */
+    public long requestCount() {
+        return requests.sum();
+    }
+
+    /** Sends every message, 10 per request, requests in parallel; throws if any message could not be sent. */
+    public void sendAll(String queueUrl, List<OutgoingMessage> messages) {
+        if (messages.isEmpty()) {
+            return;
+        }
+        List<List<OutgoingMessage>> chunks = chunk(messages);
+        if (chunks.size() == 1) {
+            sendChunk(queueUrl, chunks.getFirst());
+            return;
+        }
+        List<Future<?>> pending = new ArrayList<>(chunks.size());
+        for (List<OutgoingMessage> chunk : chunks) {
+            pending.add(senders.submit(() -> sendChunk(queueUrl, chunk)));
+        }
+        await(pending);
+    }
+
+    public void changeVisibility(String queueUrl, List<VisibilityChange> changes) {
+        for (int from = 0; from < changes.size(); from += MAX_BATCH) {
+            List<VisibilityChange> chunk = changes.subList(from, Math.min(changes.size(), from + MAX_BATCH));
+            List<ChangeMessageVisibilityBatchRequestEntry> entries = new ArrayList<>(chunk.size());
+            for (int i = 0; i < chunk.size(); i++) {
+                entries.add(ChangeMessageVisibilityBatchRequestEntry.builder()
+                        .id(Integer.toString(i))
+                        .receiptHandle(chunk.get(i).receiptHandle())
+                        .visibilityTimeout(chunk.get(i).seconds())
+                        .build());
+            }
+            requests.increment();
+            var response = sqs.changeMessageVisibilityBatch(b -> b.queueUrl(queueUrl).entries(entries));
+            // A failed visibility change is not fatal: the message returns after the queue's own
+            // visibility timeout instead of the backoff, and is still retried.
+            for (BatchResultErrorEntry failed : response.failed()) {
+                System.err.println("change visibility failed for entry " + failed.id() + ": " + failed.code());
+            }
+        }
+    }
+
+    private void sendChunk(String queueUrl, List<OutgoingMessage> chunk) {
+        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(chunk.size());
+        for (int i = 0; i < chunk.size(); i++) {
+            OutgoingMessage message = chunk.get(i);
+            var entry = SendMessageBatchRequestEntry.builder()
+                    .id(Integer.toString(i))
+                    .messageBody(message.body())
+                    .delaySeconds(message.delaySeconds());
+            if (message.groupId() != null) {
+                entry.messageGroupId(message.groupId());
+            }
+            entries.add(entry.build());
+        }
+        for (int attempt = 1; ; attempt++) {
+            requests.increment();
+            List<SendMessageBatchRequestEntry> toSend = entries;
+            var response = sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
+            if (response.failed().isEmpty()) {
+                return;
+            }
+            var failedIds = response.failed().stream().map(BatchResultErrorEntry::id).toList();
+            boolean senderFault = response.failed().stream().anyMatch(BatchResultErrorEntry::senderFault);
+            if (senderFault || attempt >= ENTRY_RETRIES) {
+                throw new IllegalStateException("SQS refused " + failedIds.size() + " of " + entries.size()
+                        + " messages to " + queueUrl + ": " + response.failed().getFirst().code() + " " + response.failed().getFirst().message());
+            }
+            entries = entries.stream().filter(e -> failedIds.contains(e.id())).toList();
+        }
+    }
+
+    private static List<List<OutgoingMessage>> chunk(List<OutgoingMessage> messages) {
+        List<List<OutgoingMessage>> chunks = new ArrayList<>();
+        List<OutgoingMessage> current = new ArrayList<>(MAX_BATCH);
+        int bytes = 0;
+        for (OutgoingMessage message : messages) {
+            int size = message.body().length() * 3; // worst case UTF-8, cheap and safe
+            if (!current.isEmpty() && (current.size() == MAX_BATCH || bytes + size > MAX_BATCH_BYTES)) {
+                chunks.add(current);
+                current = new ArrayList<>(MAX_BATCH);
+                bytes = 0;
+            }
+            current.add(message);
+            bytes += size;
+        }
+        chunks.add(current);
+        return chunks;
+    }
+
+    private static void await(List<Future<?>> pending) {
+        RuntimeException failure = null;
+        for (Future<?> future : pending) {
+            try {
+                future.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while sending", e);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (failure == null) {
+                    failure = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                }
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    @Override
+    public void close() {
+        senders.shutdown();
+        sqs.close();
+    }
+}

@@ -1,0 +1,129 @@
+package dev.runner.run;
+
+import dev.runner.integration.Direction;
+import dev.runner.item.ItemStatus;
+import dev.runner.store.Database;
+import dev.runner.trigger.Trigger;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/** The runs table. Status moves are conditional updates: a lost race changes no row. */
+public final class RunStore {
+
+    private static final String COLUMNS = """
+            run_id, tenant_id, integration_key, handler_key, direction, trigger, status, error, created_at, finished_at
+            """;
+
+    private final Database db;
+
+    public RunStore(Database db) {
+        this.db = db;
+    }
+
+    /** Inserts a run; false when its schedule fire key already made one (an overlapping tick). Null key: always inserted. */
+    public boolean insert(Connection connection, RunJob job, RunStatus status, String scheduleFireKey) throws SQLException {
+        return db.update(connection, """
+                insert into runs (run_id, tenant_id, integration_key, handler_key, direction, trigger, priority, status, schedule_fire_key)
+                values (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                on conflict (schedule_fire_key) do nothing
+                """, job.runId(), job.tenantId(), job.integrationKey(), job.handlerKey(), job.direction().wireName(),
+                job.trigger().wireName(), job.trigger().priority(), status.wireName(), scheduleFireKey) == 1;
+    }
+
+    public Optional<Run> find(UUID runId) {
+        return db.queryOne("select " + COLUMNS + " from runs where run_id = ?", RunStore::run, runId);
+    }
+
+    public Map<ItemStatus, Long> counts(UUID runId) {
+        Map<ItemStatus, Long> counts = new EnumMap<>(ItemStatus.class);
+        db.query("select status, count(*) from execution_items where run_id = ? group by status",
+                row -> counts.put(ItemStatus.fromWire(row.getString(1)), row.getLong(2)), runId);
+        return counts;
+    }
+
+    /** Where a fetch resumes: the saved cursor; empty when the run is past fetching (a stale RunJob). */
+    public record FetchState(String cursor, int pagesFetched) {}
+
+    public Optional<FetchState> startFetching(UUID runId) {
+        return db.queryOne("""
+                update runs set status = 'fetching', updated_at = now()
+                where run_id = ? and status in ('queued', 'fetching')
+                returning fetch_cursor, pages_fetched
+                """, row -> new FetchState(row.getString(1), row.getInt(2)), runId);
+    }
+
+    public void saveCursor(UUID runId, String nextCursor) {
+        db.update("""
+                update runs set fetch_cursor = ?, pages_fetched = pages_fetched + 1, updated_at = now()
+                where run_id = ?
+                """, nextCursor, runId);
+    }
+
+    /** fetching → running: every item is known. */
+    public void finishFetching(UUID runId) {
+        db.update("update runs set status = 'running', updated_at = now() where run_id = ? and status = 'fetching'", runId);
+    }
+
+    public void fail(UUID runId, String error) {
+        db.update("""
+                update runs set status = 'failed', error = ?, finished_at = now(), updated_at = now()
+                where run_id = ? and status in ('queued', 'fetching')
+                """, error, runId);
+    }
+
+    /**
+     * Sets the final status of every given run whose items have all ended, once. Run after the
+     * statement that ended items has committed: of two workers ending a run's last items at once,
+     * the later commit's check sees both, so the run never stays open; the status condition makes
+     * the earlier one's a no-op. One statement for all runs of a batch.
+     */
+    public List<UUID> completeIfDone(Collection<UUID> runIds) {
+        if (runIds.isEmpty()) {
+            return List.of();
+        }
+        return db.query("""
+                update runs r set
+                    status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
+                                  then 'completed_with_errors' else 'completed' end,
+                    finished_at = now(), updated_at = now()
+                where r.run_id = any(?) and r.status = 'running'
+                  and not exists (select 1 from execution_items o
+                                  where o.run_id = r.run_id and o.status not in ('succeeded', 'dead'))
+                returning r.run_id
+                """, row -> row.getObject(1, UUID.class), Database.array("uuid", runIds.toArray()));
+    }
+
+    /** Runs created but still queued after {@code olderThanSeconds}: their RunJob may have been lost. */
+    public List<RunJob> staleQueued(int olderThanSeconds, int limit) {
+        return db.query("""
+                select run_id, tenant_id, integration_key, handler_key, direction, trigger from runs
+                where status = 'queued' and created_at < now() - make_interval(secs => ?) and trigger in ('manual', 'schedule')
+                order by created_at limit ?
+                """, row -> new RunJob(row.getObject(1, UUID.class), row.getString(2), row.getString(3), row.getString(4),
+                Direction.fromWire(row.getString(5)), Trigger.fromWire(row.getString(6)), null), olderThanSeconds, limit);
+    }
+
+    /** A run whose dead items are put back to work is open again. */
+    public void reopen(Connection connection, UUID runId) throws SQLException {
+        db.update(connection, """
+                update runs set status = 'running', finished_at = null, updated_at = now()
+                where run_id = ? and status in ('completed', 'completed_with_errors')
+                """, runId);
+    }
+
+    static Run run(ResultSet row) throws SQLException {
+        Timestamp finished = row.getTimestamp(10);
+        return new Run(row.getObject(1, UUID.class), row.getString(2), row.getString(3), row.getString(4),
+                Direction.fromWire(row.getString(5)), Trigger.fromWire(row.getString(6)), RunStatus.fromWire(row.getString(7)),
+                row.getString(8), row.getTimestamp(9).toInstant(), finished == null ? null : finished.toInstant());
+    }
+}

@@ -1,0 +1,145 @@
+package dev.runner.run;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.config.RunnerConfig;
+import dev.runner.dlq.DeadLetterStore;
+import dev.runner.handler.HandlerClient;
+import dev.runner.integration.HandlerSpec;
+import dev.runner.integration.Integrations;
+import dev.runner.integration.TenantIntegration;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.log.Log;
+import dev.runner.queue.OutgoingMessage;
+import dev.runner.queue.QueueClient;
+import dev.runner.queue.QueueMessage;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.LongSupplier;
+
+/**
+ * Fetches a run's items from its handler page by page and fans them out onto the items tier of
+ * the run's trigger. Each page: one insert (idempotent), the SendMessageBatch calls, one cursor
+ * update, in that order, so a redelivered RunJob resumes at the first page whose items may not
+ * all have been sent. When the invocation's time runs short it goes on in a new message.
+ */
+public final class RunWorker {
+
+    private static final Log LOG = Log.of(RunWorker.class);
+
+    private final RunnerConfig config;
+    private final RunStore runs;
+    private final ItemStore items;
+    private final Integrations integrations;
+    private final HandlerClient handlers;
+    private final QueueClient queues;
+    private final DeadLetterStore deadLetters;
+
+    public RunWorker(RunnerConfig config, RunStore runs, ItemStore items, Integrations integrations,
+                     HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters) {
+        this.config = config;
+        this.runs = runs;
+        this.items = items;
+        this.integrations = integrations;
+        this.handlers = handlers;
+        this.queues = queues;
+        this.deadLetters = deadLetters;
+    }
+
+    /** @param remainingMillis the invocation's time left (Lambda's Context) */
+    public List<String> process(List<QueueMessage> messages, LongSupplier remainingMillis) {
+        List<String> failed = new ArrayList<>();
+        for (QueueMessage message : messages) {
+            RunJob job;
+            try {
+                job = RunJob.fromJson(Json.parse(message.body()));
+            } catch (Json.InvalidJsonException e) {
+                deadLetters.keep(List.of(new DeadLetterStore.DeadLetter(message.sourceQueue(), "unreadable run job: " + e.getMessage(),
+                        message.body(), Map.of("messageId", message.messageId()))));
+                continue;
+            }
+            try {
+                fetch(job, remainingMillis);
+            } catch (RetryableFetchFailure e) {
+                LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount());
+                failed.add(message.messageId());
+            }
+        }
+        return failed;
+    }
+
+    private void fetch(RunJob job, LongSupplier remainingMillis) throws RetryableFetchFailure {
+        Optional<RunStore.FetchState> state = runs.startFetching(job.runId());
+        if (state.isEmpty()) {
+            LOG.info("run job ignored", "runId", job.runId(), "why", "run is past fetching");
+            return;
+        }
+        Optional<HandlerSpec> handler = integrations.handler(job.integrationKey(), job.handlerKey());
+        Optional<TenantIntegration> tenant = integrations.tenantIntegration(job.tenantId(), job.integrationKey());
+        if (handler.isEmpty() || tenant.isEmpty() || !tenant.get().enabled()) {
+            String why = handler.isEmpty() ? "unknown handler " + job.integrationKey() + "/" + job.handlerKey()
+                    : "tenant integration " + job.tenantId() + "/" + job.integrationKey() + " is missing or disabled";
+            runs.fail(job.runId(), why);
+            LOG.warn("run failed", "runId", job.runId(), "error", why);
+            return;
+        }
+        String cursor = state.get().pagesFetched() > 0 ? state.get().cursor() : job.cursor();
+        String itemsQueue = config.queues().items(job.trigger());
+        long reserve = config.runTimeReserve().toMillis();
+        while (true) {
+            HandlerClient.Page page;
+            try {
+                page = handlers.fetch(handler.get(), fetchRequest(job, cursor, tenant.get()));
+            } catch (HandlerClient.HandlerCallException e) {
+                if (e.failure().retryable()) {
+                    throw new RetryableFetchFailure(e.getMessage());
+                }
+                runs.fail(job.runId(), "fetch: " + e.getMessage());
+                LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
+                return;
+            }
+            List<ItemStore.NewItem> fetched = page.items().stream()
+                    .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
+            List<ItemJob> toSend = items.insert(job, fetched);
+            queues.sendAll(itemsQueue, toSend.stream()
+                    .map(item -> OutgoingMessage.of(Json.write(item.toJson()), item.tenantId())).toList());
+            runs.saveCursor(job.runId(), page.nextCursor());
+            if (page.nextCursor() == null) {
+                runs.finishFetching(job.runId());
+                runs.completeIfDone(List.of(job.runId()));
+                LOG.info("run fetched", "runId", job.runId());
+                return;
+            }
+            cursor = page.nextCursor();
+            if (remainingMillis.getAsLong() < reserve) {
+                queues.sendAll(config.queues().runs(job.trigger()),
+                        List.of(OutgoingMessage.of(Json.write(job.continuingFrom(cursor).toJson()), job.tenantId())));
+                LOG.info("run continues in a new message", "runId", job.runId());
+                return;
+            }
+        }
+    }
+
+    static ObjectNode fetchRequest(RunJob job, String cursor, TenantIntegration tenant) {
+        ObjectNode request = Json.object();
+        request.put("runId", job.runId().toString());
+        request.put("tenantId", job.tenantId());
+        request.put("integrationKey", job.integrationKey());
+        request.put("handlerKey", job.handlerKey());
+        request.put("direction", job.direction().wireName());
+        request.put("trigger", job.trigger().wireName());
+        request.put("cursor", cursor);
+        request.set("settings", tenant.settings());
+        return request;
+    }
+
+    private static final class RetryableFetchFailure extends Exception {
+        RetryableFetchFailure(String message) {
+            super(message);
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package dev.runner.store;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.runner.config.RunnerConfig;
+import org.flywaydb.core.Flyway;
+
+import javax.sql.DataSource;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Postgres through plain JDBC: a small pool, statements always parameterised, and one counter of
+ * statements sent so benchmarks and tests can state what an operation costs.
+ */
+public final class Database implements AutoCloseable {
+
+    /** Reads one row. */
+    @FunctionalInterface
+    public interface RowMapper<T> {
+        T map(ResultSet row) throws SQLException;
+    }
+
+    /** Work inside one transaction. */
+    @FunctionalInterface
+    public interface TransactionWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+    private final java.util.concurrent.atomic.LongAdder statements = new java.util.concurrent.atomic.LongAdder();
+
+    public Database(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    public static Database connect(RunnerConfig.Database config, int poolSize) {
+        var hikari = new HikariConfig();
+        hikari.setJdbcUrl(config.jdbcUrl());
+        hikari.setUsername(config.user());
+        hikari.setPassword(config.password());
+        hikari.setMaximumPoolSize(poolSize);
+        hikari.setMinimumIdle(0);
+        hikari.setConnectionTimeout(10_000);
+        hikari.setPoolName("runner");
+        // One round trip per statement: no server-side prepare dance for short-lived statements.
+        hikari.addDataSourceProperty("prepareThreshold", "0");
+        hikari.addDataSourceProperty("reWriteBatchedInserts", "true");
+        return new Database(new HikariDataSource(hikari));
+    }
+
+    /** Applies the Flyway migrations in {@code db/migration}; safe to call from many starts at once. */
+    public static void migrate(RunnerConfig.Database config) {
+        Flyway.configure()
+                .dataSource(config.jdbcUrl(), config.user(), config.password())
+                .locations("classpath:db/migration")
+                .load()
+                .migrate();
+    }
+
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** Statements sent since start: the cost meter of benchmarks and cost tests. */
+    public long statementCount() {
+        return statements.sum();
+    }
+
+    public int update(String sql, Object... params) {
+        try (Connection connection = dataSource.getConnection()) {
+            return update(connection, sql, params);
+        } catch (SQLException e) {
+            throw new StoreException(sql, e);
+        }
+    }
+
+    public int update(Connection connection, String sql, Object... params) throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql, params)) {
+            return statement.executeUpdate();
+        }
+    }
+
+    public <T> List<T> query(String sql, RowMapper<T> mapper, Object... params) {
+        try (Connection connection = dataSource.getConnection()) {
+            return query(connection, sql, mapper, params);
+        } catch (SQLException e) {
+            throw new StoreException(sql, e);
+        }
+    }
+
+    public <T> List<T> query(Connection connection, String sql, RowMapper<T> mapper, Object... params) throws SQLException {
+        try (PreparedStatement statement = prepare(connection, sql, params);
+             ResultSet rows = statement.executeQuery()) {
+            List<T> result = new ArrayList<>();
+            while (rows.next()) {
+                result.add(mapper.map(rows));
+            }
+            return result;
+        }
+    }
+
+    public <T> java.util.Optional<T> queryOne(String sql, RowMapper<T> mapper, Object... params) {
+        List<T> rows = query(sql, mapper, params);
+        return rows.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(rows.getFirst());
+    }
+
+    public <T> T inTransaction(TransactionWork<T> work) {
+        try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
+            connection.setAutoCommit(false);
+            try {
+                T result = work.run(connection);
+                connection.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                connection.rollback();
+                throw e;
+            } finally {
+                connection.setAutoCommit(autoCommit);
+            }
+        } catch (SQLException e) {
+            throw new StoreException("transaction", e);
+        }
+    }
+
+    /** A typed array parameter ({@code uuid[]}, {@code text[]}, …), for set-based statements over a batch. */
+    public static ArrayParam array(String sqlType, Object[] values) {
+        return new ArrayParam(sqlType, values);
+    }
+
+    public record ArrayParam(String sqlType, Object[] values) {}
+
+    /** A JSON text bound as {@code jsonb}. */
+    public record JsonbParam(String json) {}
+
+    private PreparedStatement prepare(Connection connection, String sql, Object[] params) throws SQLException {
+        statements.increment();
+        PreparedStatement statement = connection.prepareStatement(sql);
+        for (int i = 0; i < params.length; i++) {
+            Object param = params[i];
+            switch (param) {
+                case ArrayParam array -> {
+                    Array sqlArray = connection.createArrayOf(array.sqlType(), array.values());
+                    statement.setArray(i + 1, sqlArray);
+                }
+                case JsonbParam json -> {
+                    var pg = new org.postgresql.util.PGobject();
+                    pg.setType("jsonb");
+                    pg.setValue(json.json());
+                    statement.setObject(i + 1, pg);
+                }
+                case java.time.Instant instant -> statement.setObject(i + 1, java.time.OffsetDateTime.ofInstant(instant, java.time.ZoneOffset.UTC));
+                case null -> statement.setObject(i + 1, null);
+                default -> statement.setObject(i + 1, param);
+            }
+        }
+        return statement;
+    }
+
+    @Override
+    public void close() {
+        if (dataSource instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                throw new IllegalStateException("closing the pool", e);
+            }
+        }
+    }
+
+    /** A failed statement; the message names the statement's first line, never its parameters (they may hold secrets). */
+    public static final class StoreException extends RuntimeException {
+        public StoreException(String sql, SQLException cause) {
+            super("postgres: " + cause.getMessage() + " [" + firstLine(sql) + "]", cause);
+        }
+
+        private static String firstLine(String sql) {
+            String trimmed = sql.strip();
+            int newline = trimmed.indexOf('\n');
+            return newline < 0 ? trimmed : trimmed.substring(0, newline);
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package dev.runner.testing;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.runner.json.Json;
+import dev.runner.security.Signature;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.function.ToIntFunction;
+
+/**
+ * A real HTTP server speaking the handler contract (DESIGN 3.3), one behaviour per handler key at
+ * {@code /h/{handlerKey}}. It records every call with its Idempotency-Key and whether Runner's
+ * signature verified, so tests assert on what a real handler service would have seen.
+ */
+public final class FakeHandler implements AutoCloseable {
+
+    /** A call as received. */
+    public record Call(String handlerKey, String operation, String idempotencyKey, boolean signatureValid, JsonNode body) {}
+
+    /** How a handler answers. Mutable so a test can change it mid-flight (an outage that ends). */
+    public static final class Behaviour {
+        volatile List<List<ObjectNode>> pages = List.of();
+        volatile ToIntFunction<JsonNode> itemStatus = item -> 200;
+        volatile int batchStatus = 200;
+        volatile int fetchStatus = 200;
+
+        /** Fetch answers {@code pages} pages of {@code perPage} items, externalIds {@code e-<page>-<i>}. */
+        public Behaviour pages(int pages, int perPage) {
+            List<List<ObjectNode>> all = new ArrayList<>();
+            for (int p = 0; p < pages; p++) {
+                List<ObjectNode> page = new ArrayList<>();
+                for (int i = 0; i < perPage; i++) {
+                    ObjectNode item = Json.object().put("externalId", "e-" + p + "-" + i);
+                    item.putObject("payload").put("page", p).put("index", i);
+                    page.add(item);
+                }
+                all.add(page);
+            }
+            this.pages = all;
+            return this;
+        }
+
+        /** The HTTP status each item's processing answers (200 = success), by item. */
+        public Behaviour itemStatus(ToIntFunction<JsonNode> status) {
+            this.itemStatus = status;
+            return this;
+        }
+
+        /** A non-200 answer to every /process-batch call (200 = answer per item). */
+        public Behaviour batchStatus(int status) {
+            this.batchStatus = status;
+            return this;
+        }
+
+        public Behaviour fetchStatus(int status) {
+            this.fetchStatus = status;
+            return this;
+        }
+    }
+
+    private final HttpServer server;
+    private final String signingSecret;
+    private final Map<String, Behaviour> behaviours = new ConcurrentHashMap<>();
+    private final List<Call> calls = new CopyOnWriteArrayList<>();
+
+    private FakeHandler(String signingSecret) throws IOException {
+        this.signingSecret = signingSecret;
+        this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 200);
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/h/", this::serve);
+        server.start();
+    }
+
+    public static FakeHandler start(String signingSecret) {
+        try {
+            return new FakeHandler(signingSecret);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The behaviour of a handler key, created on first use. */
+    public Behaviour handler(String handlerKey) {
+        return behaviours.computeIfAbsent(handlerKey, k -> new Behaviour());
+    }
+
+    public String url(String handlerKey) {
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/h/" + handlerKey;
+    }
+
+    public List<Call> calls(String handlerKey) {
+        return calls.stream().filter(c -> c.handlerKey().equals(handlerKey)).toList();
+    }
+
+    /** Item calls (process and process-batch) of a handler. */
+    public List<Call> itemCalls(String handlerKey) {
+        return calls(handlerKey).stream().filter(c -> !c.operation().equals("fetch")).toList();
+    }
+
+    /** How many times the handler was asked to process one item, by itemId, over all calls. */
+    public long timesProcessed(String handlerKey, String itemId) {
+        return itemCalls(handlerKey).stream().flatMap(c -> items(c).stream())
+                .filter(item -> item.path("itemId").asText().equals(itemId)).count();
+    }
+
+    public static List<JsonNode> items(Call call) {
+        List<JsonNode> items = new ArrayList<>();
+        if (call.operation().equals("process")) {
+            items.add(call.body().path("item"));
+        } else if (call.operation().equals("process-batch")) {
+            call.body().path("items").forEach(items::add);
+        }
+        return items;
+    }
+
+    private void serve(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            String[] parts = exchange.getRequestURI().getPath().split("/");
+            if (parts.length != 4 || !"POST".equals(exchange.getRequestMethod())) {
+                answer(exchange, 404, "{}");
+                return;
+            }
+            String handlerKey = parts[2];
+            String operation = parts[3];
+            byte[] raw = exchange.getRequestBody().readAllBytes();
+            boolean signed = Signature.verify(signingSecret, exchange.getRequestHeaders().getFirst(Signature.TIMESTAMP_HEADER),
+                    exchange.getRequestHeaders().getFirst(Signature.SIGNATURE_HEADER), raw, Instant.now(), Duration.ofMinutes(5)) == null;
+            JsonNode body = Json.parse(raw);
+            calls.add(new Call(handlerKey, operation, exchange.getRequestHeaders().getFirst("Idempotency-Key"), signed, body));
+            Behaviour behaviour = handler(handlerKey);
+            switch (operation) {
+                case "fetch" -> fetch(exchange, behaviour, body);
+                case "process" -> {
+                    int status = behaviour.itemStatus.applyAsInt(body.path("item"));
+                    answer(exchange, status, "{\"status\":" + status + "}");
+                }
+                case "process-batch" -> processBatch(exchange, behaviour, body);
+                default -> answer(exchange, 404, "{}");
+            }
+        }
+    }
+
+    private static void fetch(HttpExchange exchange, Behaviour behaviour, JsonNode request) throws IOException {
+        if (behaviour.fetchStatus != 200) {
+            answer(exchange, behaviour.fetchStatus, "{\"error\":\"fetch failing\"}");
+            return;
+        }
+        int page = request.path("cursor").isTextual() ? Integer.parseInt(request.path("cursor").asText()) : 0;
+        List<List<ObjectNode>> pages = behaviour.pages;
+        ObjectNode answer = Json.object();
+        ArrayNode items = answer.putArray("items");
+        if (page < pages.size()) {
+            pages.get(page).forEach(items::add);
+        }
+        if (page + 1 < pages.size()) {
+            answer.put("nextCursor", Integer.toString(page + 1));
+        } else {
+            answer.putNull("nextCursor");
+        }
+        answer(exchange, 200, Json.write(answer));
+    }
+
+    private static void processBatch(HttpExchange exchange, Behaviour behaviour, JsonNode request) throws IOException {
+        if (behaviour.batchStatus != 200) {
+            answer(exchange, behaviour.batchStatus, "{\"error\":\"batch failing\"}");
+            return;
+        }
+        ObjectNode answer = Json.object();
+        ArrayNode results = answer.putArray("results");
+        for (JsonNode item : request.path("items")) {
+            int status = behaviour.itemStatus.applyAsInt(item);
+            ObjectNode result = results.addObject().put("itemId", item.path("itemId").asText()).put("ok", status < 300);
+            if (status >= 300) {
+                result.put("error", "item answered " + status);
+                result.put("retryable", status >= 500 || status == 408 || status == 429);
+            }
+        }
+        answer(exchange, 200, Json.write(answer));
+    }
+
+    private static void answer(HttpExchange exchange, int status, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        exchange.getResponseBody().write(bytes);
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}
