@@ -52,6 +52,16 @@ class ScriptTest {
     }
 
     @Test
+    void everyLuaFileIsAnEnumEntry() throws Exception {
+        var dir = java.nio.file.Path.of(Script.class.getClassLoader().getResource("redis").toURI());
+        try (var files = java.nio.file.Files.list(dir)) {
+            var onDisk = files.map(f -> "redis/" + f.getFileName()).filter(n -> n.endsWith(".lua")).sorted().toList();
+            var listed = java.util.Arrays.stream(Script.values()).map(Script::resource).sorted().toList();
+            assertEquals(listed, onDisk);
+        }
+    }
+
+    @Test
     void shaIsTheBodysSha1() {
         for (Script script : Script.values()) {
             assertEquals(40, script.sha().length(), script.name());
