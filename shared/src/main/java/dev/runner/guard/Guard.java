@@ -33,8 +33,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * the longest delay of the two (with its reason); admitted only if both admitted. What a script
  * took for an item that ends up not admitted is given back in the next round trip this Guard
  * makes (report or admit): a lease/rate entry/probe via releaseHandler, a tenant slot taken at
- * now via refundTenant. A tenant slot reserved in the future is kept, since the item comes back
- * to it. If no round trip follows, leases expire after leaseTtl and window entries age out.
+ * now via refundTenant. A tenant slot reserved in the future is kept for a deferred item, since
+ * it comes back to it, and given back for a paused one. If no round trip follows, leases expire
+ * after leaseTtl and window entries age out.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -141,7 +142,7 @@ public final class Guard {
         }
 
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
-        Map<String, List<String>> refundsByTenant = new LinkedHashMap<>();
+        Map<Refund, List<String>> refunds = new LinkedHashMap<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
             List<?> codes = (List<?>) replies.get(firstGroupCall + g);
@@ -154,12 +155,18 @@ public final class Guard {
                 long tenantDelay = tenantDelayByItem.get(item.itemId());
                 Admission decision = combine(item.itemId(), code, handlerDelay, tenantDelay);
                 decisions.add(decision);
-                if (!(decision instanceof Admission.Admitted)) {
-                    if (code == 0) {
-                        handlerReleases.add(item.itemId());
-                    }
-                    if (tenantDelay == 0) {
-                        refundsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
+                switch (decision) {
+                    case Admission.Admitted admitted -> { }
+                    case Admission.Paused paused ->
+                            // Parked until resumed, maybe for hours: a reserved slot would be wasted too.
+                            refunds.computeIfAbsent(new Refund(item.tenantId(), Long.MAX_VALUE), r -> new ArrayList<>()).add(item.itemId());
+                    case Admission.Deferred deferred -> {
+                        if (code == 0) {
+                            handlerReleases.add(item.itemId());
+                        }
+                        if (tenantDelay == 0) {
+                            refunds.computeIfAbsent(new Refund(item.tenantId(), now), r -> new ArrayList<>()).add(item.itemId());
+                        }
                     }
                 }
             }
@@ -168,7 +175,7 @@ public final class Guard {
             }
             admissions.add(new GroupAdmission(group, decisions));
         }
-        refundsByTenant.forEach((tenant, items) -> giveBacks.add(refundTenantCall(tenant, items, now)));
+        refunds.forEach((refund, items) -> giveBacks.add(refundTenantCall(refund.tenantId(), items, refund.cutoffMs())));
         return admissions;
     }
 
@@ -314,9 +321,12 @@ public final class Guard {
                 keys.leases(integration, handler), keys.rate(integration, handler), keys.probes(integration)), itemIds);
     }
 
-    private Redis.Call refundTenantCall(String tenantId, List<String> itemIds, long now) {
+    /** Tenant slots to give back: those at or before the cutoff. */
+    private record Refund(String tenantId, long cutoffMs) {}
+
+    private Redis.Call refundTenantCall(String tenantId, List<String> itemIds, long cutoffMs) {
         List<String> args = new ArrayList<>(1 + itemIds.size());
-        args.add(Long.toString(now));
+        args.add(Long.toString(cutoffMs));
         args.addAll(itemIds);
         return new Redis.Call(Script.REFUND_TENANT, List.of(keys.tenantWindow(tenantId)), args);
     }

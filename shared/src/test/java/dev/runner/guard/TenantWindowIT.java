@@ -138,6 +138,20 @@ class TenantWindowIT {
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
+    void pausedItemGivesBackItsReservedSlot(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        admit(f, "a", "acme", 1);
+        f.guard.setPaused(CRM, SYNC, true);
+        assertInstanceOf(Admission.Paused.class, admit(f, "b", "acme", 1).getFirst());
+        f.guard.report(List.of());
+        f.guard.setPaused(CRM, SYNC, false);
+
+        var next = assertInstanceOf(Admission.Deferred.class, admit(f, "c", "acme", 1).getFirst());
+        assertEquals(Duration.ofSeconds(60), next.delay(), "c-0 takes the slot b-0 gave back, not the one after it");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
     void longerOfTwoDeferralsWins(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
         for (int i = 0; i < 5; i++) {
