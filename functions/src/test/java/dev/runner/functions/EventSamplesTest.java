@@ -1,0 +1,61 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
+import dev.runner.http.ApiRequest;
+import dev.runner.item.ItemJob;
+import dev.runner.json.Json;
+import dev.runner.queue.QueueMessage;
+import dev.runner.run.RunJob;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+/** Every events/ sample reads with the Lambda runtime's serialization into what the functions expect. */
+class EventSamplesTest {
+
+    @Test
+    void webhookSampleBecomesARequestWithPathParametersHeadersAndBody() {
+        ApiRequest request = HttpEvents.request(Events.load("webhook.json", APIGatewayV2HTTPEvent.class));
+        assertEquals("POST", request.method());
+        assertEquals("t-demo", request.pathParameter("tenantId"));
+        assertNotNull(request.header("X-Runner-Signature"));
+        assertEquals(2, Json.parse(request.body()).size());
+    }
+
+    @Test
+    void apiSamplesCarryTheBearerKeyAndRoute() {
+        ApiRequest create = HttpEvents.request(Events.load("api-create-run.json", APIGatewayV2HTTPEvent.class));
+        assertEquals("POST", create.method());
+        assertEquals("/runs", create.path());
+        assertEquals("Bearer local-dev-key", create.header("authorization"));
+        ApiRequest get = HttpEvents.request(Events.load("api-get-run.json", APIGatewayV2HTTPEvent.class));
+        assertEquals("GET", get.method());
+        assertNotNull(get.pathParameter("runId"));
+    }
+
+    @Test
+    void sqsSamplesCarryTheirJobsAndSourceQueue() {
+        List<QueueMessage> items = SqsEvents.messages(Events.load("sqs-item-job.json", SQSEvent.class));
+        assertEquals("runner-items-manual", items.getFirst().sourceQueue());
+        assertEquals(1, items.getFirst().receiveCount());
+        assertEquals("lead-1", ItemJob.fromJson(Json.parse(items.getFirst().body())).externalId());
+        RunJob run = RunJob.fromJson(Json.parse(SqsEvents.messages(Events.load("sqs-run-job.json", SQSEvent.class)).getFirst().body()));
+        assertEquals("manual", run.trigger().wireName());
+        QueueMessage dead = SqsEvents.messages(Events.load("sqs-dlq.json", SQSEvent.class)).getFirst();
+        assertEquals("runner-items-dlq", dead.sourceQueue());
+        assertNotNull(dead.attributes().get("error"));
+        assertNotNull(SqsEvents.messages(Events.load("sqs-ingest.json", SQSEvent.class)).getFirst().body());
+    }
+
+    @Test
+    void scheduledSampleIsAnEventBridgeTick() {
+        ScheduledEvent event = Events.load("scheduled.json", ScheduledEvent.class);
+        assertEquals("aws.events", event.getSource());
+        assertEquals("Scheduled Event", event.getDetailType());
+    }
+}

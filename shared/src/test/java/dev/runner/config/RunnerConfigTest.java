@@ -1,0 +1,70 @@
+package dev.runner.config;
+
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class RunnerConfigTest {
+
+    static Map<String, String> minimal() {
+        Map<String, String> env = new HashMap<>();
+        env.put("RUNNER_DATABASE_URL", "jdbc:postgresql://db/runner");
+        for (String queue : new String[] {"RUNS_MANUAL", "RUNS_SCHEDULE", "ITEMS_WEBHOOK", "ITEMS_MANUAL", "ITEMS_QUEUE",
+                "ITEMS_SCHEDULE", "INGEST", "RUNS_DLQ", "ITEMS_DLQ", "INGEST_DLQ"}) {
+            env.put("RUNNER_QUEUE_" + queue, "https://sqs.us-east-1.amazonaws.com/1/runner-" + queue.toLowerCase().replace('_', '-'));
+        }
+        return env;
+    }
+
+    @Test
+    void defaultsAreTheSeedsValues() {
+        RunnerConfig config = RunnerConfig.from(minimal());
+        assertEquals(3, config.retry().maxAttempts());
+        assertEquals(Duration.ofSeconds(5), config.retry().backoffBase());
+        assertEquals(5, config.breaker().failureThreshold());
+        assertEquals(Duration.ofSeconds(30), config.breaker().openFor());
+        assertEquals(2, config.breaker().halfOpenSuccesses());
+        assertEquals(1000, config.tenantLimit().perMinute());
+        assertEquals(Duration.ofSeconds(60), config.typesCacheTtl());
+        assertEquals("https://sqs.us-east-1.amazonaws.com/1/runner-items-webhook", config.queues().items(Trigger.WEBHOOK));
+    }
+
+    @Test
+    void backoffDoublesFromTheBase() {
+        RunnerConfig.Retry retry = new RunnerConfig.Retry(3, Duration.ofSeconds(5));
+        assertEquals(Duration.ofSeconds(5), retry.backoff(1));
+        assertEquals(Duration.ofSeconds(10), retry.backoff(2));
+        assertEquals(Duration.ofSeconds(20), retry.backoff(3));
+    }
+
+    @Test
+    void aBadValueNamesItsVariable() {
+        Map<String, String> env = minimal();
+        env.put("RUNNER_MAX_ATTEMPTS", "three");
+        assertEquals("RUNNER_MAX_ATTEMPTS must be a whole number: three",
+                assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        env.put("RUNNER_MAX_ATTEMPTS", "0");
+        assertEquals("RUNNER_MAX_ATTEMPTS must be > 0: 0", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        env.remove("RUNNER_MAX_ATTEMPTS");
+        env.remove("RUNNER_QUEUE_ITEMS_DLQ");
+        assertEquals("RUNNER_QUEUE_ITEMS_DLQ is not set", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+    }
+
+    @Test
+    void secretsStayOutOfToString() {
+        Map<String, String> env = minimal();
+        env.put("RUNNER_DATABASE_PASSWORD", "hunter2");
+        env.put("AWS_ACCESS_KEY_ID", "AKIA");
+        env.put("AWS_SECRET_ACCESS_KEY", "very-secret");
+        String text = RunnerConfig.from(env).toString();
+        assertFalse(text.contains("hunter2"), text);
+        assertFalse(text.contains("very-secret"), text);
+    }
+}
