@@ -179,6 +179,40 @@ public final class Guard {
         return admissions;
     }
 
+    /**
+     * Reserves tenant-window slots for items about to be enqueued, so a producer can send each
+     * with the delay until its slot (deferral at the source: a tenant's backlog waits invisible in
+     * SQS instead of standing in front of other tenants' items and cycling through the worker).
+     * The worker's admission later finds the slot and admits on it without counting again.
+     * Returns each item's delay (zero = room now), in order. One pipelined round trip for all
+     * tenants; Redis down: no delays (fail-open, the worker's admission still applies).
+     */
+    public Map<String, Duration> reserveTenantSlots(Map<String, List<String>> itemIdsByTenant) {
+        Map<String, Duration> delays = new HashMap<>();
+        if (itemIdsByTenant.isEmpty()) {
+            return delays;
+        }
+        long now = clock.millis();
+        List<Redis.Call> calls = new ArrayList<>();
+        itemIdsByTenant.forEach((tenant, ids) -> calls.add(admitTenantCall(tenant, ids, now)));
+        List<Object> replies;
+        try {
+            replies = redis.run(calls);
+        } catch (RuntimeException e) {
+            log.warn("Redis unavailable, enqueueing {} tenants' items without reserved slots: {}", itemIdsByTenant.size(), e.toString());
+            itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
+            return delays;
+        }
+        int call = 0;
+        for (List<String> ids : itemIdsByTenant.values()) {
+            List<?> reply = (List<?>) replies.get(call++);
+            for (int i = 0; i < ids.size(); i++) {
+                delays.put(ids.get(i), Duration.ofMillis((Long) reply.get(i)));
+            }
+        }
+        return delays;
+    }
+
     /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
@@ -259,7 +293,7 @@ public final class Guard {
         List<Admission> admitted = group.items().stream()
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
-        return new GroupAdmission(group, admitted);
+        return new GroupAdmission(group, admitted, true);
     }
 
     private List<Redis.Call> drainGiveBacks() {

@@ -1,18 +1,15 @@
 package dev.runner.pause;
 
-import dev.runner.config.RunnerConfig;
 import dev.runner.guard.Guard;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.Integrations;
+import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
-import dev.runner.queue.OutgoingMessage;
-import dev.runner.queue.QueueClient;
 import dev.runner.store.Database;
-import dev.runner.trigger.Trigger;
 
 import java.util.List;
 
@@ -26,21 +23,18 @@ public final class PauseService {
 
     private static final Log LOG = Log.of(PauseService.class);
 
-    private final RunnerConfig.Queues queues;
     private final Integrations integrations;
     private final ItemStore items;
     private final Database db;
     private final Guard guard;
-    private final QueueClient queueClient;
+    private final ItemDispatcher dispatcher;
 
-    public PauseService(RunnerConfig.Queues queues, Integrations integrations, ItemStore items, Database db, Guard guard,
-                        QueueClient queueClient) {
-        this.queues = queues;
+    public PauseService(Integrations integrations, ItemStore items, Database db, Guard guard, ItemDispatcher dispatcher) {
         this.integrations = integrations;
         this.items = items;
         this.db = db;
         this.guard = guard;
-        this.queueClient = queueClient;
+        this.dispatcher = dispatcher;
     }
 
     public ApiResponse pause(ApiRequest request) {
@@ -63,10 +57,7 @@ public final class PauseService {
         int deleted = db.update("delete from paused_handlers where integration_key = ? and handler_key = ?", integrationKey, handlerKey);
         mirror(integrationKey, handlerKey, false);
         List<ItemJob> parked = items.unpark(integrationKey, handlerKey);
-        for (Trigger trigger : Trigger.values()) {
-            queueClient.sendAll(queues.items(trigger), parked.stream().filter(job -> job.trigger() == trigger)
-                    .map(job -> OutgoingMessage.of(Json.write(job.toJson()), job.tenantId())).toList());
-        }
+        dispatcher.dispatch(parked);
         LOG.info("handler resumed", "integrationKey", integrationKey, "handlerKey", handlerKey, "unparked", parked.size());
         return ApiResponse.json(200, Json.object().put("integrationKey", integrationKey).put("handlerKey", handlerKey)
                 .put("paused", false).put("wasPaused", deleted > 0).put("resumed", parked.size()));
