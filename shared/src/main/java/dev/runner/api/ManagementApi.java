@@ -9,13 +9,12 @@ import dev.runner.http.Router;
 import dev.runner.integration.IntegrationType;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
+import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStatus;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
-import dev.runner.queue.OutgoingMessage;
-import dev.runner.queue.QueueClient;
 import dev.runner.run.Run;
 import dev.runner.run.RunService;
 import dev.runner.run.RunStore;
@@ -49,19 +48,19 @@ public final class ManagementApi {
     private final RunStore runs;
     private final ItemStore items;
     private final Database db;
-    private final QueueClient queues;
+    private final ItemDispatcher dispatcher;
     private final Clock clock;
     private final Router router = new Router();
 
     public ManagementApi(RunnerConfig config, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
-                         Database db, QueueClient queues, Clock clock) {
+                         Database db, ItemDispatcher dispatcher, Clock clock) {
         this.config = config;
         this.integrations = integrations;
         this.runService = runService;
         this.runs = runs;
         this.items = items;
         this.db = db;
-        this.queues = queues;
+        this.dispatcher = dispatcher;
         this.clock = clock;
         router.on("GET", "/health", this::health)
                 .on("PUT", "/types/{integrationKey}", this::putType)
@@ -213,8 +212,7 @@ public final class ManagementApi {
             }
             return jobs;
         });
-        queues.sendAll(config.queues().items(run.get().trigger()), redriven.stream()
-                .map(job -> OutgoingMessage.of(Json.write(job.toJson()), job.tenantId())).toList());
+        dispatcher.dispatch(redriven);
         LOG.info("run redriven", "runId", runId, "items", redriven.size());
         return ApiResponse.json(202, Json.object().put("runId", runId.toString()).put("redriven", redriven.size()));
     }

@@ -5,10 +5,15 @@ import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
 import dev.runner.dlq.DeadLetterService;
 import dev.runner.dlq.DeadLetterStore;
+import dev.runner.guard.Guard;
+import dev.runner.pause.PauseService;
+import dev.runner.redis.Keys;
+import dev.runner.redis.Redis;
 import dev.runner.handler.HandlerClient;
 import dev.runner.ingest.IngestService;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
+import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemStore;
 import dev.runner.item.ItemWorker;
 import dev.runner.queue.QueueClient;
@@ -52,6 +57,9 @@ public final class Runner implements AutoCloseable {
     private final Scheduler scheduler;
     private final IngestService ingest;
     private final DeadLetterService deadLetters;
+    private final Redis redis;
+    private final Guard guard;
+    private final PauseService pauses;
 
     public Runner(RunnerConfig config, Clock clock) {
         this.config = config;
@@ -61,13 +69,22 @@ public final class Runner implements AutoCloseable {
         this.runStore = new RunStore(db);
         this.itemStore = new ItemStore(db, clock);
         this.deadLetterStore = new DeadLetterStore(db);
-        TypesCache typesCache = new TypesCache(null, null, config.typesCacheTtl(), LOCAL_TYPES_TTL, clock);
+        this.redis = Redis.connect(config.redisUrl());
+        Keys keys = new Keys(config.redisPrefix());
+        TypesCache typesCache = new TypesCache(redis, keys, config.typesCacheTtl(), LOCAL_TYPES_TTL, clock);
+        // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
+        this.guard = new Guard(redis, keys, config.breaker(), config.tenantLimit(), clock, config.itemClaimLease());
         this.integrations = new Integrations(new IntegrationStore(db), typesCache);
-        this.runService = new RunService(config, db, runStore, itemStore, integrations, queues, clock);
-        this.runWorker = new RunWorker(config, runStore, itemStore, integrations, handlers, queues, deadLetterStore);
-        this.itemWorker = new ItemWorker(config, itemStore, runStore, integrations, handlers, queues, deadLetterStore);
+        ItemDispatcher dispatcher = new ItemDispatcher(config.queues(), queues, guard);
+        this.runService = new RunService(config, db, runStore, itemStore, integrations, queues, dispatcher, clock);
+        this.runWorker = new RunWorker(config, runStore, itemStore, integrations, handlers, queues, deadLetterStore, dispatcher);
+        this.itemWorker = new ItemWorker(config, itemStore, runStore, integrations, handlers, queues, deadLetterStore, guard);
         this.webhooks = new WebhookService(config.webhooks(), integrations, runService, db, clock);
-        this.api = new ManagementApi(config, integrations, runService, runStore, itemStore, db, queues, clock);
+        this.api = new ManagementApi(config, integrations, runService, runStore, itemStore, db, dispatcher, clock);
+        this.pauses = new PauseService(integrations, itemStore, db, guard, dispatcher);
+        api.route("POST", "/handlers/{integrationKey}/{handlerKey}/pause", pauses::pause)
+                .route("POST", "/handlers/{integrationKey}/{handlerKey}/resume", pauses::resume)
+                .route("GET", "/breakers/{integrationKey}", pauses::breaker);
         this.scheduler = new Scheduler(db, runService, runStore);
         this.ingest = new IngestService(runService, deadLetterStore);
         this.deadLetters = new DeadLetterService(config.queues(), itemStore, runStore, deadLetterStore);
@@ -95,11 +112,14 @@ public final class Runner implements AutoCloseable {
     public Scheduler scheduler() { return scheduler; }
     public IngestService ingest() { return ingest; }
     public DeadLetterService deadLetters() { return deadLetters; }
+    public Guard guard() { return guard; }
+    public Redis redis() { return redis; }
 
     @Override
     public void close() {
         BY_ENVIRONMENT.values().remove(this);
         queues.close();
         db.close();
+        redis.close();
     }
 }

@@ -15,6 +15,8 @@ import java.util.Map;
 public record RunnerConfig(
         Database database,
         String redisUrl,
+        /* Prefix of every Redis key, so stacks (and tests) can share one Redis. */
+        String redisPrefix,
         /* SQS endpoint override (ElasticMQ, LocalStack); null = the AWS default for the region. */
         String sqsEndpoint,
         String awsRegion,
@@ -106,7 +108,8 @@ public record RunnerConfig(
                 new Database(read.required("RUNNER_DATABASE_URL"),
                         read.optional("RUNNER_DATABASE_USER", null),
                         read.optional("RUNNER_DATABASE_PASSWORD", null)),
-                read.optional("RUNNER_REDIS_URL", null),
+                read.required("RUNNER_REDIS_URL"),
+                read.optional("RUNNER_REDIS_PREFIX", "runner"),
                 read.optional("RUNNER_SQS_ENDPOINT", null),
                 read.optional("AWS_REGION", "us-east-1"),
                 read.optional("AWS_ACCESS_KEY_ID", null) == null ? null

@@ -61,6 +61,10 @@ public final class ItemStore {
         this.clock = clock;
     }
 
+    public Database database() {
+        return db;
+    }
+
     /**
      * Inserts a page of a run's items, idempotent on redelivery: items already stored and still
      * queued are returned again (their first send may have been lost), items further along are not.

@@ -3,6 +3,13 @@ package dev.runner.item;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.dlq.DeadLetterStore;
+import dev.runner.guard.Admission;
+import dev.runner.guard.Candidate;
+import dev.runner.guard.GroupAdmission;
+import dev.runner.guard.GroupReport;
+import dev.runner.guard.GroupRequest;
+import dev.runner.guard.Guard;
+import dev.runner.guard.HandlerLimits;
 import dev.runner.handler.HandlerClient;
 import dev.runner.handler.Outcome;
 import dev.runner.integration.HandlerSpec;
@@ -20,7 +27,6 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -28,10 +34,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * Processes one SQS batch of items (DESIGN 4): parse, group by handler, claim, call, record,
- * complete runs. What one all-success batch costs: 3 Postgres statements (claim, record, complete),
- * one handler call per {@code batch_size} items for batch handlers, no SQS request of its own
- * (receive and delete belong to the event source mapping).
+ * Processes one SQS batch of items (DESIGN 4): parse, group by handler, admit (Redis), claim,
+ * call, report (Redis), record, complete runs. What one all-success batch costs: 3 Postgres statements (claim, record, complete),
+ * one handler call per {@code batch_size} items for batch handlers, two Redis round trips (admit,
+ * report), no SQS request of its own (receive and delete belong to the event source mapping).
+ * Deferral never uses an attempt: the item is re-sent with a computed DelaySeconds and its
+ * original acknowledged.
  */
 public final class ItemWorker {
 
@@ -53,10 +61,11 @@ public final class ItemWorker {
     private final HandlerClient handlers;
     private final QueueClient queues;
     private final DeadLetterStore deadLetters;
+    private final Guard guard;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
 
     public ItemWorker(RunnerConfig config, ItemStore items, RunStore runs, Integrations integrations,
-                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters) {
+                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard) {
         this.config = config;
         this.items = items;
         this.runs = runs;
@@ -64,6 +73,7 @@ public final class ItemWorker {
         this.handlers = handlers;
         this.queues = queues;
         this.deadLetters = deadLetters;
+        this.guard = guard;
     }
 
     public BatchResult process(List<QueueMessage> messages) {
@@ -75,18 +85,147 @@ public final class ItemWorker {
         for (Received r : received) {
             byItem.putIfAbsent(r.job().itemId(), r);
         }
-        Map<UUID, ItemStore.Claimed> claimed = items.claim(byItem.keySet(), config.itemClaimLease());
-        if (claimed.size() < byItem.size()) {
-            LOG.info("skipped", "items", byItem.size() - claimed.size(), "why", "already ended, parked or being processed");
+        Map<Group, List<Received>> groups = group(byItem.values());
+        Map<Group, HandlerSpec> specs = new HashMap<>();
+        groups.keySet().forEach(g -> integrations.handler(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
+
+        Admitted admitted = admit(groups, specs);
+        Map<UUID, ItemStore.Claimed> claimed = items.claim(admitted.itemIds(), config.itemClaimLease());
+        if (claimed.size() < admitted.itemIds().size()) {
+            LOG.info("skipped", "items", admitted.itemIds().size() - claimed.size(), "why", "already ended, parked or being processed");
         }
+        Map<Group, List<Received>> toCall = new LinkedHashMap<>();
+        groups.forEach((group, members) -> {
+            List<Received> claimedMembers = members.stream().filter(r -> claimed.containsKey(r.job().itemId())).toList();
+            if (!claimedMembers.isEmpty()) {
+                toCall.put(group, claimedMembers);
+            }
+        });
+        List<CallResult> results = callHandlers(toCall, specs, claimed);
+        report(admitted, results);
+        Map<UUID, Outcome> outcomes = new HashMap<>();
+        results.forEach(result -> outcomes.putAll(result.outcomes()));
+        return settle(byItem, claimed, outcomes, admitted.deferred());
+    }
+
+    /** Items of one handler, most urgent first: admission serves them in this order. */
+    private static Map<Group, List<Received>> group(java.util.Collection<Received> received) {
         Map<Group, List<Received>> groups = new LinkedHashMap<>();
-        for (Received r : byItem.values()) {
-            if (claimed.containsKey(r.job().itemId())) {
-                groups.computeIfAbsent(new Group(r.job().integrationKey(), r.job().handlerKey()), g -> new ArrayList<>()).add(r);
+        received.stream()
+                .sorted(java.util.Comparator.comparingInt(r -> r.job().trigger().priority()))
+                .forEach(r -> groups.computeIfAbsent(new Group(r.job().integrationKey(), r.job().handlerKey()), g -> new ArrayList<>()).add(r));
+        return groups;
+    }
+
+    /** What admission let through, and what it sent back to wait. */
+    private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, List<Deferral> deferred) {}
+
+    /** An item re-sent for later without using an attempt. */
+    private record Deferral(Received received, java.time.Duration delay, String reason) {}
+
+    /**
+     * Step 1 (DESIGN 4): one pipelined Redis round trip decides every group's items: admitted,
+     * deferred (with the computed delay) or paused (parked in Postgres, no SQS traffic). Items of
+     * an unknown handler skip admission and fail permanently after their claim.
+     */
+    private Admitted admit(Map<Group, List<Received>> groups, Map<Group, HandlerSpec> specs) {
+        Set<UUID> admittedIds = new LinkedHashSet<>();
+        Map<Group, List<String>> leases = new HashMap<>();
+        List<Deferral> deferred = new ArrayList<>();
+        List<GroupRequest> requests = new ArrayList<>();
+        Map<String, Received> byId = new HashMap<>();
+        for (var entry : groups.entrySet()) {
+            HandlerSpec spec = specs.get(entry.getKey());
+            if (spec == null) {
+                entry.getValue().forEach(r -> admittedIds.add(r.job().itemId()));
+                continue;
+            }
+            List<Candidate> candidates = new ArrayList<>();
+            for (Received r : entry.getValue()) {
+                candidates.add(new Candidate(r.job().itemId().toString(), r.job().tenantId(), r.job().trigger().priority()));
+                byId.put(r.job().itemId().toString(), r);
+            }
+            requests.add(new GroupRequest(entry.getKey().integrationKey(), entry.getKey().handlerKey(),
+                    new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates));
+        }
+        Map<Group, List<UUID>> paused = new HashMap<>();
+        Set<Group> failedOpen = new LinkedHashSet<>();
+        for (GroupAdmission admission : guard.admit(requests)) {
+            Group group = new Group(admission.request().integrationKey(), admission.request().handlerKey());
+            if (admission.failedOpen()) {
+                failedOpen.add(group);
+            }
+            for (Admission decision : admission.decisions()) {
+                Received r = byId.get(decision.itemId());
+                switch (decision) {
+                    case Admission.Admitted a -> {
+                        admittedIds.add(r.job().itemId());
+                        leases.computeIfAbsent(group, g -> new ArrayList<>()).add(a.itemId());
+                    }
+                    case Admission.Deferred d -> deferred.add(new Deferral(r, d.delay(), d.reason().name().toLowerCase(java.util.Locale.ROOT)));
+                    case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(r.job().itemId());
+                }
             }
         }
-        Map<UUID, Outcome> outcomes = callHandlers(groups, claimed);
-        return settle(byItem, claimed, outcomes);
+        // Redis away: admission could not see pauses, so Postgres, which holds them, is asked.
+        for (Group group : pausedInPostgres(failedOpen)) {
+            for (Received r : groups.get(group)) {
+                if (admittedIds.remove(r.job().itemId())) {
+                    paused.computeIfAbsent(group, g -> new ArrayList<>()).add(r.job().itemId());
+                }
+            }
+        }
+        paused.forEach((group, ids) -> {
+            Set<UUID> parked = items.park(ids, group.integrationKey(), group.handlerKey());
+            for (UUID id : ids) {
+                if (!parked.contains(id)) {
+                    // Resumed meanwhile, or not parkable now: it must not be dropped, so it waits briefly.
+                    Received r = groups.get(group).stream().filter(x -> x.job().itemId().equals(id)).findFirst().orElseThrow();
+                    deferred.add(new Deferral(r, config.tenantLimit().shortestDeferral(), "paused_race"));
+                }
+            }
+            if (!parked.isEmpty()) {
+                LOG.info("parked", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "items", parked.size());
+            }
+        });
+        return new Admitted(admittedIds, leases, deferred);
+    }
+
+    private Set<Group> pausedInPostgres(Set<Group> groups) {
+        if (groups.isEmpty()) {
+            return Set.of();
+        }
+        String[] integrationKeys = groups.stream().map(Group::integrationKey).toArray(String[]::new);
+        String[] handlerKeys = groups.stream().map(Group::handlerKey).toArray(String[]::new);
+        return Set.copyOf(items.database().query("""
+                select p.integration_key, p.handler_key from paused_handlers p
+                join unnest(?::text[], ?::text[]) as g(integration_key, handler_key)
+                  on g.integration_key = p.integration_key and g.handler_key = p.handler_key
+                """, row -> new Group(row.getString(1), row.getString(2)),
+                dev.runner.store.Database.array("text", integrationKeys), dev.runner.store.Database.array("text", handlerKeys)));
+    }
+
+    /**
+     * Step 5: the breaker hears one outcome per handler call (a failed /process-batch is one
+     * failure, not ten: it is one look at the endpoint), and every lease admission took is
+     * released, whether its item was called, skipped at claim or failed. One round trip.
+     */
+    private void report(Admitted admitted, List<CallResult> results) {
+        Map<Group, int[]> tallies = new LinkedHashMap<>();
+        admitted.leasesByGroup().keySet().forEach(group -> tallies.put(group, new int[2]));
+        for (CallResult result : results) {
+            if (result.observation() == Observation.NONE) {
+                continue;
+            }
+            int[] tally = tallies.computeIfAbsent(result.group(), g -> new int[2]);
+            tally[result.observation() == Observation.UP ? 0 : 1]++;
+        }
+        List<GroupReport> reports = new ArrayList<>();
+        tallies.forEach((group, tally) -> reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), tally[0], tally[1],
+                admitted.leasesByGroup().getOrDefault(group, List.of()))));
+        if (!reports.isEmpty()) {
+            guard.report(reports);
+        }
     }
 
     private List<Received> parse(List<QueueMessage> messages) {
@@ -107,35 +246,49 @@ public final class ItemWorker {
         return received;
     }
 
+    /** What one handler call told about its endpoint: the breaker's input. */
+    private enum Observation { UP, DOWN, NONE }
+
+    private record CallResult(Group group, Map<UUID, Outcome> outcomes, Observation observation) {
+        static CallResult of(Group group, Map<UUID, Outcome> outcomes) {
+            boolean allDown = !outcomes.isEmpty() && outcomes.values().stream()
+                    .allMatch(o -> o instanceof Outcome.Failed f && f.retryable());
+            boolean anyAnswer = outcomes.values().stream().anyMatch(o -> !(o instanceof Outcome.Deferred));
+            return new CallResult(group, outcomes, allDown ? Observation.DOWN : anyAnswer ? Observation.UP : Observation.NONE);
+        }
+    }
+
     /** Every group's calls at once; a group's handler sees batches of its batch_size, or one call per item. */
-    private Map<UUID, Outcome> callHandlers(Map<Group, List<Received>> groups, Map<UUID, ItemStore.Claimed> claimed) {
-        List<Future<Map<UUID, Outcome>>> pending = new ArrayList<>();
-        Map<UUID, Outcome> outcomes = new HashMap<>();
+    private List<CallResult> callHandlers(Map<Group, List<Received>> groups, Map<Group, HandlerSpec> specs,
+                                          Map<UUID, ItemStore.Claimed> claimed) {
+        List<Future<CallResult>> pending = new ArrayList<>();
+        List<CallResult> results = new ArrayList<>();
         for (var entry : groups.entrySet()) {
             Group group = entry.getKey();
-            Optional<HandlerSpec> handler = integrations.handler(group.integrationKey(), group.handlerKey());
-            if (handler.isEmpty()) {
+            HandlerSpec spec = specs.get(group);
+            if (spec == null) {
                 Outcome unknown = new Outcome.Failed("unknown handler " + group.integrationKey() + "/" + group.handlerKey(), false);
+                Map<UUID, Outcome> outcomes = new HashMap<>();
                 entry.getValue().forEach(r -> outcomes.put(r.job().itemId(), unknown));
+                results.add(new CallResult(group, outcomes, Observation.NONE));
                 continue;
             }
-            HandlerSpec spec = handler.get();
             List<Received> members = entry.getValue();
             if (spec.batch()) {
                 int size = spec.configs().batchSize();
                 for (int from = 0; from < members.size(); from += size) {
                     List<Received> chunk = members.subList(from, Math.min(members.size(), from + size));
-                    pending.add(calls.submit(() -> callBatch(spec, chunk, claimed)));
+                    pending.add(calls.submit(() -> CallResult.of(group, callBatch(spec, chunk, claimed))));
                 }
             } else {
                 for (Received member : members) {
-                    pending.add(calls.submit(() -> Map.of(member.job().itemId(), callOne(spec, member, claimed))));
+                    pending.add(calls.submit(() -> CallResult.of(group, Map.of(member.job().itemId(), callOne(spec, member, claimed)))));
                 }
             }
         }
-        for (Future<Map<UUID, Outcome>> future : pending) {
+        for (Future<CallResult> future : pending) {
             try {
-                outcomes.putAll(future.get());
+                results.add(future.get());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while calling handlers", e);
@@ -143,7 +296,7 @@ public final class ItemWorker {
                 throw new IllegalStateException("handler call crashed", e.getCause());
             }
         }
-        return outcomes;
+        return results;
     }
 
     private Map<UUID, Outcome> callBatch(HandlerSpec spec, List<Received> chunk, Map<UUID, ItemStore.Claimed> claimed) {
@@ -153,9 +306,8 @@ public final class ItemWorker {
             bodies.add(itemBody(r.job(), claimed.get(r.job().itemId())));
             ids.add(r.job().itemId().toString());
         }
-        Map<String, Outcome> byId = handlers.processBatch(spec, bodies, ids);
         Map<UUID, Outcome> outcomes = new HashMap<>();
-        byId.forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+        handlers.processBatch(spec, bodies, ids).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
         return outcomes;
     }
 
@@ -183,7 +335,8 @@ public final class ItemWorker {
      * the same message (ChangeMessageVisibility, then listed as failed); final or permanent failures
      * go to the items DLQ, whose consumer stamps dlq_at; handler deferrals are re-sent delayed.
      */
-    private BatchResult settle(Map<UUID, Received> byItem, Map<UUID, ItemStore.Claimed> claimed, Map<UUID, Outcome> outcomes) {
+    private BatchResult settle(Map<UUID, Received> byItem, Map<UUID, ItemStore.Claimed> claimed, Map<UUID, Outcome> outcomes,
+                               List<Deferral> admissionDeferrals) {
         List<ItemStore.Result> results = new ArrayList<>();
         List<String> failedMessageIds = new ArrayList<>();
         Map<String, List<QueueClient.VisibilityChange>> backoffs = new HashMap<>();
@@ -192,6 +345,15 @@ public final class ItemWorker {
         List<UUID> toDlqIds = new ArrayList<>();
         Set<UUID> endedRuns = new LinkedHashSet<>();
         int maxAttempts = config.retry().maxAttempts();
+        for (Deferral deferral : admissionDeferrals) {
+            ItemJob job = deferral.received().job();
+            resends.computeIfAbsent(config.queues().items(job.trigger()), q -> new ArrayList<>())
+                    .add(new OutgoingMessage(Json.write(job.deferred().toJson()), delaySeconds(deferral.delay()), job.tenantId()));
+        }
+        if (!admissionDeferrals.isEmpty()) {
+            LOG.info("deferred", "items", admissionDeferrals.size(), "why", admissionDeferrals.getFirst().reason(),
+                    "delaySeconds", delaySeconds(admissionDeferrals.getFirst().delay()));
+        }
 
         for (var entry : outcomes.entrySet()) {
             UUID itemId = entry.getKey();
@@ -220,9 +382,9 @@ public final class ItemWorker {
                 }
                 case Outcome.Deferred d -> {
                     results.add(new ItemStore.Result.Deferred(itemId));
-                    int delay = (int) Math.min(OutgoingMessage.MAX_DELAY_SECONDS, Math.max(1, d.delay().toSeconds()));
                     resends.computeIfAbsent(config.queues().items(r.job().trigger()), q -> new ArrayList<>())
-                            .add(new OutgoingMessage(Json.write(r.job().withAttempt(attempt - 1).deferred().toJson()), delay, r.job().tenantId()));
+                            .add(new OutgoingMessage(Json.write(r.job().withAttempt(attempt - 1).deferred().toJson()),
+                                    delaySeconds(d.delay()), r.job().tenantId()));
                 }
             }
         }
@@ -237,6 +399,12 @@ public final class ItemWorker {
             runs.completeIfDone(endedRuns);
         }
         return new BatchResult(failedMessageIds);
+    }
+
+    /** Whole seconds, rounded up, within SQS's 0..900: an item that comes back early is simply deferred again. */
+    static int delaySeconds(java.time.Duration delay) {
+        long seconds = Math.ceilDiv(Math.max(0, delay.toMillis()), 1000L);
+        return (int) Math.min(OutgoingMessage.MAX_DELAY_SECONDS, Math.max(1, seconds));
     }
 
     /** The queue the message came from, by name; its trigger's tier when the source is unknown. */

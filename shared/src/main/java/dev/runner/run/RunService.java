@@ -4,6 +4,7 @@ import dev.runner.config.RunnerConfig;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
+import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
@@ -47,16 +48,18 @@ public final class RunService {
     private final ItemStore items;
     private final Integrations integrations;
     private final QueueClient queues;
+    private final ItemDispatcher dispatcher;
     private final Clock clock;
 
     public RunService(RunnerConfig config, Database db, RunStore runs, ItemStore items, Integrations integrations,
-                      QueueClient queues, Clock clock) {
+                      QueueClient queues, ItemDispatcher dispatcher, Clock clock) {
         this.config = config;
         this.db = db;
         this.runs = runs;
         this.items = items;
         this.integrations = integrations;
         this.queues = queues;
+        this.dispatcher = dispatcher;
         this.clock = clock;
     }
 
@@ -124,8 +127,7 @@ public final class RunService {
             runs.insert(connection, run, RunStatus.RUNNING, null);
             return items.insert(connection, run, fresh.keep(connection, newItems));
         });
-        queues.sendAll(config.queues().items(trigger), created.stream()
-                .map(item -> OutgoingMessage.of(Json.write(item.toJson()), tenantId)).toList());
+        dispatcher.dispatch(created);
         if (created.isEmpty()) {
             runs.completeIfDone(List.of(run.runId()));
         }

@@ -7,6 +7,7 @@ import dev.runner.handler.HandlerClient;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
+import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
@@ -38,9 +39,10 @@ public final class RunWorker {
     private final HandlerClient handlers;
     private final QueueClient queues;
     private final DeadLetterStore deadLetters;
+    private final ItemDispatcher dispatcher;
 
     public RunWorker(RunnerConfig config, RunStore runs, ItemStore items, Integrations integrations,
-                     HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters) {
+                     HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, ItemDispatcher dispatcher) {
         this.config = config;
         this.runs = runs;
         this.items = items;
@@ -48,6 +50,7 @@ public final class RunWorker {
         this.handlers = handlers;
         this.queues = queues;
         this.deadLetters = deadLetters;
+        this.dispatcher = dispatcher;
     }
 
     /** @param remainingMillis the invocation's time left (Lambda's Context) */
@@ -88,7 +91,6 @@ public final class RunWorker {
             return;
         }
         String cursor = state.get().pagesFetched() > 0 ? state.get().cursor() : job.cursor();
-        String itemsQueue = config.queues().items(job.trigger());
         long reserve = config.runTimeReserve().toMillis();
         while (true) {
             HandlerClient.Page page;
@@ -105,8 +107,7 @@ public final class RunWorker {
             List<ItemStore.NewItem> fetched = page.items().stream()
                     .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
             List<ItemJob> toSend = items.insert(job, fetched);
-            queues.sendAll(itemsQueue, toSend.stream()
-                    .map(item -> OutgoingMessage.of(Json.write(item.toJson()), item.tenantId())).toList());
+            dispatcher.dispatch(toSend);
             runs.saveCursor(job.runId(), page.nextCursor());
             if (page.nextCursor() == null) {
                 runs.finishFetching(job.runId());

@@ -16,6 +16,7 @@ class RunnerConfigTest {
     static Map<String, String> minimal() {
         Map<String, String> env = new HashMap<>();
         env.put("RUNNER_DATABASE_URL", "jdbc:postgresql://db/runner");
+        env.put("RUNNER_REDIS_URL", "redis://cache:6379");
         for (String queue : new String[] {"RUNS_MANUAL", "RUNS_SCHEDULE", "ITEMS_WEBHOOK", "ITEMS_MANUAL", "ITEMS_QUEUE",
                 "ITEMS_SCHEDULE", "INGEST", "RUNS_DLQ", "ITEMS_DLQ", "INGEST_DLQ"}) {
             env.put("RUNNER_QUEUE_" + queue, "https://sqs.us-east-1.amazonaws.com/1/runner-" + queue.toLowerCase().replace('_', '-'));

@@ -1,0 +1,17 @@
+package dev.runner.guard;
+
+/** An item asking for admission. {@code priority} is {@code Trigger.priority()}: 1 = most urgent. */
+public record Candidate(String itemId, String tenantId, int priority) {
+
+    public Candidate {
+        if (itemId == null || itemId.isEmpty()) {
+            throw new IllegalArgumentException("itemId is empty");
+        }
+        if (tenantId == null || tenantId.isEmpty()) {
+            throw new IllegalArgumentException("tenantId is empty for item " + itemId);
+        }
+        if (priority < 1) {
+            throw new IllegalArgumentException("priority < 1: " + priority);
+        }
+    }
+}

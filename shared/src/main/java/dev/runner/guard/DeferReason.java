@@ -1,0 +1,15 @@
+package dev.runner.guard;
+
+/** Why an item waits. None of them is a failure: a deferral never consumes an attempt. */
+public enum DeferReason {
+    /** The integration's breaker is open; the delay ends when it goes half-open. */
+    BREAKER_OPEN,
+    /** The breaker is half-open and its probes are all in flight. */
+    BREAKER_PROBING,
+    /** The handler's calls of the last minute reached its rate. */
+    HANDLER_RATE,
+    /** The handler's calls in flight reached its concurrency. */
+    HANDLER_CONCURRENCY,
+    /** The tenant's sliding window is full; the delay ends at the slot reserved for the item. */
+    TENANT_LIMIT
+}

@@ -1,0 +1,77 @@
+package dev.runner.redis;
+
+import java.util.Objects;
+
+/**
+ * The one place Redis keys are built. Every key carries a hash tag, so each script touches a
+ * single cluster slot: the integration's keys share {@code {i:<integration>}} (breaker, handler
+ * limits, pause flags, cached type), a tenant's window has {@code {t:<tenant>}}. Tests pass a
+ * unique prefix per test; production uses {@code runner}.
+ */
+public final class Keys {
+
+    /** Key namespace; never contains a brace, so the first '{' of every key opens its hash tag. */
+    private final String prefix;
+
+    public Keys(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        if (prefix.isBlank() || prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
+            throw new IllegalArgumentException("prefix must be non-blank and without braces: " + prefix);
+        }
+        this.prefix = prefix;
+    }
+
+    public String prefix() {
+        return prefix;
+    }
+
+    /** Hash: state, failures, successes, openedAt, halfOpenAt. Absent = closed with no failures. */
+    public String breaker(String integrationKey) {
+        return integration(integrationKey) + ":breaker";
+    }
+
+    /** Sorted set itemId → probe expiry (ms): the probes in flight while the breaker is half-open. */
+    public String probes(String integrationKey) {
+        return integration(integrationKey) + ":probes";
+    }
+
+    /** String: present while the handler is paused. */
+    public String paused(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":paused";
+    }
+
+    /** Sorted set itemId → lease expiry (ms): the handler's calls in flight. */
+    public String leases(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":leases";
+    }
+
+    /** Sorted set itemId → admission time (ms): the handler's admissions of the last minute. */
+    public String rate(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":rate";
+    }
+
+    /** Sorted set itemId → slot time (ms): the tenant's sliding window, future slots included. */
+    public String tenantWindow(String tenantId) {
+        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
+    }
+
+    /** String: the integration type's JSON. */
+    public String type(String integrationKey) {
+        return integration(integrationKey) + ":type";
+    }
+
+    private String integration(String integrationKey) {
+        return prefix + ":{i:" + require(integrationKey, "integrationKey") + "}";
+    }
+
+    private String handler(String integrationKey, String handlerKey) {
+        return integration(integrationKey) + ":h:" + require(handlerKey, "handlerKey");
+    }
+
+    private static String require(String value, String name) {
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException(name + " is empty");
+        }
+        return value;
+    }
+}

@@ -1,0 +1,308 @@
+package dev.runner.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One Lettuce connection to Redis, standalone or cluster (ElastiCache Serverless is cluster mode).
+ * Scripts run with EVALSHA and fall back to EVAL (which also caches the script) on NOSCRIPT, e.g.
+ * after a failover. {@link #run} sends several script calls together: one round trip.
+ *
+ * <p>The connection is opened lazily and re-opened on demand, at most once per {@code timeout}, so
+ * a Redis outage costs callers one fast {@link RedisUnavailableException}, not a connect timeout
+ * per call. While disconnected, commands are rejected instead of queued.
+ */
+public final class Redis implements AutoCloseable {
+
+    /** One script call: keys and arguments as the script's header lists them. */
+    public record Call(Script script, List<String> keys, List<String> args) {
+        public Call {
+            Objects.requireNonNull(script, "script");
+            keys = List.copyOf(keys);
+            args = List.copyOf(args);
+            if (keys.size() != script.keyCount()) {
+                throw new IllegalArgumentException(script + " takes " + script.keyCount() + " keys: " + keys);
+            }
+        }
+    }
+
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+
+    private final AbstractRedisClient client;
+    private final List<RedisURI> uris;
+    /** Command and connect timeout; also the pause between reconnect attempts. */
+    private final Duration timeout;
+
+    private StatefulConnection<String, String> connection;
+    private RedisClusterAsyncCommands<String, String> commands;
+    private long nextConnectNanos;
+
+    private Redis(AbstractRedisClient client, List<RedisURI> uris, Duration timeout) {
+        this.client = client;
+        this.uris = uris;
+        this.timeout = timeout;
+    }
+
+    /**
+     * {@code redis://host:port} = standalone; {@code redis-cluster://h:p[,h:p]}, {@code rediss-cluster://…}
+     * or {@code rediss://…} (ElastiCache Serverless: TLS and cluster mode) = cluster client.
+     * User info ({@code user:password@}) on the first seed applies to all seeds.
+     */
+    public static Redis connect(String url) {
+        return connect(url, DEFAULT_TIMEOUT);
+    }
+
+    public static Redis connect(String url, Duration timeout) {
+        Objects.requireNonNull(url, "url");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout <= 0: " + timeout);
+        }
+        int schemeEnd = url.indexOf("://");
+        if (schemeEnd < 0) {
+            throw new IllegalArgumentException("Redis URL without scheme: " + url);
+        }
+        String scheme = url.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
+        String rest = url.substring(schemeEnd + 3);
+        SocketOptions socket = SocketOptions.builder().connectTimeout(timeout).build();
+        TimeoutOptions timeouts = TimeoutOptions.enabled(timeout);
+        switch (scheme) {
+            case "redis" -> {
+                RedisURI uri = RedisURI.create(url);
+                uri.setTimeout(timeout);
+                RedisClient client = RedisClient.create(uri);
+                client.setOptions(ClientOptions.builder()
+                        .socketOptions(socket)
+                        .timeoutOptions(timeouts)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .build());
+                return new Redis(client, List.of(uri), timeout);
+            }
+            case "redis-cluster", "rediss-cluster", "rediss" -> {
+                boolean tls = scheme.startsWith("rediss");
+                List<RedisURI> seeds = seeds(rest, tls, timeout);
+                RedisClusterClient client = RedisClusterClient.create(seeds);
+                client.setOptions(ClusterClientOptions.builder()
+                        .socketOptions(socket)
+                        .timeoutOptions(timeouts)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers()
+                                .build())
+                        .build());
+                return new Redis(client, seeds, timeout);
+            }
+            default -> throw new IllegalArgumentException(
+                    "unknown Redis scheme " + scheme + " (redis, rediss, redis-cluster, rediss-cluster): " + url);
+        }
+    }
+
+    private static List<RedisURI> seeds(String rest, boolean tls, Duration timeout) {
+        String userInfo = "";
+        int at = rest.lastIndexOf('@');
+        if (at >= 0) {
+            userInfo = rest.substring(0, at + 1);
+            rest = rest.substring(at + 1);
+        }
+        List<RedisURI> seeds = new ArrayList<>();
+        for (String hostPort : rest.split(",")) {
+            String seed = hostPort.trim();
+            int slash = seed.indexOf('/');
+            if (slash >= 0) {
+                seed = seed.substring(0, slash);
+            }
+            if (seed.isEmpty()) {
+                continue;
+            }
+            RedisURI uri = RedisURI.create((tls ? "rediss://" : "redis://") + userInfo + seed);
+            uri.setTimeout(timeout);
+            seeds.add(uri);
+        }
+        if (seeds.isEmpty()) {
+            throw new IllegalArgumentException("Redis cluster URL without seed nodes");
+        }
+        return List.copyOf(seeds);
+    }
+
+    public boolean isCluster() {
+        return client instanceof RedisClusterClient;
+    }
+
+    /**
+     * Runs the calls pipelined (one round trip; a second only for scripts Redis no longer has)
+     * and returns their replies in order.
+     *
+     * @throws RedisUnavailableException Redis unreachable or too slow
+     * @throws RedisCommandExecutionException a script failed (a bug, not an outage)
+     */
+    public List<Object> run(List<Call> calls) {
+        if (calls.isEmpty()) {
+            return List.of();
+        }
+        List<Object> replies = new ArrayList<>(dispatch(calls, false));
+        List<Integer> unknown = new ArrayList<>();
+        for (int i = 0; i < replies.size(); i++) {
+            if (replies.get(i) == NO_SCRIPT) {
+                unknown.add(i);
+            }
+        }
+        if (!unknown.isEmpty()) {
+            List<Object> reloaded = dispatch(unknown.stream().map(calls::get).toList(), true);
+            for (int i = 0; i < unknown.size(); i++) {
+                replies.set(unknown.get(i), reloaded.get(i));
+            }
+        }
+        return replies;
+    }
+
+    /** Runs one call. */
+    public Object run(Call call) {
+        return run(List.of(call)).getFirst();
+    }
+
+    public String get(String key) {
+        return await(commands().get(key));
+    }
+
+    public void set(String key, String value) {
+        await(commands().set(key, value));
+    }
+
+    public void set(String key, String value, Duration ttl) {
+        await(commands().set(key, value, SetArgs.Builder.px(ttl.toMillis())));
+    }
+
+    public void delete(String key) {
+        await(commands().del(key));
+    }
+
+    public Map<String, String> hashGetAll(String key) {
+        return await(commands().hgetall(key));
+    }
+
+    /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
+    private static final Object NO_SCRIPT = new Object();
+
+    private List<Object> dispatch(List<Call> calls, boolean sendBody) {
+        List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
+        synchronized (this) {
+            var commands = commands();
+            // Standalone: one flush for all calls. Cluster: Lettuce writes each node's calls without
+            // waiting for replies; deferred flushing is left off there because a node connection
+            // opened during the batch would miss the flush.
+            boolean batch = !isCluster();
+            if (batch) {
+                connection.setAutoFlushCommands(false);
+            }
+            try {
+                for (Call call : calls) {
+                    String[] keys = call.keys().toArray(String[]::new);
+                    String[] args = call.args().toArray(String[]::new);
+                    futures.add(sendBody
+                            ? commands.eval(call.script().body(), ScriptOutputType.MULTI, keys, args)
+                            : commands.evalsha(call.script().sha(), ScriptOutputType.MULTI, keys, args));
+                }
+                if (batch) {
+                    connection.flushCommands();
+                }
+            } finally {
+                if (batch) {
+                    connection.setAutoFlushCommands(true);
+                }
+            }
+        }
+        List<Object> replies = new ArrayList<>(futures.size());
+        for (RedisFuture<Object> future : futures) {
+            try {
+                replies.add(await(future));
+            } catch (RedisNoScriptException e) {
+                replies.add(NO_SCRIPT);
+            }
+        }
+        return replies;
+    }
+
+    private <T> T await(RedisFuture<T> future) {
+        try {
+            return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisUnavailableException("interrupted waiting for Redis", e);
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            throw new RedisUnavailableException("Redis did not answer within " + timeout, e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RedisNoScriptException noScript) {
+                throw noScript;
+            }
+            if (cause instanceof RedisCommandExecutionException failed) {
+                throw failed;
+            }
+            throw new RedisUnavailableException("Redis call failed: " + cause, cause);
+        }
+    }
+
+    private synchronized RedisClusterAsyncCommands<String, String> commands() {
+        if (commands != null) {
+            return commands;
+        }
+        long now = System.nanoTime();
+        if (now - nextConnectNanos < 0) {
+            throw new RedisUnavailableException("Redis unreachable; next connect attempt within " + timeout, null);
+        }
+        try {
+            if (client instanceof RedisClusterClient cluster) {
+                StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect();
+                connection = clusterConnection;
+                commands = clusterConnection.async();
+            } else {
+                StatefulRedisConnection<String, String> single = ((RedisClient) client).connect();
+                connection = single;
+                commands = single.async();
+            }
+            return commands;
+        } catch (RuntimeException e) {
+            nextConnectNanos = now + timeout.toNanos();
+            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** host:port of the seeds, never the credentials. */
+    private String endpoints() {
+        return uris.stream().map(uri -> uri.getHost() + ":" + uri.getPort()).toList().toString();
+    }
+
+    @Override
+    public synchronized void close() {
+        if (connection != null) {
+            connection.close();
+        }
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+    }
+}

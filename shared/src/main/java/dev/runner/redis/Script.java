@@ -1,0 +1,78 @@
+package dev.runner.redis;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * Every Lua script Runner runs, with the number of keys it takes. The file is
+ * {@code redis/<name>-<keyCount>.lua}; its header is the contract (ScriptTest checks it).
+ */
+public enum Script {
+    /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
+    ADMIT_HANDLER("admitHandler", 5),
+    /** A tenant's sliding window: admit now or reserve the next free slot. */
+    ADMIT_TENANT("admitTenant", 1),
+    /** Breaker outcome of a group's handler calls, and release of their leases. */
+    REPORT_OUTCOME("reportOutcome", 3),
+    /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
+    RELEASE_HANDLER("releaseHandler", 3),
+    /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
+    REFUND_TENANT("refundTenant", 1);
+
+    private final String name;
+    private final int keyCount;
+    private final String body;
+    private final String sha;
+
+    Script(String name, int keyCount) {
+        this.name = name;
+        this.keyCount = keyCount;
+        this.body = load(resource(name, keyCount));
+        this.sha = sha1(body);
+    }
+
+    public int keyCount() {
+        return keyCount;
+    }
+
+    /** Classpath resource of the script. */
+    public String resource() {
+        return resource(name, keyCount);
+    }
+
+    public String body() {
+        return body;
+    }
+
+    /** SHA-1 of the body, as EVALSHA wants it. */
+    public String sha() {
+        return sha;
+    }
+
+    private static String resource(String name, int keyCount) {
+        return "redis/" + name + "-" + keyCount + ".lua";
+    }
+
+    private static String load(String resource) {
+        try (InputStream in = Script.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("script resource missing: " + resource);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("script resource unreadable: " + resource, e);
+        }
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 missing from the JDK", e);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package dev.runner.guard;
+
+import dev.runner.redis.RedisTargets;
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.List;
+
+import static dev.runner.guard.GuardFixture.group;
+import static dev.runner.guard.GuardFixture.items;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+/** The breaker's transitions through admitHandler-5.lua and reportOutcome-3.lua, on real Redis (single and cluster) with a hand-moved clock. */
+class BreakerIT {
+
+    private static final String CRM = "crm-x";
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void opensAfterFiveFailures(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        for (int i = 0; i < 4; i++) {
+            fail(f, 1);
+        }
+        assertEquals(BreakerState.CLOSED, f.guard.breaker(CRM).state());
+        assertEquals(4, f.guard.breaker(CRM).failures());
+        fail(f, 1);
+
+        BreakerSnapshot open = f.guard.breaker(CRM);
+        assertEquals(BreakerState.OPEN, open.state());
+        assertEquals(f.clock.millis(), open.openedAtMs());
+        var decision = assertInstanceOf(Admission.Deferred.class, admit(f, "after-open").getFirst());
+        assertEquals(DeferReason.BREAKER_OPEN, decision.reason());
+        assertEquals(Duration.ofSeconds(30), decision.delay());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void successResetsConsecutiveFailures(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 4);
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of())));
+        fail(f, 4);
+        assertEquals(BreakerState.CLOSED, f.guard.breaker(CRM).state());
+        fail(f, 1);
+        assertEquals(BreakerState.OPEN, f.guard.breaker(CRM).state());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void openDefersWithTheTimeLeftUntilHalfOpen(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(12));
+        var decision = assertInstanceOf(Admission.Deferred.class, admit(f, "wait").getFirst());
+        assertEquals(Duration.ofSeconds(18), decision.delay());
+        assertEquals(DeferReason.BREAKER_OPEN, decision.reason());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void halfOpenAfterOpenMs(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofMillis(29_999));
+        assertEquals(BreakerState.OPEN, f.guard.breaker(CRM).state());
+        assertInstanceOf(Admission.Deferred.class, admit(f, "early").getFirst());
+
+        f.clock.advance(Duration.ofMillis(1));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+        assertInstanceOf(Admission.Admitted.class, admit(f, "probe").getFirst());
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void closesAfterTwoSuccesses(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(30));
+        List<Admission> probes = admit(f, "probe", 2);
+        assertEquals(2, GuardFixture.count(probes, Admission.Admitted.class));
+
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of("probe-0"))));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+        assertEquals(1, f.guard.breaker(CRM).halfOpenSuccesses());
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of("probe-1"))));
+
+        BreakerSnapshot closed = f.guard.breaker(CRM);
+        assertEquals(BreakerState.CLOSED, closed.state());
+        assertEquals(0, closed.failures());
+        assertEquals(10, GuardFixture.count(admit(f, "flow", 10), Admission.Admitted.class));
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void halfOpenFailureReopens(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(30));
+        admit(f, "probe", 1);
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 0, 1, List.of("probe-0"))));
+
+        BreakerSnapshot reopened = f.guard.breaker(CRM);
+        assertEquals(BreakerState.OPEN, reopened.state());
+        assertEquals(f.clock.millis(), reopened.openedAtMs());
+        var decision = assertInstanceOf(Admission.Deferred.class, admit(f, "again").getFirst());
+        assertEquals(Duration.ofSeconds(30), decision.delay());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void halfOpenAdmitsBoundedProbes(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(30));
+
+        List<Admission> first = admit(f, "a", 5);
+        assertEquals(2, GuardFixture.count(first, Admission.Admitted.class));
+        var waiting = assertInstanceOf(Admission.Deferred.class, first.get(4));
+        assertEquals(DeferReason.BREAKER_PROBING, waiting.reason());
+        assertEquals(GuardFixture.TENANT.shortestDeferral(), waiting.delay());
+        assertEquals(0, GuardFixture.count(admit(f, "b", 3), Admission.Admitted.class), "probes still in flight");
+
+        // A probe ends with a success: its slot is free for the next probe.
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of("a-0"))));
+        assertEquals(1, GuardFixture.count(admit(f, "c", 3), Admission.Admitted.class));
+
+        // Probes whose worker died free their slot after the lease TTL.
+        f.clock.advance(GuardFixture.LEASE_TTL);
+        assertEquals(2, GuardFixture.count(admit(f, "d", 3), Admission.Admitted.class));
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void lateOutcomesWhileOpenAreIgnored(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        long openedAt = f.guard.breaker(CRM).openedAtMs();
+        f.clock.advance(Duration.ofSeconds(1));
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 3, 2, List.of())));
+        assertEquals(BreakerState.OPEN, f.guard.breaker(CRM).state());
+        assertEquals(openedAt, f.guard.breaker(CRM).openedAtMs());
+    }
+
+    private static void fail(GuardFixture f, int failures) {
+        f.guard.report(List.of(new GroupReport(CRM, "sync", 0, failures, List.of())));
+    }
+
+    private static List<Admission> admit(GuardFixture f, String prefix) {
+        return admit(f, prefix, 1);
+    }
+
+    private static List<Admission> admit(GuardFixture f, String prefix, int count) {
+        return f.admitOne(group(CRM, "sync", HandlerLimits.UNLIMITED, items(prefix, "acme", Trigger.WEBHOOK, count)));
+    }
+}

@@ -1,0 +1,96 @@
+package dev.runner.guard;
+
+import dev.runner.redis.Redis;
+import dev.runner.trigger.Trigger;
+import io.lettuce.core.RedisClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.embedded.RedisServer;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import static dev.runner.guard.GuardFixture.group;
+import static dev.runner.guard.GuardFixture.items;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The lead's budget at batch 10: admit + report = 2 round trips (0.2 per item) and about 2
+ * commands per item server-side, counted by Redis itself (INFO commandstats) on a server of its own.
+ */
+class BudgetIT {
+
+    private static RedisServer server;
+    private static String url;
+
+    @BeforeAll
+    static void start() throws IOException {
+        int port;
+        try (var socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"").build();
+        server.start();
+        url = "redis://127.0.0.1:" + port;
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        server.stop();
+    }
+
+    @Test
+    void batchOfTenCostsTwoRoundTripsAndAboutTwoCommandsPerItem() {
+        var client = RedisClient.create(url);
+        try (Redis redis = Redis.connect(url); var stats = client.connect()) {
+            var f = new GuardFixture(redis, GuardFixture.TENANT);
+            var limits = new HandlerLimits(50, 600);
+            // Warm-up: scripts cached, keys exist (the steady state of a busy worker).
+            f.admitOne(group("crm-x", "sync", limits, items("warm", "acme", Trigger.WEBHOOK, 10)));
+            f.guard.report(List.of(new GroupReport("crm-x", "sync", 10, 0, ids("warm", 10))));
+            stats.sync().configResetstat();
+
+            List<Admission> decisions = f.admitOne(group("crm-x", "sync", limits, items("b", "acme", Trigger.WEBHOOK, 10)));
+            f.guard.report(List.of(new GroupReport("crm-x", "sync", 10, 0, ids("b", 10))));
+
+            assertEquals(10, GuardFixture.count(decisions, Admission.Admitted.class));
+            Map<String, Long> calls = commandCalls(stats.sync().info("commandstats"));
+            long scripts = calls.getOrDefault("evalsha", 0L);
+            long total = calls.values().stream().mapToLong(Long::longValue).sum();
+            System.out.println("BudgetIT commands for admit+report of 10 items: " + calls + " total " + total);
+            assertEquals(3, scripts, "2 script calls in the admit round trip, 1 in the report round trip");
+            assertTrue(total <= 21, "server-side commands for 10 items, scripts included: " + total);
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    private static List<String> ids(String prefix, int count) {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            ids.add(prefix + "-" + i);
+        }
+        return ids;
+    }
+
+    /** cmdstat_zadd:calls=3,usec=… lines → zadd=3; the INFO call itself is left out. */
+    private static Map<String, Long> commandCalls(String info) {
+        Map<String, Long> calls = new TreeMap<>();
+        for (String line : info.split("\r?\n")) {
+            if (!line.startsWith("cmdstat_")) {
+                continue;
+            }
+            String name = line.substring("cmdstat_".length(), line.indexOf(':'));
+            String count = line.substring(line.indexOf("calls=") + 6, line.indexOf(',', line.indexOf("calls=")));
+            if (!name.equals("info") && !name.equals("config")) {
+                calls.put(name, Long.parseLong(count));
+            }
+        }
+        return calls;
+    }
+}

@@ -1,0 +1,62 @@
+package dev.runner.guard;
+
+import dev.runner.config.RunnerConfig;
+import dev.runner.redis.Keys;
+import dev.runner.redis.Redis;
+import dev.runner.redis.RedisTargets;
+import dev.runner.redis.TestClock;
+import dev.runner.trigger.Trigger;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/** A Guard on a unique key prefix and a hand-moved clock, with the seed's defaults. */
+final class GuardFixture {
+
+    static final RunnerConfig.Breaker BREAKER = new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2);
+    static final RunnerConfig.TenantLimit TENANT = new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5));
+    static final Duration LEASE_TTL = Duration.ofSeconds(90);
+
+    final Redis redis;
+    final Keys keys = RedisTargets.uniqueKeys();
+    final TestClock clock = TestClock.now();
+    final Guard guard;
+
+    GuardFixture(RedisTargets.Target target) {
+        this(target.redis(), TENANT);
+    }
+
+    GuardFixture(Redis redis, RunnerConfig.TenantLimit tenantLimit) {
+        this.redis = redis;
+        this.guard = new Guard(redis, keys, BREAKER, tenantLimit, clock, LEASE_TTL);
+    }
+
+    /** Another Guard (own connection) on the same keys and clock: a second worker. */
+    Guard anotherWorker(Redis connection) {
+        return new Guard(connection, keys, BREAKER, TENANT, clock, LEASE_TTL);
+    }
+
+    static GroupRequest group(String integration, String handler, HandlerLimits limits, List<Candidate> items) {
+        return new GroupRequest(integration, handler, limits, items);
+    }
+
+    /** {@code count} items of one tenant at the given tier, ids prefix-0, prefix-1, … */
+    static List<Candidate> items(String prefix, String tenant, Trigger trigger, int count) {
+        return IntStream.range(0, count)
+                .mapToObj(i -> new Candidate(prefix + "-" + i, tenant, trigger.priority()))
+                .toList();
+    }
+
+    List<Admission> admitOne(GroupRequest group) {
+        return guard.admit(List.of(group)).getFirst().decisions();
+    }
+
+    static long count(List<Admission> decisions, Class<? extends Admission> kind) {
+        return decisions.stream().filter(kind::isInstance).count();
+    }
+
+    static List<String> admittedIds(List<Admission> decisions) {
+        return decisions.stream().filter(Admission.Admitted.class::isInstance).map(Admission::itemId).toList();
+    }
+}

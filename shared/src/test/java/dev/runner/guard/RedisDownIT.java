@@ -1,0 +1,77 @@
+package dev.runner.guard;
+
+import dev.runner.redis.Redis;
+import dev.runner.redis.RedisTargets;
+import dev.runner.redis.RedisUnavailableException;
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.api.Test;
+import redis.embedded.RedisServer;
+
+import java.time.Duration;
+import java.util.List;
+
+import static dev.runner.guard.GuardFixture.count;
+import static dev.runner.guard.GuardFixture.group;
+import static dev.runner.guard.GuardFixture.items;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The fail-open policy with Redis unreachable from the start and Redis dying under a live Guard. */
+class RedisDownIT {
+
+    private static final HandlerLimits TIGHT = new HandlerLimits(1, 1);
+
+    @Test
+    void admitFailsOpenWhenRedisIsUnreachable() {
+        try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
+            var f = new GuardFixture(down, GuardFixture.TENANT);
+            List<GroupAdmission> admissions = f.guard.admit(List.of(
+                    group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.SCHEDULE, 5)),
+                    group("erp-y", "push", TIGHT, items("b", "acme", Trigger.WEBHOOK, 2))));
+            assertEquals(5, count(admissions.get(0).decisions(), Admission.Admitted.class));
+            assertEquals(2, count(admissions.get(1).decisions(), Admission.Admitted.class));
+        }
+    }
+
+    @Test
+    void breakerCountsAsClosedAndReportsAreDropped() {
+        try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
+            var f = new GuardFixture(down, GuardFixture.TENANT);
+            f.guard.report(List.of(new GroupReport("crm-x", "sync", 0, 9, List.of("a-0"))));
+            assertEquals(BreakerState.CLOSED, f.guard.breaker("crm-x").state());
+        }
+    }
+
+    @Test
+    void pauseThatDidNotReachRedisIsAnError() {
+        try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
+            var f = new GuardFixture(down, GuardFixture.TENANT);
+            assertThrows(RedisUnavailableException.class, () -> f.guard.setPaused("crm-x", "sync", true));
+        }
+    }
+
+    @Test
+    void admitFailsOpenWhenRedisDiesAndRecoversWhenItReturns() throws Exception {
+        int port;
+        try (var socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = socket.getLocalPort();
+        }
+        RedisServer server = RedisServer.newRedisServer().port(port).bind("127.0.0.1").setting("save \"\"").build();
+        server.start();
+        try (Redis redis = Redis.connect("redis://127.0.0.1:" + port, Duration.ofMillis(500))) {
+            var f = new GuardFixture(redis, GuardFixture.TENANT);
+            f.guard.setPaused("crm-x", "sync", true);
+            assertTrue(f.admitOne(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.WEBHOOK, 2)))
+                    .stream().allMatch(Admission.Paused.class::isInstance));
+
+            server.stop();
+            assertEquals(2, count(f.admitOne(group("crm-x", "sync", TIGHT, items("b", "acme", Trigger.WEBHOOK, 2))),
+                    Admission.Admitted.class), "fail-open: no item is parked or lost while Redis is away");
+        } finally {
+            if (server.isActive()) {
+                server.stop();
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package dev.runner.guard;
+
+import dev.runner.config.RunnerConfig;
+import dev.runner.redis.RedisTargets;
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static dev.runner.guard.GuardFixture.admittedIds;
+import static dev.runner.guard.GuardFixture.count;
+import static dev.runner.guard.GuardFixture.group;
+import static dev.runner.guard.GuardFixture.items;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The tenant sliding window of admitTenant-1.lua and its interplay with the handler script, on real Redis (single and cluster). */
+class TenantWindowIT {
+
+    private static final String CRM = "crm-x";
+    private static final String SYNC = "sync";
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void windowHoldsAtItsEdges(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(5, Duration.ofSeconds(5)));
+        assertEquals(5, count(admit(f, "a", "acme", 5), Admission.Admitted.class));
+
+        f.clock.advance(Duration.ofMillis(59_999));
+        var full = assertInstanceOf(Admission.Deferred.class, admit(f, "b", "acme", 1).getFirst());
+        assertEquals(DeferReason.TENANT_LIMIT, full.reason());
+        assertEquals(Duration.ofSeconds(5), full.delay(), "room comes in 1 ms, but no deferral is shorter than shortestDeferral");
+        assertEquals(5, count(admit(f, "other", "globex", 5), Admission.Admitted.class), "other tenants are not held back");
+
+        f.clock.advance(Duration.ofMillis(1));
+        assertEquals(4, count(admit(f, "c", "acme", 5), Admission.Admitted.class),
+                "b-0 holds a reserved slot 5 s ahead, so the window has room for 4");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void deferralsAreComputedAndSpreadOverFutureWindows(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)));
+        long start = f.clock.millis();
+        // 20,000 items of one tenant arrive in batches of 10 within one second.
+        Map<String, Long> dueAt = new HashMap<>();
+        int admittedNow = 0;
+        for (int batch = 0; batch < 2000; batch++) {
+            for (Admission decision : admit(f, "b" + batch, "bulk", 10)) {
+                switch (decision) {
+                    case Admission.Admitted a -> admittedNow++;
+                    case Admission.Deferred d -> {
+                        assertEquals(DeferReason.TENANT_LIMIT, d.reason());
+                        dueAt.put(d.itemId(), f.clock.millis() + d.delay().toMillis());
+                    }
+                    case Admission.Paused p -> throw new AssertionError("not paused: " + p);
+                }
+            }
+            if (batch % 4 == 0) {
+                f.clock.advance(Duration.ofMillis(2));
+            }
+        }
+        assertEquals(1000, admittedNow);
+        assertEquals(19_000, dueAt.size());
+        // Slot k of the deferred items falls in minute 1 + k / 1000: each future minute gets exactly 1,000.
+        Map<Long, Integer> perMinute = new HashMap<>();
+        dueAt.values().forEach(t -> perMinute.merge((t - start) / 60_000, 1, Integer::sum));
+        for (long minute = 1; minute <= 19; minute++) {
+            assertEquals(1000, perMinute.get(minute), "minute " + minute);
+        }
+
+        // Coming back at its slot, every item is admitted at once: one deferral per item.
+        List<Map.Entry<String, Long>> byDue = new ArrayList<>(dueAt.entrySet());
+        byDue.sort(Map.Entry.comparingByValue());
+        int readmitted = 0;
+        for (int i = 0; i < byDue.size(); i += 10) {
+            List<Map.Entry<String, Long>> batch = byDue.subList(i, Math.min(i + 10, byDue.size()));
+            long due = batch.getLast().getValue();
+            if (due > f.clock.millis()) {
+                f.clock.advance(Duration.ofMillis(due - f.clock.millis()));
+            }
+            List<Candidate> back = batch.stream().map(e -> new Candidate(e.getKey(), "bulk", Trigger.SCHEDULE.priority())).toList();
+            readmitted += (int) count(f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED, back)), Admission.Admitted.class);
+        }
+        assertEquals(19_000, readmitted);
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void earlyReturnWaitsForItsOwnSlotWithoutTakingAnother(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(2, Duration.ofSeconds(5)));
+        admit(f, "a", "acme", 2);
+        var first = assertInstanceOf(Admission.Deferred.class, admit(f, "b", "acme", 1).getFirst());
+        assertEquals(Duration.ofSeconds(60), first.delay());
+
+        // SQS caps DelaySeconds at 15 min; an item may come back before its slot.
+        f.clock.advance(Duration.ofSeconds(20));
+        var again = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED,
+                List.of(new Candidate("b-0", "acme", 1)))).getFirst());
+        assertEquals(Duration.ofSeconds(40), again.delay());
+        var next = assertInstanceOf(Admission.Deferred.class, admit(f, "c", "acme", 1).getFirst());
+        assertEquals(Duration.ofSeconds(40), next.delay(), "c-0 queues behind a-1's slot, not behind b-0 twice");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void tenantDeferralGivesBackTheHandlerLease(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        var limits = new HandlerLimits(2, 0);
+        List<Admission> decisions = f.admitOne(group(CRM, SYNC, limits, List.of(
+                new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
+        assertEquals(List.of("x"), admittedIds(decisions));
+        assertEquals(DeferReason.TENANT_LIMIT, ((Admission.Deferred) decisions.get(1)).reason());
+
+        // The give-back rides on the next round trip; then y's lease is free for another tenant.
+        f.guard.report(List.of());
+        assertEquals(List.of("z"), admittedIds(f.admitOne(group(CRM, SYNC, limits, List.of(
+                new Candidate("z", "globex", 1), new Candidate("w", "globex", 1))))));
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void handlerDeferralGivesBackTheTenantSlot(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(3, Duration.ofSeconds(5)));
+        List<Admission> decisions = f.admitOne(group(CRM, SYNC, new HandlerLimits(1, 0), items("a", "acme", Trigger.WEBHOOK, 3)));
+        assertEquals(List.of("a-0"), admittedIds(decisions));
+
+        f.guard.report(List.of(new GroupReport(CRM, SYNC, 1, 0, List.of("a-0"))));
+        List<Admission> other = f.admitOne(group(CRM, "other", HandlerLimits.UNLIMITED, items("b", "acme", Trigger.WEBHOOK, 3)));
+        assertEquals(2, count(other, Admission.Admitted.class), "a-1 and a-2 never ran, so their slots came back");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void pausedItemGivesBackItsReservedSlot(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        admit(f, "a", "acme", 1);
+        f.guard.setPaused(CRM, SYNC, true);
+        assertInstanceOf(Admission.Paused.class, admit(f, "b", "acme", 1).getFirst());
+        f.guard.report(List.of());
+        f.guard.setPaused(CRM, SYNC, false);
+
+        var next = assertInstanceOf(Admission.Deferred.class, admit(f, "c", "acme", 1).getFirst());
+        assertEquals(Duration.ofSeconds(60), next.delay(), "c-0 takes the slot b-0 gave back, not the one after it");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void longerOfTwoDeferralsWins(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        for (int i = 0; i < 5; i++) {
+            f.guard.report(List.of(new GroupReport(CRM, SYNC, 0, 1, List.of())));
+        }
+        admit(f, "fill", "acme", 1);   // breaker open: refunded, but the window saw it at admission
+        f.guard.report(List.of());
+        admit(f, "other", "globex", 1);
+        f.clock.advance(Duration.ofSeconds(25));
+        List<Admission> decisions = f.guard.admit(List.of(group("erp-y", SYNC, HandlerLimits.UNLIMITED, items("t", "acme", Trigger.WEBHOOK, 2))))
+                .getFirst().decisions();
+        assertInstanceOf(Admission.Admitted.class, decisions.get(0));
+        var tenant = assertInstanceOf(Admission.Deferred.class, decisions.get(1));
+        assertEquals(DeferReason.TENANT_LIMIT, tenant.reason());
+
+        var breaker = assertInstanceOf(Admission.Deferred.class, admit(f, "open", "zeta", 1).getFirst());
+        assertEquals(DeferReason.BREAKER_OPEN, breaker.reason());
+        assertEquals(Duration.ofSeconds(5), breaker.delay());
+        assertTrue(tenant.delay().compareTo(breaker.delay()) > 0);
+        var both = assertInstanceOf(Admission.Deferred.class, admit(f, "both", "acme", 1).getFirst());
+        assertEquals(DeferReason.TENANT_LIMIT, both.reason(), "tenant slot is 60 s away, breaker half-opens in 5 s");
+    }
+
+    private static List<Admission> admit(GuardFixture f, String prefix, String tenant, int count) {
+        return f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED, items(prefix, tenant, Trigger.SCHEDULE, count)));
+    }
+}
