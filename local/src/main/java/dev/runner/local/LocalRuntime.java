@@ -19,14 +19,17 @@ import dev.runner.local.template.Intrinsics;
 import dev.runner.local.template.QueueDefinition;
 import dev.runner.local.template.Template;
 import dev.runner.local.template.TemplateException;
+import dev.runner.store.Database;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import dev.runner.store.Database;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
+
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 import java.net.URI;
 import java.security.SecureRandom;
@@ -76,6 +79,8 @@ public final class LocalRuntime implements AutoCloseable {
     private DemoHandlerService demo;
     private String postgresUrl;
     private boolean stopped;
+    /** Set by close() before it waits for a start in progress, which gives up at its next step. */
+    private volatile boolean stopping;
 
     private LocalRuntime(LocalOptions options, Clock clock) {
         this.options = options;
@@ -95,16 +100,33 @@ public final class LocalRuntime implements AutoCloseable {
         }
         var runtime = new LocalRuntime(options, Clock.systemUTC());
         Runtime.getRuntime().addShutdownHook(new Thread(runtime::close, "local-runtime-stop"));
+        // Ctrl-C during the start is held back until the start reaches a step where it can stop:
+        // a JVM shutdown while embedded Postgres is starting would leave its postmaster behind
+        // (its library cannot register its own stop hook once shutdown has begun).
+        Map<Signal, SignalHandler> defaults = holdStopSignals(runtime);
         try {
             runtime.startAll();
-        } catch (EmbeddedServers.PortTakenException e) {
+        } catch (RuntimeException e) {
             runtime.close();
-            System.err.println(e.getMessage());
-            System.exit(2);
-        } catch (TemplateException | LocalFunction.FunctionLoadException | IllegalArgumentException e) {
-            runtime.close();
-            System.err.println("cannot start: " + e.getMessage());
+            if (runtime.stopping && !(e instanceof EmbeddedServers.PortTakenException)) {
+                System.exit(130);
+            }
+            if (e instanceof EmbeddedServers.PortTakenException) {
+                System.err.println(e.getMessage());
+                System.exit(2);
+            }
+            if (e instanceof TemplateException || e instanceof LocalFunction.FunctionLoadException
+                    || e instanceof IllegalArgumentException) {
+                System.err.println("cannot start: " + e.getMessage());
+            } else {
+                System.err.println("cannot start: " + e);
+                e.printStackTrace();
+            }
             System.exit(1);
+        }
+        defaults.forEach(Signal::handle);
+        if (runtime.stopping) {
+            System.exit(130);
         }
         System.out.println(runtime.readyLine());
         System.out.println("RUNNER_API_KEY=" + runtime.apiKey());
@@ -153,15 +175,17 @@ public final class LocalRuntime implements AutoCloseable {
         return demo;
     }
 
-    private void startAll() {
+    private synchronized void startAll() {
         Instant began = clock.instant();
         var template = Template.read(options.template(), options.parameterOverrides(), this::dynamicReference);
         template.warnings().forEach(w -> LOG.warn("template: {}", w));
         List<QueueDefinition> queues = template.queues();
 
         api = ApiServer.bind(options.apiPort(), clock);
+        checkNotStopping();
         servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()));
         postgresUrl = "jdbc:postgresql://127.0.0.1:" + URI.create(servers.endpoints().jdbcUrl().substring(5)).getPort() + "/postgres";
+        checkNotStopping();
         migrate();
         useLocalAwsDefaults();
         sqs = SqsClient.builder()
@@ -175,6 +199,7 @@ public final class LocalRuntime implements AutoCloseable {
         Map<String, String> urlsByName = new LinkedHashMap<>();
         queues.forEach(q -> urlsByName.put(q.name(), queueUrls.get(q.logicalId())));
 
+        checkNotStopping();
         if (options.demo()) {
             demo = DemoHandlerService.start();
         }
@@ -205,6 +230,7 @@ public final class LocalRuntime implements AutoCloseable {
                 LOG.info("wired {} -> {}", describe(source), definition.logicalId());
             }
         }
+        checkNotStopping();
         api.start(routes);
         pollers.forEach(QueuePoller::start);
         if (demo != null) {
@@ -287,7 +313,14 @@ public final class LocalRuntime implements AutoCloseable {
 
     /** Stops schedules and pollers (letting running batches finish), the API, then the servers. */
     @Override
-    public synchronized void close() {
+    public void close() {
+        stopping = true;
+        synchronized (this) {
+            closeOnce();
+        }
+    }
+
+    private void closeOnce() {
         if (stopped) {
             return;
         }
@@ -304,6 +337,26 @@ public final class LocalRuntime implements AutoCloseable {
             closeQuietly(servers);
         } finally {
             closed.countDown();
+        }
+    }
+
+    /** Until the start is done, INT and TERM only ask it to stop; returns the handlers to restore. */
+    private static Map<Signal, SignalHandler> holdStopSignals(LocalRuntime runtime) {
+        Map<Signal, SignalHandler> defaults = new LinkedHashMap<>();
+        for (String name : List.of("INT", "TERM")) {
+            try {
+                Signal signal = new Signal(name);
+                defaults.put(signal, Signal.handle(signal, received -> runtime.stopping = true));
+            } catch (IllegalArgumentException e) {
+                // A platform without this signal: nothing to hold back.
+            }
+        }
+        return defaults;
+    }
+
+    private void checkNotStopping() {
+        if (stopping) {
+            throw new IllegalStateException("stopped while starting");
         }
     }
 
