@@ -4,9 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.http.ApiResponse;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.Map;
@@ -25,18 +24,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ResilienceIT {
 
-    private static PipelineFixture fixture;
-
-    @BeforeAll
-    static void start() {
-        fixture = new PipelineFixture(Map.of("RUNNER_BREAKER_OPEN_MS", "3000", "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000",
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of("RUNNER_BREAKER_OPEN_MS", "3000", "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000",
                 "RUNNER_TENANT_DEFER_MS", "1000"));
-    }
-
-    @AfterAll
-    static void stop() {
-        fixture.close();
-    }
 
     @Test
     void aFourSecondOutageLosesNoItemAndTheBreakerSparesTheHandler() {
