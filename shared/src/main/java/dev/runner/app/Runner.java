@@ -90,6 +90,11 @@ public final class Runner implements AutoCloseable {
         this.deadLetters = new DeadLetterService(config.queues(), itemStore, runStore, deadLetterStore);
     }
 
+    /** Every root built for an environment in this JVM: what benchmarks read their cost meters from. */
+    public static java.util.Collection<Runner> roots() {
+        return java.util.List.copyOf(BY_ENVIRONMENT.values());
+    }
+
     /** The root for this environment, built on first use (a Lambda cold start) and kept. */
     public static Runner forEnvironment(Map<String, String> environment) {
         return BY_ENVIRONMENT.computeIfAbsent(Map.copyOf(environment),
