@@ -85,7 +85,7 @@ public final class Runner implements AutoCloseable {
         api.route("POST", "/handlers/{integrationKey}/{handlerKey}/pause", pauses::pause)
                 .route("POST", "/handlers/{integrationKey}/{handlerKey}/resume", pauses::resume)
                 .route("GET", "/breakers/{integrationKey}", pauses::breaker);
-        this.scheduler = new Scheduler(db, runService, runStore);
+        this.scheduler = new Scheduler(db, runService, runStore, itemStore, dispatcher);
         this.ingest = new IngestService(runService, deadLetterStore);
         this.deadLetters = new DeadLetterService(config.queues(), itemStore, runStore, deadLetterStore);
     }
