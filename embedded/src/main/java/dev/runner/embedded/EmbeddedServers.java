@@ -67,6 +67,11 @@ public final class EmbeddedServers implements AutoCloseable {
             postgres = EmbeddedPostgres.builder()
                     .setPort(ports.postgres() == 0 ? freePort() : ports.postgres())
                     .setPGStartupWait(Duration.ofSeconds(60))
+                    // A throwaway server: durability is not worth an fsync per commit here.
+                    .setServerConfig("fsync", "off")
+                    .setServerConfig("synchronous_commit", "off")
+                    .setServerConfig("full_page_writes", "off")
+                    .setServerConfig("max_connections", "300")
                     .start();
         } catch (IOException e) {
             throw new IllegalStateException("embedded Postgres did not start: " + e.getMessage(), e);

@@ -29,6 +29,6 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(runner.itemWorker().process(SqsEvents.messages(event)).failedMessageIds());
+        return SqsEvents.response(runner.itemWorker().process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds());
     }
 }

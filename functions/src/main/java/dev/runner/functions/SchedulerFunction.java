@@ -32,6 +32,6 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
     @Override
     public String handleRequest(ScheduledEvent event, Context context) {
         Scheduler.Tick tick = runner.scheduler().tick(Instant.now());
-        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent();
+        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent();
     }
 }

@@ -6,9 +6,8 @@ import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.run.RunService;
 import dev.runner.trigger.Trigger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -24,17 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ItemWorkerCostIT {
 
-    private static PipelineFixture fixture;
-
-    @BeforeAll
-    static void start() {
-        fixture = new PipelineFixture(Map.of());
-    }
-
-    @AfterAll
-    static void stop() {
-        fixture.close();
-    }
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of());
 
     @Test
     void aTenItemBatchCostsAtMostFourStatementsOneHandlerCallAndNoSqsRequest() {

@@ -28,9 +28,10 @@ import static org.awaitility.Awaitility.await;
 /**
  * One stack of real servers for a test class: queues, a Runner, a fake handler service and the
  * event source pump. Each {@link #integration} is a new tenant, type and handler, so tests in a
- * class never see each other's data.
+ * class never see each other's data. Register it as a static {@code @RegisterExtension} field:
+ * it starts with the class and closes after its last test.
  */
-final class PipelineFixture implements AutoCloseable {
+final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.extension.AfterAllCallback {
 
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
@@ -106,6 +107,11 @@ final class PipelineFixture implements AutoCloseable {
         await().atMost(within).pollInterval(Duration.ofMillis(50))
                 .until(() -> runner.runStore().find(runId).map(Run::status).orElse(null) == status);
         return runner.runStore().find(runId).orElseThrow();
+    }
+
+    @Override
+    public void afterAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+        close();
     }
 
     @Override

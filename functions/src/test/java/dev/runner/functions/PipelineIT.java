@@ -10,9 +10,8 @@ import dev.runner.json.Json;
 import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
 import dev.runner.testing.FakeHandler;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.util.List;
@@ -27,17 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The core pipeline end to end: function classes fed the events/ samples, real Postgres, SQS and HTTP. */
 class PipelineIT {
 
-    private static PipelineFixture fixture;
-
-    @BeforeAll
-    static void start() {
-        fixture = new PipelineFixture(Map.of());
-    }
-
-    @AfterAll
-    static void stop() {
-        fixture.close();
-    }
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of());
 
     @Test
     void signedWebhookItemsReachTheHandlerAndTheRunCompletes() {

@@ -8,9 +8,8 @@ import dev.runner.item.ItemStatus;
 import dev.runner.json.Json;
 import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -25,17 +24,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The other producers and consumers: scheduler, ingest, redrive, runs DLQ, fetch continuation. */
 class ProducersIT {
 
-    private static PipelineFixture fixture;
-
-    @BeforeAll
-    static void start() {
-        fixture = new PipelineFixture(Map.of());
-    }
-
-    @AfterAll
-    static void stop() {
-        fixture.close();
-    }
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of());
 
     @Test
     void aDueScheduleFiresOnceEvenWhenTwoTicksOverlap() {

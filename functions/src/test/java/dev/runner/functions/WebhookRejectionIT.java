@@ -5,9 +5,9 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
 import dev.runner.security.Signature;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -21,18 +21,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Bad webhooks get their own 4xx with a JSON {error, message}, never a 5xx; real Postgres behind. */
 class WebhookRejectionIT {
 
-    private static PipelineFixture fixture;
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of("RUNNER_WEBHOOK_MAX_BYTES", "2048"));
     private static PipelineFixture.Integration integration;
 
     @BeforeAll
     static void start() {
-        fixture = new PipelineFixture(Map.of("RUNNER_WEBHOOK_MAX_BYTES", "2048"));
         integration = fixture.integration(false);
-    }
-
-    @AfterAll
-    static void stop() {
-        fixture.close();
     }
 
     @Test

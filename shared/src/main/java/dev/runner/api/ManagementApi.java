@@ -85,10 +85,13 @@ public final class ManagementApi {
         }
         try {
             return router.route(request);
-        } catch (IllegalArgumentException e) {
+        } catch (Json.InvalidJsonException | BadRequest e) {
             return ApiResponse.error(400, "bad_request", e.getMessage());
         } catch (RunService.RunRefused e) {
-            return ApiResponse.error(404, "not_found", e.getMessage());
+            return ApiResponse.error(e.status(), e.status() == 404 ? "not_found" : "conflict", e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.error("management call failed", "method", request.method(), "path", request.path(), "error", e);
+            return ApiResponse.error(503, "unavailable", "Runner cannot answer this right now; retry later");
         }
     }
 
@@ -186,7 +189,7 @@ public final class ManagementApi {
         String statusParam = request.query().get("status");
         ItemStatus status = null;
         if (statusParam != null) {
-            status = ItemStatus.parse(statusParam).orElseThrow(() -> new IllegalArgumentException(
+            status = ItemStatus.parse(statusParam).orElseThrow(() -> new BadRequest(
                     "status must be one of " + List.of(ItemStatus.values()).stream().map(ItemStatus::wireName).collect(Collectors.joining(", "))));
         }
         int limit = parseLimit(request.query().get("limit"));
@@ -221,11 +224,18 @@ public final class ManagementApi {
         return runs.find(parseUuid("runId", request.pathParameter("runId")));
     }
 
+    /** Input the caller got wrong; its message says what. */
+    static final class BadRequest extends RuntimeException {
+        BadRequest(String message) {
+            super(message);
+        }
+    }
+
     private static UUID parseUuid(String field, String value) {
         try {
             return UUID.fromString(value);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(field + " must be a UUID: " + value);
+            throw new BadRequest(field + " must be a UUID: " + value);
         }
     }
 
@@ -236,11 +246,11 @@ public final class ManagementApi {
         try {
             int limit = Integer.parseInt(value);
             if (limit < 1 || limit > MAX_PAGE) {
-                throw new IllegalArgumentException("limit must be 1.." + MAX_PAGE + ": " + value);
+                throw new BadRequest("limit must be 1.." + MAX_PAGE + ": " + value);
             }
             return limit;
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("limit must be a whole number: " + value);
+            throw new BadRequest("limit must be a whole number: " + value);
         }
     }
 }

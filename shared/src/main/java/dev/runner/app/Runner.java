@@ -85,9 +85,14 @@ public final class Runner implements AutoCloseable {
         api.route("POST", "/handlers/{integrationKey}/{handlerKey}/pause", pauses::pause)
                 .route("POST", "/handlers/{integrationKey}/{handlerKey}/resume", pauses::resume)
                 .route("GET", "/breakers/{integrationKey}", pauses::breaker);
-        this.scheduler = new Scheduler(db, runService, runStore);
+        this.scheduler = new Scheduler(db, runService, runStore, itemStore, dispatcher);
         this.ingest = new IngestService(runService, deadLetterStore);
         this.deadLetters = new DeadLetterService(config.queues(), itemStore, runStore, deadLetterStore);
+    }
+
+    /** Every root built for an environment in this JVM: what benchmarks read their cost meters from. */
+    public static java.util.Collection<Runner> roots() {
+        return java.util.List.copyOf(BY_ENVIRONMENT.values());
     }
 
     /** The root for this environment, built on first use (a Lambda cold start) and kept. */

@@ -38,6 +38,17 @@ public record RunnerConfig(
         Duration itemClaimLease,
         int databasePoolSize) {
 
+    /** Everything but the secrets (API key, signing secret, passwords, credentials in URLs). */
+    @Override
+    public String toString() {
+        return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
+                + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint + ", awsRegion=" + awsRegion
+                + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", handlerSigningSecret=***"
+                + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
+                + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
+                + ", databasePoolSize=" + databasePoolSize + "]";
+    }
+
     public record Database(String jdbcUrl, String user, String password) {
         @Override
         public String toString() {

@@ -70,7 +70,7 @@ public final class HandlerClient {
     }
 
     public Page fetch(HandlerSpec handler, ObjectNode request) throws HandlerCallException {
-        Answer answer = post(handler.endpoint("fetch"), handler, request, null);
+        Answer answer = post(handler.endpoint("fetch"), handler, request, null, Duration.ofMillis(handler.configs().timeoutMs()));
         Outcome outcome = answer.outcome();
         if (!(outcome instanceof Outcome.Succeeded)) {
             throw new HandlerCallException(outcome instanceof Outcome.Failed f ? f
@@ -99,21 +99,21 @@ public final class HandlerClient {
     }
 
     /** {@code /process} for one item. */
-    public Outcome process(HandlerSpec handler, ObjectNode item, String itemId) {
+    public Outcome process(HandlerSpec handler, ObjectNode item, String itemId, Duration timeLeft) {
         ObjectNode request = Json.object();
         request.set("item", item);
-        return post(handler.endpoint("process"), handler, request, itemId).outcome();
+        return post(handler.endpoint("process"), handler, request, itemId, timeLeft).outcome();
     }
 
     /**
      * {@code /process-batch}: outcomes by itemId. A non-200 answer fails every item alike; an
      * item the answer leaves out is a retryable failure (the handler may not have seen it).
      */
-    public Map<String, Outcome> processBatch(HandlerSpec handler, List<ObjectNode> items, List<String> itemIds) {
+    public Map<String, Outcome> processBatch(HandlerSpec handler, List<ObjectNode> items, List<String> itemIds, Duration timeLeft) {
         ObjectNode request = Json.object();
         ArrayNode array = request.putArray("items");
         items.forEach(array::add);
-        Answer answer = post(handler.endpoint("process-batch"), handler, request, String.join(",", itemIds));
+        Answer answer = post(handler.endpoint("process-batch"), handler, request, String.join(",", itemIds), timeLeft);
         Map<String, Outcome> outcomes = new HashMap<>();
         if (!(answer.outcome() instanceof Outcome.Succeeded) || answer.status() != 200) {
             Outcome shared = answer.outcome() instanceof Outcome.Succeeded
@@ -151,11 +151,13 @@ public final class HandlerClient {
 
     private record Answer(int status, String body, Outcome outcome) {}
 
-    private Answer post(URI uri, HandlerSpec handler, ObjectNode payload, String idempotencyKey) {
+    /** @param timeLeft the caller's own deadline: the call times out at the earlier of it and the handler's timeout_ms */
+    private Answer post(URI uri, HandlerSpec handler, ObjectNode payload, String idempotencyKey, Duration timeLeft) {
         byte[] body = Json.writeBytes(payload);
         long timestamp = clock.instant().getEpochSecond();
+        Duration timeout = Duration.ofMillis(Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
         var request = HttpRequest.newBuilder(uri)
-                .timeout(Duration.ofMillis(handler.configs().timeoutMs()))
+                .timeout(timeout)
                 .header("Content-Type", "application/json")
                 .header(Signature.TIMESTAMP_HEADER, Long.toString(timestamp))
                 .header(Signature.SIGNATURE_HEADER, Signature.sign(signingSecret, timestamp, body))
@@ -168,7 +170,7 @@ public final class HandlerClient {
             HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
             return new Answer(response.statusCode(), response.body(), classify(response));
         } catch (HttpTimeoutException e) {
-            return new Answer(0, null, new Outcome.Failed("handler timed out after " + handler.configs().timeoutMs() + " ms", true));
+            return new Answer(0, null, new Outcome.Failed("handler timed out after " + timeout.toMillis() + " ms", true));
         } catch (IOException e) {
             return new Answer(0, null, new Outcome.Failed("handler unreachable: " + e.getClass().getSimpleName() + " " + e.getMessage(), true));
         } catch (InterruptedException e) {

@@ -41,6 +41,9 @@ public final class IngestService {
             if (payload == null || payload.isNull()) {
                 throw new Json.InvalidJsonException("payload is missing");
             }
+            if (Json.write(payload).contains("\\u0000")) {
+                throw new Json.InvalidJsonException("payload contains \\u0000, which Postgres cannot store");
+            }
             return new Envelope(IntegrationType.requireKey("tenantId", Json.text(node, "tenantId")),
                     IntegrationType.requireKey("integrationKey", Json.text(node, "integrationKey")),
                     IntegrationType.requireKey("handlerKey", Json.text(node, "handlerKey")), externalId, payload);

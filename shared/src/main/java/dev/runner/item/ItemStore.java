@@ -92,6 +92,9 @@ public final class ItemStore {
             ids[i] = Ids.next(clock);
             externalIds[i] = item.externalId();
             payloads[i] = item.payload() == null ? null : Json.write(item.payload());
+            if (payloads[i] != null && payloads[i].contains("\\u0000")) {
+                throw new Json.InvalidJsonException("item " + item.externalId() + ": payload contains \\u0000, which Postgres cannot store");
+            }
             i++;
         }
         return db.query(connection, """
@@ -199,15 +202,38 @@ public final class ItemStore {
 
     /**
      * Parks items of a paused handler: no SQS traffic, no attempt used. Only while the pause row
-     * exists, so an item parked after a resume's sweep cannot be stranded. Returns those parked.
+     * exists, and holding a lock on it, so a resume's delete waits for this to commit and its sweep
+     * then sees what was parked: nothing is stranded. Returns those parked.
      */
     public Set<UUID> park(Collection<UUID> itemIds, String integrationKey, String handlerKey) {
         return Set.copyOf(db.query("""
                 update execution_items set status = 'parked', updated_at = now()
                 where item_id = any(?) and status in ('queued', 'retrying')
-                  and exists (select 1 from paused_handlers p where p.integration_key = ? and p.handler_key = ?)
+                  and exists (select 1 from paused_handlers p where p.integration_key = ? and p.handler_key = ? for key share)
                 returning item_id
                 """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()), integrationKey, handlerKey));
+    }
+
+    public boolean isPaused(String integrationKey, String handlerKey) {
+        return !db.query("select 1 from paused_handlers where integration_key = ? and handler_key = ?",
+                row -> row.getInt(1), integrationKey, handlerKey).isEmpty();
+    }
+
+    /**
+     * Queued items untouched for {@code olderThan}: their message may have been lost between a
+     * commit and a send that failed. Touched here so each is re-sent at most once per period;
+     * a duplicate message is harmless (the claim lets one through).
+     */
+    public List<ItemJob> staleQueued(Duration olderThan, int limit) {
+        return db.query("""
+                update execution_items e set updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.item_id in (
+                    select item_id from execution_items
+                    where status = 'queued' and updated_at < now() - make_interval(secs => ?)
+                    order by updated_at limit ? for update skip locked)
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, (double) olderThan.toSeconds(), limit);
     }
 
     /** Parked items of a handler back to queued, to be sent to their tiers. */

@@ -44,6 +44,8 @@ import java.util.concurrent.Future;
 public final class ItemWorker {
 
     private static final Log LOG = Log.of(ItemWorker.class);
+    /** What recording a batch's outcomes may take after its handler calls. */
+    private static final long RECORD_RESERVE_MS = 5_000;
     /** SQS's longest visibility timeout. */
     private static final int MAX_VISIBILITY_SECONDS = 43_200;
 
@@ -76,7 +78,8 @@ public final class ItemWorker {
         this.guard = guard;
     }
 
-    public BatchResult process(List<QueueMessage> messages) {
+    /** @param remainingMillis the invocation's time left: handler calls never outlive it */
+    public BatchResult process(List<QueueMessage> messages, java.util.function.LongSupplier remainingMillis) {
         List<Received> received = parse(messages);
         if (received.isEmpty()) {
             return new BatchResult(List.of());
@@ -101,8 +104,13 @@ public final class ItemWorker {
                 toCall.put(group, claimedMembers);
             }
         });
-        List<CallResult> results = callHandlers(toCall, specs, claimed);
-        report(admitted, results);
+        List<CallResult> results = List.of();
+        try {
+            results = callHandlers(toCall, specs, claimed, callDeadline(remainingMillis));
+        } finally {
+            // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.
+            report(admitted, results);
+        }
         Map<UUID, Outcome> outcomes = new HashMap<>();
         results.forEach(result -> outcomes.putAll(result.outcomes()));
         return settle(byItem, claimed, outcomes, admitted.deferred());
@@ -177,6 +185,14 @@ public final class ItemWorker {
         }
         paused.forEach((group, ids) -> {
             Set<UUID> parked = items.park(ids, group.integrationKey(), group.handlerKey());
+            if (parked.isEmpty() && !items.isPaused(group.integrationKey(), group.handlerKey())) {
+                // Redis says paused, Postgres (the truth) no longer: a resume whose mirror update failed. Heal it.
+                try {
+                    guard.setPaused(group.integrationKey(), group.handlerKey(), false);
+                } catch (RuntimeException e) {
+                    LOG.warn("stale pause flag not cleared", "integrationKey", group.integrationKey(), "error", e);
+                }
+            }
             for (UUID id : ids) {
                 if (!parked.contains(id)) {
                     // Resumed meanwhile, or not parkable now: it must not be dropped, so it waits briefly.
@@ -258,14 +274,34 @@ public final class ItemWorker {
         }
     }
 
+    /** Time left for handler calls: the invocation's, less what recording the outcomes needs. */
+    private static java.time.Duration callDeadline(java.util.function.LongSupplier remainingMillis) {
+        return java.time.Duration.ofMillis(Math.max(1_000, remainingMillis.getAsLong() - RECORD_RESERVE_MS));
+    }
+
     /** Every group's calls at once; a group's handler sees batches of its batch_size, or one call per item. */
     private List<CallResult> callHandlers(Map<Group, List<Received>> groups, Map<Group, HandlerSpec> specs,
-                                          Map<UUID, ItemStore.Claimed> claimed) {
+                                          Map<UUID, ItemStore.Claimed> claimed, java.time.Duration timeLeft) {
         List<Future<CallResult>> pending = new ArrayList<>();
         List<CallResult> results = new ArrayList<>();
         for (var entry : groups.entrySet()) {
             Group group = entry.getKey();
             HandlerSpec spec = specs.get(group);
+            List<Received> exhausted = entry.getValue().stream()
+                    .filter(r -> claimed.get(r.job().itemId()).attempt() > config.retry().maxAttempts()).toList();
+            if (!exhausted.isEmpty()) {
+                // Reclaimed after a crash past its last attempt: the DLQ, not another call.
+                Map<UUID, Outcome> outcomes = new HashMap<>();
+                exhausted.forEach(r -> outcomes.put(r.job().itemId(),
+                        new Outcome.Failed("no attempt left after its worker stopped mid-call", false)));
+                results.add(new CallResult(group, outcomes, Observation.NONE));
+                List<Received> rest = new ArrayList<>(entry.getValue());
+                rest.removeAll(exhausted);
+                if (rest.isEmpty()) {
+                    continue;
+                }
+                entry.setValue(rest);
+            }
             if (spec == null) {
                 Outcome unknown = new Outcome.Failed("unknown handler " + group.integrationKey() + "/" + group.handlerKey(), false);
                 Map<UUID, Outcome> outcomes = new HashMap<>();
@@ -278,11 +314,11 @@ public final class ItemWorker {
                 int size = spec.configs().batchSize();
                 for (int from = 0; from < members.size(); from += size) {
                     List<Received> chunk = members.subList(from, Math.min(members.size(), from + size));
-                    pending.add(calls.submit(() -> CallResult.of(group, callBatch(spec, chunk, claimed))));
+                    pending.add(calls.submit(() -> CallResult.of(group, callBatch(spec, chunk, claimed, timeLeft))));
                 }
             } else {
                 for (Received member : members) {
-                    pending.add(calls.submit(() -> CallResult.of(group, Map.of(member.job().itemId(), callOne(spec, member, claimed)))));
+                    pending.add(calls.submit(() -> CallResult.of(group, Map.of(member.job().itemId(), callOne(spec, member, claimed, timeLeft)))));
                 }
             }
         }
@@ -299,7 +335,8 @@ public final class ItemWorker {
         return results;
     }
 
-    private Map<UUID, Outcome> callBatch(HandlerSpec spec, List<Received> chunk, Map<UUID, ItemStore.Claimed> claimed) {
+    private Map<UUID, Outcome> callBatch(HandlerSpec spec, List<Received> chunk, Map<UUID, ItemStore.Claimed> claimed,
+                                         java.time.Duration timeLeft) {
         List<ObjectNode> bodies = new ArrayList<>(chunk.size());
         List<String> ids = new ArrayList<>(chunk.size());
         for (Received r : chunk) {
@@ -307,12 +344,12 @@ public final class ItemWorker {
             ids.add(r.job().itemId().toString());
         }
         Map<UUID, Outcome> outcomes = new HashMap<>();
-        handlers.processBatch(spec, bodies, ids).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+        handlers.processBatch(spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
         return outcomes;
     }
 
-    private Outcome callOne(HandlerSpec spec, Received r, Map<UUID, ItemStore.Claimed> claimed) {
-        return handlers.process(spec, itemBody(r.job(), claimed.get(r.job().itemId())), r.job().itemId().toString());
+    private Outcome callOne(HandlerSpec spec, Received r, Map<UUID, ItemStore.Claimed> claimed, java.time.Duration timeLeft) {
+        return handlers.process(spec, itemBody(r.job(), claimed.get(r.job().itemId())), r.job().itemId().toString(), timeLeft);
     }
 
     /** The item as the handler contract shows it (DESIGN 3.3). */
@@ -392,8 +429,9 @@ public final class ItemWorker {
             queues.sendAll(config.queues().itemsDlq(), toDlq);
             LOG.warn("sent to DLQ", "items", toDlq.size());
         }
-        resends.forEach(queues::sendAll);
+        // Recorded before the re-sends: a re-sent message that arrives at once must find the item queued, not processing.
         items.record(results);
+        resends.forEach(queues::sendAll);
         backoffs.forEach(queues::changeVisibility);
         if (!endedRuns.isEmpty()) {
             runs.completeIfDone(endedRuns);

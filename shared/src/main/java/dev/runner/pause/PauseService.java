@@ -45,7 +45,9 @@ public final class PauseService {
         }
         db.update("insert into paused_handlers (integration_key, handler_key) values (?, ?) on conflict do nothing",
                 integrationKey, handlerKey);
-        mirror(integrationKey, handlerKey, true);
+        if (!mirror(integrationKey, handlerKey, true)) {
+            return ApiResponse.error(503, "unavailable", "the pause is recorded but Redis did not take it; retry (pausing is idempotent)");
+        }
         LOG.info("handler paused", "integrationKey", integrationKey, "handlerKey", handlerKey);
         return ApiResponse.json(200, Json.object().put("integrationKey", integrationKey).put("handlerKey", handlerKey).put("paused", true));
     }
@@ -55,6 +57,7 @@ public final class PauseService {
         String integrationKey = request.pathParameter("integrationKey");
         String handlerKey = request.pathParameter("handlerKey");
         int deleted = db.update("delete from paused_handlers where integration_key = ? and handler_key = ?", integrationKey, handlerKey);
+        // Redis may keep a stale flag if this fails; the worker heals it when Postgres says not paused.
         mirror(integrationKey, handlerKey, false);
         List<ItemJob> parked = items.unpark(integrationKey, handlerKey);
         dispatcher.dispatch(parked);
@@ -67,12 +70,14 @@ public final class PauseService {
         return ApiResponse.json(200, guard.breaker(request.pathParameter("integrationKey")).toJson());
     }
 
-    private void mirror(String integrationKey, String handlerKey, boolean paused) {
+    /** False when Redis did not take it; Postgres holds the pause either way. */
+    private boolean mirror(String integrationKey, String handlerKey, boolean paused) {
         try {
             guard.setPaused(integrationKey, handlerKey, paused);
+            return true;
         } catch (RuntimeException e) {
-            // Postgres holds the pause; the worker checks it itself while Redis is away.
             LOG.warn("pause not mirrored to Redis", "integrationKey", integrationKey, "handlerKey", handlerKey, "error", e);
+            return false;
         }
     }
 }

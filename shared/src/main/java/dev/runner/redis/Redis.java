@@ -186,29 +186,42 @@ public final class Redis implements AutoCloseable {
     }
 
     public String get(String key) {
+        roundTrips.increment();
         return await(commands().get(key));
     }
 
     public void set(String key, String value) {
+        roundTrips.increment();
         await(commands().set(key, value));
     }
 
     public void set(String key, String value, Duration ttl) {
+        roundTrips.increment();
         await(commands().set(key, value, SetArgs.Builder.px(ttl.toMillis())));
     }
 
     public void delete(String key) {
+        roundTrips.increment();
         await(commands().del(key));
     }
 
     public Map<String, String> hashGetAll(String key) {
+        roundTrips.increment();
         return await(commands().hgetall(key));
     }
+
+    private final java.util.concurrent.atomic.LongAdder roundTrips = new java.util.concurrent.atomic.LongAdder();
 
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
     private static final Object NO_SCRIPT = new Object();
 
+    /** Round trips made so far (a pipeline is one): the cost meter of benchmarks. */
+    public long roundTripCount() {
+        return roundTrips.sum();
+    }
+
     private List<Object> dispatch(List<Call> calls, boolean sendBody) {
+        roundTrips.increment();
         List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
         synchronized (this) {
             var commands = commands();

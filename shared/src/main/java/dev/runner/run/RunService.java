@@ -24,15 +24,22 @@ import java.util.UUID;
  * Starts runs: those that fetch (manual, schedule) are stored queued and their RunJob sent to the
  * runs tier; those whose items arrive with them (webhook, ingest) are stored running with their
  * items and the items sent to the items tier. Either way: commit first, then send, so a message
- * never names a row that does not exist; a send lost after the commit is re-sent by the scheduler's sweep
- * (runs) or by the producer's retry (items, idempotent on externalId).
+ * never names a row that does not exist; a send lost after the commit is re-sent by the
+ * scheduler's sweeps of runs and items left queued.
  */
 public final class RunService {
 
-    /** Why a run cannot start; the API maps these to 404/409. */
+    /** Why a run cannot start, with the HTTP status the API answers: 404 (missing) or 409 (disabled). */
     public static final class RunRefused extends RuntimeException {
-        public RunRefused(String message) {
+        private final int status;
+
+        public RunRefused(int status, String message) {
             super(message);
+            this.status = status;
+        }
+
+        public int status() {
+            return status;
         }
     }
 
@@ -67,13 +74,13 @@ public final class RunService {
     public HandlerSpec requireHandler(String tenantId, String integrationKey, String handlerKey) {
         Optional<TenantIntegration> tenant = integrations.tenantIntegration(tenantId, integrationKey);
         if (tenant.isEmpty()) {
-            throw new RunRefused("tenant " + tenantId + " has no integration " + integrationKey);
+            throw new RunRefused(404, "tenant " + tenantId + " has no integration " + integrationKey);
         }
         if (!tenant.get().enabled()) {
-            throw new RunRefused("integration " + integrationKey + " is disabled for tenant " + tenantId);
+            throw new RunRefused(409, "integration " + integrationKey + " is disabled for tenant " + tenantId);
         }
         return integrations.handler(integrationKey, handlerKey)
-                .orElseThrow(() -> new RunRefused("integration " + integrationKey + " has no handler " + handlerKey));
+                .orElseThrow(() -> new RunRefused(404, "integration " + integrationKey + " has no handler " + handlerKey));
     }
 
     /** A run that fetches its items (manual or schedule). */

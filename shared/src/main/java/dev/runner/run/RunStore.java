@@ -102,12 +102,18 @@ public final class RunStore {
                 """, row -> row.getObject(1, UUID.class), Database.array("uuid", runIds.toArray()));
     }
 
-    /** Runs created but still queued after {@code olderThanSeconds}: their RunJob may have been lost. */
+    /**
+     * Runs still queued, untouched for {@code olderThanSeconds}: their RunJob may have been lost.
+     * Touched here, so each is re-sent at most once per period, not on every tick.
+     */
     public List<RunJob> staleQueued(int olderThanSeconds, int limit) {
         return db.query("""
-                select run_id, tenant_id, integration_key, handler_key, direction, trigger from runs
-                where status = 'queued' and created_at < now() - make_interval(secs => ?) and trigger in ('manual', 'schedule')
-                order by created_at limit ?
+                update runs set updated_at = now()
+                where run_id in (select run_id from runs
+                                 where status = 'queued' and updated_at < now() - make_interval(secs => ?)
+                                   and trigger in ('manual', 'schedule')
+                                 order by updated_at limit ? for update skip locked)
+                returning run_id, tenant_id, integration_key, handler_key, direction, trigger
                 """, row -> new RunJob(row.getObject(1, UUID.class), row.getString(2), row.getString(3), row.getString(4),
                 Direction.fromWire(row.getString(5)), Trigger.fromWire(row.getString(6)), null), olderThanSeconds, limit);
     }

@@ -70,6 +70,14 @@ public final class RunWorker {
             } catch (RetryableFetchFailure e) {
                 LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount());
                 failed.add(message.messageId());
+            } catch (Json.InvalidJsonException e) {
+                // The handler's page cannot be stored as it is: asking again gives the same page.
+                runs.fail(job.runId(), "fetch: " + e.getMessage());
+                LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
+            } catch (RuntimeException e) {
+                // One run's store or queue failure must not fail the other runs of the batch.
+                LOG.error("run job failed, will retry", "runId", job.runId(), "error", e);
+                failed.add(message.messageId());
             }
         }
         return failed;

@@ -17,16 +17,20 @@ import java.util.Optional;
  * Due rows are locked with SKIP LOCKED and each run carries a fire key unique in Postgres, so two
  * overlapping ticks never fire a schedule twice for the same due time. A schedule that missed
  * several due times (an outage) fires once and moves to its next due time after now.
- * Each tick also re-sends runs left queued too long: their RunJob may have been lost.
+ * Each tick also re-sends runs and items left queued too long: their message may have been lost
+ * when a send failed after its rows were committed (a webhook, ingest, redrive or resume).
  */
 public final class Scheduler {
 
     private static final Log LOG = Log.of(Scheduler.class);
     private static final int MAX_PER_TICK = 500;
+    private static final int MAX_STALE_ITEMS = 5_000;
     private static final int STALE_QUEUED_SECONDS = 600;
+    /** Longer than SQS's longest delay (15 min), so an item deferred at the source is not taken for lost. */
+    private static final java.time.Duration STALE_ITEM = java.time.Duration.ofMinutes(30);
 
     /** What a tick did. */
-    public record Tick(int fired, int skipped, int resent) {}
+    public record Tick(int fired, int skipped, int resent, int itemsResent) {}
 
     private record Due(String tenantId, String integrationKey, String handlerKey, String expression, Instant dueAt) {}
 
@@ -34,10 +38,16 @@ public final class Scheduler {
     private final RunService runs;
     private final RunStore runStore;
 
-    public Scheduler(Database db, RunService runs, RunStore runStore) {
+    private final dev.runner.item.ItemStore items;
+    private final dev.runner.item.ItemDispatcher dispatcher;
+
+    public Scheduler(Database db, RunService runs, RunStore runStore, dev.runner.item.ItemStore items,
+                     dev.runner.item.ItemDispatcher dispatcher) {
         this.db = db;
         this.runs = runs;
         this.runStore = runStore;
+        this.items = items;
+        this.dispatcher = dispatcher;
     }
 
     public Tick tick(Instant now) {
@@ -77,10 +87,12 @@ public final class Scheduler {
         runs.enqueue(created);
         List<RunJob> stale = runStore.staleQueued(STALE_QUEUED_SECONDS, MAX_PER_TICK);
         runs.enqueue(stale);
-        if (!created.isEmpty() || !stale.isEmpty()) {
-            LOG.info("tick", "fired", created.size(), "skipped", skipped[0], "resent", stale.size());
+        List<dev.runner.item.ItemJob> staleItems = items.staleQueued(STALE_ITEM, MAX_STALE_ITEMS);
+        dispatcher.dispatch(staleItems);
+        if (!created.isEmpty() || !stale.isEmpty() || !staleItems.isEmpty()) {
+            LOG.info("tick", "fired", created.size(), "skipped", skipped[0], "resent", stale.size(), "itemsResent", staleItems.size());
         }
-        return new Tick(created.size(), skipped[0], stale.size());
+        return new Tick(created.size(), skipped[0], stale.size(), staleItems.size());
     }
 
 }

@@ -51,6 +51,18 @@ public final class WebhookService {
     }
 
     public ApiResponse handle(ApiRequest request) {
+        try {
+            return accept(request);
+        } catch (Json.InvalidJsonException e) {
+            return ApiResponse.error(400, "malformed_body", e.getMessage());
+        } catch (RuntimeException e) {
+            // Postgres or SQS unreachable: the sender should retry, and a signed retry is safe (dedup by externalId).
+            LOG.error("webhook failed", "path", request.path(), "error", e);
+            return ApiResponse.error(503, "unavailable", "Runner cannot take this webhook right now; retry later");
+        }
+    }
+
+    private ApiResponse accept(ApiRequest request) {
         String tenantId = request.pathParameter("tenantId");
         String integrationKey = request.pathParameter("integrationKey");
         String handlerKey = request.pathParameter("handlerKey");

@@ -64,7 +64,13 @@ class RunnerConfigTest {
         env.put("RUNNER_DATABASE_PASSWORD", "hunter2");
         env.put("AWS_ACCESS_KEY_ID", "AKIA");
         env.put("AWS_SECRET_ACCESS_KEY", "very-secret");
+        env.put("RUNNER_API_KEY", "the-api-key");
+        env.put("RUNNER_HANDLER_SIGNING_SECRET", "the-signing-secret");
+        env.put("RUNNER_REDIS_URL", "rediss://user:redis-password@cache:6379");
         String text = RunnerConfig.from(env).toString();
+        for (String secret : new String[] {"the-api-key", "the-signing-secret", "redis-password"}) {
+            assertFalse(text.contains(secret), text);
+        }
         assertFalse(text.contains("hunter2"), text);
         assertFalse(text.contains("very-secret"), text);
     }

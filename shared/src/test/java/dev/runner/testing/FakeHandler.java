@@ -29,14 +29,15 @@ import java.util.function.ToIntFunction;
  */
 public final class FakeHandler implements AutoCloseable {
 
-    /** A call as received. */
-    public record Call(String handlerKey, String operation, String idempotencyKey, boolean signatureValid, JsonNode body) {}
+    /** A call as received, with when (System.nanoTime). */
+    public record Call(String handlerKey, String operation, String idempotencyKey, boolean signatureValid, JsonNode body,
+                       long receivedAtNanos) {}
 
     /** How a handler answers. Mutable so a test can change it mid-flight (an outage that ends). */
     public static final class Behaviour {
         volatile List<List<ObjectNode>> pages = List.of();
         volatile ToIntFunction<JsonNode> itemStatus = item -> 200;
-        volatile int batchStatus = 200;
+        volatile java.util.function.IntSupplier batchStatus = () -> 200;
         volatile int fetchStatus = 200;
 
         /** Fetch answers {@code pages} pages of {@code perPage} items, externalIds {@code e-<page>-<i>}. */
@@ -63,6 +64,12 @@ public final class FakeHandler implements AutoCloseable {
 
         /** A non-200 answer to every /process-batch call (200 = answer per item). */
         public Behaviour batchStatus(int status) {
+            this.batchStatus = () -> status;
+            return this;
+        }
+
+        /** The status of each /process-batch call, decided per call (an outage that ends). */
+        public Behaviour batchStatus(java.util.function.IntSupplier status) {
             this.batchStatus = status;
             return this;
         }
@@ -141,7 +148,7 @@ public final class FakeHandler implements AutoCloseable {
             boolean signed = Signature.verify(signingSecret, exchange.getRequestHeaders().getFirst(Signature.TIMESTAMP_HEADER),
                     exchange.getRequestHeaders().getFirst(Signature.SIGNATURE_HEADER), raw, Instant.now(), Duration.ofMinutes(5)) == null;
             JsonNode body = Json.parse(raw);
-            calls.add(new Call(handlerKey, operation, exchange.getRequestHeaders().getFirst("Idempotency-Key"), signed, body));
+            calls.add(new Call(handlerKey, operation, exchange.getRequestHeaders().getFirst("Idempotency-Key"), signed, body, System.nanoTime()));
             Behaviour behaviour = handler(handlerKey);
             switch (operation) {
                 case "fetch" -> fetch(exchange, behaviour, body);
@@ -176,18 +183,19 @@ public final class FakeHandler implements AutoCloseable {
     }
 
     private static void processBatch(HttpExchange exchange, Behaviour behaviour, JsonNode request) throws IOException {
-        if (behaviour.batchStatus != 200) {
-            answer(exchange, behaviour.batchStatus, "{\"error\":\"batch failing\"}");
+        int status = behaviour.batchStatus.getAsInt();
+        if (status != 200) {
+            answer(exchange, status, "{\"error\":\"batch failing\"}");
             return;
         }
         ObjectNode answer = Json.object();
         ArrayNode results = answer.putArray("results");
         for (JsonNode item : request.path("items")) {
-            int status = behaviour.itemStatus.applyAsInt(item);
-            ObjectNode result = results.addObject().put("itemId", item.path("itemId").asText()).put("ok", status < 300);
-            if (status >= 300) {
-                result.put("error", "item answered " + status);
-                result.put("retryable", status >= 500 || status == 408 || status == 429);
+            int itemStatus = behaviour.itemStatus.applyAsInt(item);
+            ObjectNode result = results.addObject().put("itemId", item.path("itemId").asText()).put("ok", itemStatus < 300);
+            if (itemStatus >= 300) {
+                result.put("error", "item answered " + itemStatus);
+                result.put("retryable", itemStatus >= 500 || itemStatus == 408 || itemStatus == 429);
             }
         }
         answer(exchange, 200, Json.write(answer));

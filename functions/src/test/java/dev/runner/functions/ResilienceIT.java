@@ -1,0 +1,132 @@
+package dev.runner.functions;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.http.ApiResponse;
+import dev.runner.json.Json;
+import dev.runner.run.RunStatus;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The Redis resilience layer end to end through the item worker: breaker during an outage,
+ * pause and resume, tenant fairness. Real Redis, Postgres, SQS and handler; timings shortened.
+ */
+class ResilienceIT {
+
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of("RUNNER_BREAKER_OPEN_MS", "3000", "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000",
+                "RUNNER_TENANT_DEFER_MS", "1000"));
+
+    @Test
+    void aFourSecondOutageLosesNoItemAndTheBreakerSparesTheHandler() {
+        var integration = fixture.integration(false);
+        long outageEnds = System.currentTimeMillis() + 4_000;
+        AtomicInteger callsDuringOutage = new AtomicInteger();
+        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> {
+            if (System.currentTimeMillis() < outageEnds) {
+                callsDuringOutage.incrementAndGet();
+                return 503;
+            }
+            return 200;
+        });
+
+        UUID runId = webhookRun(integration, IntStream.range(0, 30).mapToObj(i -> "{\"externalId\":\"o-" + i + "\"}")
+                .collect(Collectors.joining(",", "[", "]")));
+
+        JsonNode run = awaitRunJson(runId, "completed", Duration.ofSeconds(40));
+        assertEquals(30, run.path("counts").path("succeeded").asInt());
+        assertEquals(0, run.path("counts").path("dead").asInt());
+        System.out.printf("outage: %d handler calls during the 4 s outage%n", callsDuringOutage.get());
+        assertTrue(callsDuringOutage.get() <= 12, "calls during the outage: " + callsDuringOutage.get());
+        JsonNode breaker = Json.parse(fixture.api("GET", "/breakers/" + integration.integrationKey(), null).body());
+        assertEquals("closed", breaker.path("state").asText());
+    }
+
+    @Test
+    void aPausedHandlerParksItsItemsWhileAnotherCompletesAndResumeFinishesTheRun() {
+        var paused = fixture.integration(false);
+        var other = fixture.integration(false);
+        ApiResponse pause = fixture.api("POST", "/handlers/" + paused.integrationKey() + "/" + paused.handlerKey() + "/pause", null);
+        assertEquals(200, pause.status(), pause.body());
+
+        UUID pausedRun = webhookRun(paused, "[{\"externalId\":\"p-1\"},{\"externalId\":\"p-2\"},{\"externalId\":\"p-3\"}]");
+        await().atMost(Duration.ofSeconds(20)).until(() -> runJson(pausedRun).path("counts").path("parked").asInt() == 3);
+        UUID otherRun = webhookRun(other, "[{\"externalId\":\"q-1\"}]");
+        awaitRunJson(otherRun, "completed", Duration.ofSeconds(20));
+
+        JsonNode parked = runJson(pausedRun);
+        assertEquals("running", parked.path("status").asText());
+        assertEquals(0, parked.path("counts").path("dead").asInt());
+        assertEquals(0, fixture.handlers.itemCalls(paused.handlerKey()).size(), "a paused handler gets no call");
+
+        ApiResponse resume = fixture.api("POST", "/handlers/" + paused.integrationKey() + "/" + paused.handlerKey() + "/resume", null);
+        assertEquals(3, Json.parse(resume.body()).path("resumed").asInt(), resume.body());
+        JsonNode done = awaitRunJson(pausedRun, "completed", Duration.ofSeconds(20));
+        assertEquals(3, done.path("counts").path("succeeded").asInt());
+        assertEquals(0, done.path("counts").path("parked").asInt());
+    }
+
+    @Test
+    void aSmallTenantIsNotHeldBackByAThrottledBigOne() {
+        var big = fixture.integration(true);
+        var small = fixture.integration(true);
+        var warmUp = fixture.integration(true);
+        fixture.handlers.handler(big.handlerKey()).pages(40, 500);
+        fixture.handlers.handler(small.handlerKey()).pages(4, 50);
+        fixture.handlers.handler(warmUp.handlerKey()).pages(4, 50);
+
+        // A first run pays for class loading and JIT; "alone" is measured warm, as the comparison is.
+        timeRun(warmUp);
+        long alone = timeRun(small);
+        UUID bigRun = manualRun(big);
+        awaitRunJson(bigRun, "running", Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(60)).until(() -> runJson(bigRun).path("counts").path("succeeded").asInt() >= 1000);
+        long withBigBacklog = timeRun(small);
+
+        JsonNode bigNow = runJson(bigRun);
+        System.out.printf("fairness: small tenant's 200 items alone %d ms, beside a throttled 20,000-item tenant %d ms (%.2fx); big tenant %d succeeded so far%n",
+                alone, withBigBacklog, (double) withBigBacklog / alone, bigNow.path("counts").path("succeeded").asInt());
+        assertTrue(bigNow.path("counts").path("succeeded").asInt() <= 1100, "the big tenant is held to its limit");
+        assertTrue(withBigBacklog <= alone * 1.5 + 250, "alone " + alone + " ms, beside the backlog " + withBigBacklog + " ms");
+    }
+
+    private long timeRun(PipelineFixture.Integration integration) {
+        long start = System.nanoTime();
+        UUID runId = manualRun(integration);
+        awaitRunJson(runId, "completed", Duration.ofSeconds(60));
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    private UUID manualRun(PipelineFixture.Integration integration) {
+        ApiResponse created = fixture.api("POST", "/runs", Json.object().put("tenantId", integration.tenantId())
+                .put("integrationKey", integration.integrationKey()).put("handlerKey", integration.handlerKey()));
+        assertEquals(202, created.status(), created.body());
+        return UUID.fromString(Json.parse(created.body()).path("runId").asText());
+    }
+
+    private UUID webhookRun(PipelineFixture.Integration integration, String body) {
+        var response = fixture.webhook(fixture.webhookEvent(integration, body));
+        assertEquals(202, response.getStatusCode(), response.getBody());
+        return UUID.fromString(Json.parse(response.getBody()).path("runId").asText());
+    }
+
+    private static JsonNode runJson(UUID runId) {
+        return Json.parse(fixture.api("GET", "/runs/" + runId, null).body());
+    }
+
+    private static JsonNode awaitRunJson(UUID runId, String status, Duration within) {
+        await().atMost(within).pollInterval(Duration.ofMillis(20)).until(() -> runJson(runId).path("status").asText().equals(status));
+        return runJson(runId);
+    }
+}
