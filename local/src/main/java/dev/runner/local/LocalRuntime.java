@@ -3,6 +3,7 @@ package dev.runner.local;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
+import dev.runner.app.Runner;
 import dev.runner.config.RunnerConfig;
 import dev.runner.embedded.EmbeddedServers;
 import dev.runner.local.demo.DemoHandlerService;
@@ -332,6 +333,7 @@ public final class LocalRuntime implements AutoCloseable {
             pollers.forEach(p -> p.awaitIdle(Duration.between(clock.instant(), deadline)));
             closeQuietly(api);
             functions.forEach(LocalRuntime::closeQuietly);
+            closeCompositionRoots();
             closeQuietly(demo);
             closeQuietly(sqs);
             closeQuietly(servers);
@@ -352,6 +354,20 @@ public final class LocalRuntime implements AutoCloseable {
             }
         }
         return defaults;
+    }
+
+    /**
+     * The functions share composition roots (pools, clients) kept per environment for the JVM's
+     * life, as Lambda keeps them per execution environment. The roots pointed at this runtime's
+     * own Postgres die with it; in-process users (tests, benchmarks) may start another runtime.
+     */
+    private void closeCompositionRoots() {
+        if (postgresUrl == null) {
+            return;
+        }
+        Runner.roots().stream()
+                .filter(root -> postgresUrl.equals(root.config().database().jdbcUrl()))
+                .forEach(LocalRuntime::closeQuietly);
     }
 
     private void checkNotStopping() {

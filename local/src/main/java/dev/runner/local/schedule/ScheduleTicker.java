@@ -3,6 +3,8 @@ package dev.runner.local.schedule;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.template.EventSource;
+import dev.runner.local.template.TemplateException;
+import dev.runner.schedule.ScheduleExpression;
 import org.joda.time.DateTime;
 import org.joda.time.DateTimeZone;
 import org.slf4j.Logger;
@@ -19,11 +21,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * Fires the template's schedules as EventBridge does: a {@link ScheduledEvent} per firing, the
- * function invoked asynchronously so a slow run never delays the next tick. A tick override
- * (for demos and tests) replaces every expression's period.
+ * function invoked asynchronously so a slow run never delays the next tick. Expressions are
+ * evaluated by the core's {@link ScheduleExpression}, the same code that evaluates tenants'
+ * schedules. A tick override (for demos and tests) replaces every expression's period.
  */
 public final class ScheduleTicker implements AutoCloseable {
 
@@ -44,23 +48,32 @@ public final class ScheduleTicker implements AutoCloseable {
         this.accountId = accountId;
     }
 
+    /** Arms a schedule; an expression EventBridge would reject fails here, naming the event. */
     public void add(EventSource.Schedule schedule, LocalFunction function) {
-        ScheduleExpression expression = tickOverride.<ScheduleExpression>map(ScheduleExpression.Rate::new)
-                .orElseGet(() -> ScheduleExpression.parse(schedule.expression()));
+        ScheduleExpression expression;
+        try {
+            expression = ScheduleExpression.parse(schedule.expression());
+        } catch (IllegalArgumentException e) {
+            throw new TemplateException(schedule.name() + ": " + e.getMessage());
+        }
         if (schedule.input() != null) {
             LOG.warn("{}: constant Input is not passed locally; the function gets the scheduled event", schedule.name());
         }
         String ruleArn = "arn:aws:events:" + region + ":" + accountId + ":rule/" + schedule.name().replace('.', '-');
-        arm(expression, clock.instant(), function, ruleArn);
+        Function<Instant, Optional<Instant>> next = tickOverride.isPresent()
+                ? after -> Optional.of(after.plus(tickOverride.get()))
+                : expression::nextAfter;
+        arm(next, clock.instant(), function, ruleArn);
     }
 
-    private void arm(ScheduleExpression expression, Instant after, LocalFunction function, String ruleArn) {
-        Instant at = expression.next(after);
-        long delay = Math.max(0, Duration.between(clock.instant(), at).toMillis());
-        timer.schedule(() -> {
-            invocations.submit(() -> fire(function, ruleArn, at));
-            arm(expression, at, function, ruleArn);
-        }, delay, TimeUnit.MILLISECONDS);
+    private void arm(Function<Instant, Optional<Instant>> next, Instant after, LocalFunction function, String ruleArn) {
+        next.apply(after).ifPresent(at -> {
+            long delay = Math.max(0, Duration.between(clock.instant(), at).toMillis());
+            timer.schedule(() -> {
+                invocations.submit(() -> fire(function, ruleArn, at));
+                arm(next, at, function, ruleArn);
+            }, delay, TimeUnit.MILLISECONDS);
+        });
     }
 
     private void fire(LocalFunction function, String ruleArn, Instant at) {
