@@ -181,13 +181,32 @@ public final class LocalRuntime implements AutoCloseable {
         var template = Template.read(options.template(), options.parameterOverrides(), this::dynamicReference);
         template.warnings().forEach(w -> LOG.warn("template: {}", w));
         List<QueueDefinition> queues = template.queues();
-
         api = ApiServer.bind(options.apiPort(), clock);
         checkNotStopping();
-        servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()));
-        postgresUrl = "jdbc:postgresql://127.0.0.1:" + URI.create(servers.endpoints().jdbcUrl().substring(5)).getPort() + "/postgres";
+        startServers();
         checkNotStopping();
         migrate();
+        Map<String, String> urlsByName = createQueues(template, queues);
+        checkNotStopping();
+        if (options.demo()) {
+            demo = DemoHandlerService.start();
+        }
+        ticker = new ScheduleTicker(clock, options.scheduleTick(), stack.region(), stack.accountId());
+        List<ApiServer.Route> routes = wire(template.functions(), urlsByName);
+        checkNotStopping();
+        api.start(routes);
+        pollers.forEach(QueuePoller::start);
+        if (demo != null) {
+            installDemo();
+        }
+        LOG.info("{} functions, {} queues, {} routes, {} queue pollers ready in {} ms", functions.size(), queues.size(),
+                routes.size(), pollers.size(), Duration.between(began, clock.instant()).toMillis());
+    }
+
+    private void startServers() {
+        servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()));
+        int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
+        postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres";
         useLocalAwsDefaults();
         sqs = SqsClient.builder()
                 .endpointOverride(URI.create(servers.endpoints().sqsEndpoint()))
@@ -195,18 +214,21 @@ public final class LocalRuntime implements AutoCloseable {
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(LOCAL_ACCESS_KEY, LOCAL_ACCESS_KEY)))
                 .httpClient(UrlConnectionHttpClient.builder().socketTimeout(Duration.ofSeconds(30)).build())
                 .build();
+    }
+
+    /** Creates the queues and tells the template their URLs; returns the URLs by queue name. */
+    private Map<String, String> createQueues(Template template, List<QueueDefinition> queues) {
         queueUrls.putAll(new QueueProvisioner(sqs).create(queues));
         queueUrls.forEach(template::queueCreated);
         Map<String, String> urlsByName = new LinkedHashMap<>();
         queues.forEach(q -> urlsByName.put(q.name(), queueUrls.get(q.logicalId())));
+        return urlsByName;
+    }
 
-        checkNotStopping();
-        if (options.demo()) {
-            demo = DemoHandlerService.start();
-        }
+    /** Loads every function and connects its event sources; returns the HTTP routes to serve. */
+    private List<ApiServer.Route> wire(List<FunctionDefinition> definitions, Map<String, String> queueUrlsByName) {
         List<ApiServer.Route> routes = new ArrayList<>();
-        ticker = new ScheduleTicker(clock, options.scheduleTick(), stack.region(), stack.accountId());
-        for (FunctionDefinition definition : template.functions()) {
+        for (FunctionDefinition definition : definitions) {
             LocalFunction function = LocalFunction.load(definition, definition.arn(stack), environment(definition), clock);
             functions.add(function);
             for (EventSource source : definition.events()) {
@@ -217,7 +239,7 @@ public final class LocalRuntime implements AutoCloseable {
                     }
                     case EventSource.Queue queue -> {
                         function.requireInput(SQSEvent.class, source.name());
-                        String url = urlsByName.get(queue.queueName());
+                        String url = queueUrlsByName.get(queue.queueName());
                         if (url == null) {
                             throw new TemplateException(source.name() + ": queue " + queue.queueName() + " is not declared in the template");
                         }
@@ -231,21 +253,19 @@ public final class LocalRuntime implements AutoCloseable {
                 LOG.info("wired {} -> {}", describe(source), definition.logicalId());
             }
         }
-        checkNotStopping();
-        api.start(routes);
-        pollers.forEach(QueuePoller::start);
-        if (demo != null) {
-            try {
-                new DemoIntegration(apiUrl(), apiKey).install(demo);
-                LOG.info("demo integration {} for tenant {} (webhook secret {}) served at {}", DemoIntegration.INTEGRATION_KEY,
-                        DemoIntegration.TENANT_ID, DemoIntegration.WEBHOOK_SECRET,
-                        demo.url(DemoIntegration.INTEGRATION_KEY, DemoIntegration.HANDLER_KEY));
-            } catch (IllegalStateException e) {
-                LOG.warn("demo integration not installed: {}", e.getMessage());
-            }
+        return routes;
+    }
+
+    /** Through the management API, as a user would; a refusal is reported and the runtime still starts. */
+    private void installDemo() {
+        try {
+            new DemoIntegration(apiUrl(), apiKey).install(demo);
+            LOG.info("demo integration {} for tenant {} (webhook secret {}) served at {}", DemoIntegration.INTEGRATION_KEY,
+                    DemoIntegration.TENANT_ID, DemoIntegration.WEBHOOK_SECRET,
+                    demo.url(DemoIntegration.INTEGRATION_KEY, DemoIntegration.HANDLER_KEY));
+        } catch (IllegalStateException e) {
+            LOG.warn("demo integration not installed: {}", e.getMessage());
         }
-        LOG.info("{} functions, {} queues, {} routes, {} queue pollers ready in {} ms", functions.size(), queues.size(),
-                routes.size(), pollers.size(), Duration.between(began, clock.instant()).toMillis());
     }
 
     /**
