@@ -15,7 +15,12 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.http.HttpClient;
@@ -30,6 +35,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -225,9 +232,7 @@ class LocalEngineIT {
     @Test
     void aTakenPortIsAOneLineErrorWithExitCode2() throws Exception {
         try (var taken = new ServerSocket(0)) {
-            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", System.getProperty("java.class.path"), LocalRuntime.class.getName(), fixture().toString()));
-            var builder = new ProcessBuilder(command);
+            var builder = new ProcessBuilder(javaCommand(fixture().toString()));
             builder.environment().put("RUNNER_API_PORT", Integer.toString(taken.getLocalPort()));
             Process process = builder.start();
             assertTrue(process.waitFor(60, TimeUnit.SECONDS));
@@ -236,6 +241,49 @@ class LocalEngineIT {
             assertEquals(new EmbeddedServers.PortTakenException("api", taken.getLocalPort()).getMessage(), stderr);
             assertEquals("", new String(process.getInputStream().readAllBytes()));
         }
+    }
+
+    @Test
+    void stoppingTheProcessLeavesNoServerBehind() throws Exception {
+        var builder = new ProcessBuilder(javaCommand(fixture().toString(), "--no-demo"));
+        for (String port : List.of("RUNNER_API_PORT", "RUNNER_PG_PORT", "RUNNER_REDIS_PORT", "RUNNER_SQS_PORT")) {
+            builder.environment().put(port, "0");
+        }
+        builder.redirectError(ProcessBuilder.Redirect.DISCARD);
+        Process process = builder.start();
+        String ready;
+        try (var stdout = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
+            ready = stdout.lines().filter(line -> line.startsWith("READY ")).findFirst().orElseThrow();
+            List<Integer> ports = new ArrayList<>();
+            Matcher port = Pattern.compile("127\\.0\\.0\\.1:(\\d+)").matcher(ready);
+            while (port.find()) {
+                ports.add(Integer.parseInt(port.group(1)));
+            }
+            assertEquals(4, ports.size(), ready);
+            ports.forEach(p -> assertTrue(listening(p), "port " + p + " open while running"));
+
+            process.destroy(); // SIGTERM, as Ctrl-C or a service manager would
+            assertTrue(process.waitFor(60, TimeUnit.SECONDS), "stopped");
+            await().atMost(Duration.ofSeconds(10)).until(() -> ports.stream().noneMatch(LocalEngineIT::listening));
+        } finally {
+            process.destroyForcibly();
+        }
+    }
+
+    private static boolean listening(int port) {
+        try (var socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", port), 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static List<String> javaCommand(String... args) {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), LocalRuntime.class.getName()));
+        command.addAll(List.of(args));
+        return command;
     }
 
     private static void waitForTicks(int count) {
