@@ -204,6 +204,17 @@ class LocalEngineIT {
     }
 
     @Test
+    void aReportNamingAMessageNotInTheBatchFailsTheWholeBatch() {
+        String run = UUID.randomUUID().toString();
+        String queue = runtime.queueUrls().get("WorkQueue");
+        sqs.sendMessage(b -> b.queueUrl(queue).messageBody("bogus").messageAttributes(
+                Map.of("trace", MessageAttributeValue.builder().dataType("String").stringValue(run).build())));
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> received("runner-DlqFunction", run).size() == 1);
+        assertEquals(2, received("runner-WorkFunction", run).size(), "as Lambda does: nothing deleted, redelivered, dead-lettered");
+    }
+
+    @Test
     void batchesUpToBatchSizeWithinTheBatchingWindow() {
         String run = UUID.randomUUID().toString();
         String queue = runtime.queueUrls().get("WorkQueue");

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * Records each batch; a message whose body is {@code fail} is reported as a batch item failure,
- * a body {@code throw} makes the whole invocation throw.
+ * a body {@code throw} makes the whole invocation throw, a body {@code bogus} reports a failure
+ * with an id that is not in the batch.
  */
 public final class RecordingQueueFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
@@ -33,6 +34,9 @@ public final class RecordingQueueFunction implements RequestHandler<SQSEvent, SQ
         for (SQSEvent.SQSMessage message : event.getRecords()) {
             if (message.getBody().equals("throw")) {
                 throw new IllegalStateException("asked to throw");
+            }
+            if (message.getBody().equals("bogus")) {
+                failures.add(new SQSBatchResponse.BatchItemFailure("not-a-message-of-this-batch"));
             }
             if (message.getBody().equals("fail")) {
                 failures.add(new SQSBatchResponse.BatchItemFailure(message.getMessageId()));
