@@ -93,7 +93,9 @@ public final class EmbeddedServers implements AutoCloseable {
         }
         started.add(redis::stop);
 
-        SQSRestServer sqs = SQSRestServerBuilder.withInterface("127.0.0.1").withPort(ports.sqs()).start();
+        SQSRestServer sqs = SQSRestServerBuilder.withInterface("127.0.0.1").withPort(ports.sqs())
+                // ARNs as AWS writes them for us-east-1, so they match what the template and events say.
+                .withAWSRegion("us-east-1").start();
         int sqsPort = sqs.waitUntilStarted().localAddress().getPort();
         started.add(sqs::stopAndWait);
 

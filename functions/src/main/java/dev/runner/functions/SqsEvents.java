@@ -55,23 +55,34 @@ public final class SqsEvents {
             record.setBody(message.body());
             record.setMd5OfBody(message.md5OfBody());
             record.setMd5OfMessageAttributes(message.md5OfMessageAttributes());
-            record.setAttributes(new HashMap<>(message.attributesAsStrings()));
-            Map<String, SQSEvent.MessageAttribute> attributes = new HashMap<>();
-            message.messageAttributes().forEach((name, value) -> {
-                var attribute = new SQSEvent.MessageAttribute();
-                attribute.setDataType(value.dataType());
-                attribute.setStringValue(value.stringValue());
-                attributes.put(name, attribute);
-            });
-            record.setMessageAttributes(attributes);
             record.setEventSource("aws:sqs");
             record.setEventSourceArn(queueArn);
             record.setAwsRegion(region);
+            record.setAttributes(new java.util.LinkedHashMap<>(message.attributesAsStrings()));
+            Map<String, SQSEvent.MessageAttribute> attributes = new java.util.LinkedHashMap<>();
+            message.messageAttributes().forEach((name, value) -> attributes.put(name, attribute(value)));
+            record.setMessageAttributes(attributes);
             records.add(record);
         }
         var event = new SQSEvent();
         event.setRecords(records);
         return event;
+    }
+
+    private static SQSEvent.MessageAttribute attribute(software.amazon.awssdk.services.sqs.model.MessageAttributeValue value) {
+        var attribute = new SQSEvent.MessageAttribute();
+        attribute.setDataType(value.dataType());
+        attribute.setStringValue(value.stringValue());
+        if (value.binaryValue() != null) {
+            attribute.setBinaryValue(value.binaryValue().asByteBuffer());
+        }
+        if (value.hasStringListValues() && !value.stringListValues().isEmpty()) {
+            attribute.setStringListValues(value.stringListValues());
+        }
+        if (value.hasBinaryListValues() && !value.binaryListValues().isEmpty()) {
+            attribute.setBinaryListValues(value.binaryListValues().stream().map(b -> b.asByteBuffer()).toList());
+        }
+        return attribute;
     }
 
     /** The ids a partial batch response lists as failed. */

@@ -37,9 +37,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * it comes back to it, and given back for a paused one. If no round trip follows, leases expire
  * after leaseTtl and window entries age out.
  *
- * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (queue, schedule) may
+ * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
- * free for webhook and manual items, so a schedule backlog never holds every slot.
+ * free for webhook items, so a manual or schedule backlog never holds every slot.
  *
  * <p><b>Redis down: fail open.</b> {@link #admit} admits everything and logs a warning, the breaker
  * counts as closed ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates
@@ -53,7 +53,7 @@ public final class Guard {
     private static final Logger log = LoggerFactory.getLogger(Guard.class);
 
     /** Items at or below this priority (webhook, manual) may use a handler's whole limits. */
-    public static final int URGENT_PRIORITY = Trigger.MANUAL.priority();
+    public static final int URGENT_PRIORITY = Trigger.WEBHOOK.priority();
     /** Longest a Lambda invocation runs: a lease of a live worker never expires before it reports. */
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */

@@ -18,9 +18,9 @@
  *       limit. Full: HANDLER_CONCURRENCY for shortestDeferral.</li>
  *   <li><b>Rate</b>: a one-minute sliding log per handler. Full: HANDLER_RATE until the entry
  *       ahead of the item leaves the window; deferred items of one call queue behind each other.</li>
- *   <li><b>Priority inside a handler</b>: items with priority above 2 (queue, schedule) may fill
+ *   <li><b>Priority inside a handler</b>: items with priority above 1 (manual, queue, schedule) may fill
  *       only limit − ⌈limit/4⌉ of concurrency and of rate (for limits ≥ 2); the rest stays for
- *       webhook and manual items.</li>
+ *       webhook items.</li>
  *   <li><b>Tenant window</b>: an exact sliding window of perMinute per minute, whose sorted set also
  *       holds future slots. An item over the limit gets the first time the window has room for it
  *       (at least shortestDeferral away) and keeps that slot; coming back, it is admitted on it

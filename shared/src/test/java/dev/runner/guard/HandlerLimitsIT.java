@@ -134,7 +134,9 @@ class HandlerLimitsIT {
         var f = new GuardFixture(target);
         var limits = new HandlerLimits(0, 4);
         assertEquals(3, count(f.admitOne(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 4))), Admission.Admitted.class));
-        assertEquals(1, count(f.admitOne(group(CRM, SYNC, limits, items("manual", "acme", Trigger.MANUAL, 2))), Admission.Admitted.class));
+        assertEquals(0, count(f.admitOne(group(CRM, SYNC, limits, items("manual", "acme", Trigger.MANUAL, 2))), Admission.Admitted.class),
+                "a manual backlog may not take the webhooks' share either");
+        assertEquals(1, count(f.admitOne(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 2))), Admission.Admitted.class));
     }
 
     @ParameterizedTest

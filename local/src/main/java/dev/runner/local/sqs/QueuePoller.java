@@ -2,6 +2,7 @@ package dev.runner.local.sqs;
 
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.functions.SqsEvents;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.template.EventSource;
 import org.slf4j.Logger;
@@ -170,10 +171,7 @@ public final class QueuePoller implements AutoCloseable {
     }
 
     private void deliver(List<Message> batch) {
-        var event = new SQSEvent();
-        List<SQSEvent.SQSMessage> records = new ArrayList<>(batch.size());
-        batch.forEach(message -> records.add(record(message)));
-        event.setRecords(records);
+        SQSEvent event = SqsEvents.fromReceived(batch, source.queueArn(), region);
         switch (function.invoke(event)) {
             case LocalFunction.Outcome.Failed failed ->
                     LOG.error("{} failed on a batch of {} from {}; the batch will be retried after the visibility timeout: {} {}",
@@ -220,39 +218,6 @@ public final class QueuePoller implements AutoCloseable {
                 LOG.warn("{}: delete failed; those messages will be delivered again: {}", source.queueName(), e.toString());
             }
         }
-    }
-
-    private SQSEvent.SQSMessage record(Message message) {
-        var record = new SQSEvent.SQSMessage();
-        record.setMessageId(message.messageId());
-        record.setReceiptHandle(message.receiptHandle());
-        record.setBody(message.body());
-        record.setMd5OfBody(message.md5OfBody());
-        record.setMd5OfMessageAttributes(message.md5OfMessageAttributes());
-        record.setEventSource("aws:sqs");
-        record.setEventSourceArn(source.queueArn());
-        record.setAwsRegion(region);
-        record.setAttributes(new LinkedHashMap<>(message.attributesAsStrings()));
-        Map<String, SQSEvent.MessageAttribute> attributes = new LinkedHashMap<>();
-        message.messageAttributes().forEach((name, value) -> attributes.put(name, attribute(value)));
-        record.setMessageAttributes(attributes);
-        return record;
-    }
-
-    private static SQSEvent.MessageAttribute attribute(MessageAttributeValue value) {
-        var attribute = new SQSEvent.MessageAttribute();
-        attribute.setDataType(value.dataType());
-        attribute.setStringValue(value.stringValue());
-        if (value.binaryValue() != null) {
-            attribute.setBinaryValue(value.binaryValue().asByteBuffer());
-        }
-        if (value.hasStringListValues() && !value.stringListValues().isEmpty()) {
-            attribute.setStringListValues(value.stringListValues());
-        }
-        if (value.hasBinaryListValues() && !value.binaryListValues().isEmpty()) {
-            attribute.setBinaryListValues(value.binaryListValues().stream().map(b -> b.asByteBuffer()).toList());
-        }
-        return attribute;
     }
 
     private static void pause(Duration duration) {

@@ -1,0 +1,235 @@
+package dev.runner.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.json.Json;
+import dev.runner.security.Signature;
+import dev.runner.testing.FakeHandler;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Runner's benchmarks (../shared/spec/BENCH.md): each workload on a fresh local runtime, wired from
+ * template.yaml as in AWS, against a handler service that answers at once. Prints figures; asserts
+ * nothing. Sizes and limits are system properties so a run can be scaled (and says so).
+ *
+ * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4]</pre>
+ */
+public final class Bench {
+
+    private Bench() {}
+
+    public static void main(String[] args) {
+        Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4") : Arrays.asList(args));
+        for (String workload : workloads) {
+            switch (workload) {
+                case "w1" -> throughput();
+                case "w2" -> priority();
+                case "w3" -> fairness();
+                case "w4" -> outage();
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4)");
+            }
+        }
+        System.exit(0);
+    }
+
+    /** W1: 20,000 items over 40 tenants (a run of 500 each, one page), /process-batch. */
+    static void throughput() {
+        int tenants = Integer.getInteger("w1.tenants", 40);
+        int perTenant = Integer.getInteger("w1.items", 500);
+        try (var stack = new BenchStack(Map.of())) {
+            List<String> tenantIds = new ArrayList<>();
+            for (int t = 0; t < tenants; t++) {
+                tenantIds.add("w1-tenant-" + t);
+            }
+            stack.integration("w1", "import", true, Json.object().put("batch_size", 10), tenantIds, "w1-secret-0123456789");
+            stack.handlers.handler("import").pages(1, perTenant);
+            var before = stack.meters();
+            long start = System.nanoTime();
+            List<UUID> runs = new ArrayList<>();
+            for (String tenant : tenantIds) {
+                runs.add(stack.manualRun(tenant, "w1", "import"));
+            }
+            stack.awaitEnded(runs, Duration.ofMinutes(10));
+            double seconds = (System.nanoTime() - start) / 1e9;
+            var used = stack.meters().since(before);
+            int items = tenants * perTenant;
+            long succeeded = runs.stream().mapToLong(r -> stack.run(r).path("counts").path("succeeded").asLong()).sum();
+            System.out.printf("%nW1 throughput: %d items (%d tenants x %d), %d succeeded in %.1f s = %.0f items/s%n",
+                    items, tenants, perTenant, succeeded, seconds, items / seconds);
+            System.out.printf("  Redis: %.2f commands/item server-side, %.3f round trips/item%n",
+                    (double) used.redisCommands() / items, (double) used.redisRoundTrips() / items);
+            System.out.printf("  Postgres: %.3f statements/item (%.2f per 10-item batch)%n",
+                    (double) used.postgresStatements() / items, used.postgresStatements() * 10.0 / items);
+            System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqs());
+            System.out.printf("  handler calls: %d; JVM peak RSS %d MB%n", stack.handlers.calls("import").size(), BenchStack.peakRssMb());
+        }
+    }
+
+    /** W2: a 20,000-item schedule backlog, then webhooks at 20/s; webhook latency with the backlog over without. */
+    static void priority() {
+        int backlog = Integer.getInteger("w2.backlog", 20_000);
+        int webhooks = Integer.getInteger("w2.webhooks", 200);
+        try (var stack = new BenchStack(Map.of("RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000"))) {
+            String secret = "w2-secret-0123456789";
+            stack.integration("w2", "sync", true, Json.object().put("batch_size", 10), List.of("w2-tenant"), secret);
+            stack.handlers.handler("sync").pages(backlog / 500, 500);
+            double[] alone = webhookLatencies(stack, secret, webhooks, "alone");
+            stack.call("PUT", "/tenants/w2-tenant/integrations/w2", scheduleBody(secret), 200);
+            // Fire the schedule now rather than in a minute: the scheduler's own tick (every second here) picks it up.
+            try (var db = java.sql.DriverManager.getConnection(stack.runtime.endpoints().jdbcUrl(),
+                    stack.runtime.endpoints().dbUser(), stack.runtime.endpoints().dbPassword())) {
+                db.createStatement().executeUpdate("update schedules set next_fire_at = now() where tenant_id = 'w2-tenant'");
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException(e);
+            }
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (stack.handlers.itemCalls("sync").size() < 50 && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(50_000_000);
+            }
+            double[] withBacklog = webhookLatencies(stack, secret, webhooks, "with");
+            System.out.printf("%nW2 priority: %d webhook items at 20/s, latency accepted -> handler%n", webhooks);
+            System.out.printf("  alone:        p50 %.0f ms, p95 %.0f ms, p99 %.0f ms%n", alone[0], alone[1], alone[2]);
+            System.out.printf("  with backlog: p50 %.0f ms, p95 %.0f ms, p99 %.0f ms (backlog of %d schedule items)%n",
+                    withBacklog[0], withBacklog[1], withBacklog[2], backlog);
+            System.out.printf("  ratio: p50 %.2f, p99 %.2f%n", withBacklog[0] / alone[0], withBacklog[2] / alone[2]);
+        }
+    }
+
+    private static JsonNode scheduleBody(String secret) {
+        var body = Json.object().put("enabled", true).put("webhookSecret", secret);
+        body.putObject("schedules").put("sync", "rate(1 day)");
+        return body;
+    }
+
+    /** p50, p95, p99 in ms from a webhook's 202 to the handler receiving its item. */
+    private static double[] webhookLatencies(BenchStack stack, String secret, int count, String label) {
+        Map<String, Long> acceptedAt = new java.util.concurrent.ConcurrentHashMap<>();
+        long interval = 50_000_000;
+        long next = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            String externalId = "hook-" + label + "-" + i;
+            byte[] body = ("{\"externalId\":\"" + externalId + "\"}").getBytes(StandardCharsets.UTF_8);
+            long ts = Instant.now().getEpochSecond();
+            int status = stack.post("/webhooks/w2-tenant/w2/sync", body, Map.of("Content-Type", "application/json",
+                    Signature.TIMESTAMP_HEADER, Long.toString(ts), Signature.SIGNATURE_HEADER, Signature.sign(secret, ts, body)));
+            if (status != 202) {
+                throw new IllegalStateException("webhook answered " + status);
+            }
+            acceptedAt.put(externalId, System.nanoTime());
+            next += interval;
+            LockSupport.parkNanos(Math.max(0, next - System.nanoTime()));
+        }
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        List<Double> latencies = new ArrayList<>();
+        while (System.nanoTime() < deadline) {
+            latencies.clear();
+            for (FakeHandler.Call call : stack.handlers.itemCalls("sync")) {
+                for (JsonNode item : FakeHandler.items(call)) {
+                    Long accepted = acceptedAt.get(item.path("externalId").asText());
+                    if (accepted != null) {
+                        latencies.add((call.receivedAtNanos() - accepted) / 1e6);
+                    }
+                }
+            }
+            if (latencies.size() >= count) {
+                break;
+            }
+            LockSupport.parkNanos(50_000_000);
+        }
+        latencies.sort(Double::compare);
+        return new double[] {percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 99)};
+    }
+
+    private static double percentile(List<Double> sorted, int p) {
+        if (sorted.isEmpty()) {
+            return Double.NaN;
+        }
+        return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(p / 100.0 * sorted.size()) - 1));
+    }
+
+    /** W3: tenant A 20,000 items throttled at the tenant limit; tenant B 200 items alone and beside A. */
+    static void fairness() {
+        int limit = Integer.getInteger("w3.limit", 1000);
+        int bigItems = Integer.getInteger("w3.items", 20_000);
+        boolean untilDone = Boolean.parseBoolean(System.getProperty("w3.untilDone", "true"));
+        try (var stack = new BenchStack(Map.of("RUNNER_TENANT_LIMIT_PER_MINUTE", Integer.toString(limit)))) {
+            stack.integration("w3", "big", true, Json.object().put("batch_size", 10), List.of("tenant-a"), "w3-secret-0123456789");
+            stack.integration("w3b", "small", true, Json.object().put("batch_size", 10), List.of("tenant-b"), "w3-secret-0123456789");
+            stack.handlers.handler("big").pages(bigItems / 500, 500);
+            stack.handlers.handler("small").pages(4, 50);
+            stack.awaitEnded(List.of(stack.manualRun("tenant-b", "w3b", "small")), Duration.ofMinutes(2)); // warm-up
+            long alone = timed(stack, "tenant-b", "w3b", "small");
+            var before = stack.meters();
+            long start = System.nanoTime();
+            UUID big = stack.manualRun("tenant-a", "w3", "big");
+            long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+            while ((stack.run(big).path("counts").path("succeeded").asInt() < Math.min(limit, bigItems)
+                    || !stack.run(big).path("status").asText().equals("running")) && System.nanoTime() < deadline) {
+                LockSupport.parkNanos(100_000_000);
+            }
+            var beforeB = stack.meters();
+            long beside = timed(stack, "tenant-b", "w3b", "small");
+            var usedByB = stack.meters().since(beforeB);
+            System.out.printf("%nW3 fairness: tenant limit %d/min; A %d items, B 200 items%n", limit, bigItems);
+            System.out.printf("  B alone %d ms, B beside throttled A %d ms: %.2fx (A had %d succeeded)%n",
+                    alone, beside, (double) beside / alone, stack.run(big).path("counts").path("succeeded").asInt());
+            if (untilDone) {
+                stack.awaitEnded(List.of(big), Duration.ofMinutes(bigItems / limit + 10));
+                // B's own requests are taken out: what is left is A's.
+                var used = stack.meters().since(before).minus(usedByB);
+                System.out.printf("  A's whole throttled life: %.1f min, %.2f SQS requests per A item %s%n",
+                        (System.nanoTime() - start) / 6e10, (double) used.sqsTotal() / bigItems, used.sqs());
+            } else {
+                var used = stack.meters().since(before);
+                System.out.printf("  A so far: %d SQS requests for %d items %s (w3.untilDone=false)%n",
+                        used.sqsTotal(), bigItems, used.sqs());
+            }
+        }
+    }
+
+    private static long timed(BenchStack stack, String tenant, String integration, String handler) {
+        long start = System.nanoTime();
+        stack.awaitEnded(List.of(stack.manualRun(tenant, integration, handler)), Duration.ofMinutes(2));
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
+    /** W4: 2,000 items whose handler fails every call for 10 s, seed timings. */
+    static void outage() {
+        int items = Integer.getInteger("w4.items", 2000);
+        long outageMs = Long.getLong("w4.outageMs", 10_000);
+        try (var stack = new BenchStack(Map.of())) {
+            stack.integration("w4", "push", true, Json.object().put("batch_size", 10), List.of("w4-tenant"), "w4-secret-0123456789");
+            AtomicInteger duringOutage = new AtomicInteger();
+            long[] outageEnds = {Long.MAX_VALUE};
+            stack.handlers.handler("push").pages(items / 500, 500).batchStatus(() -> {
+                if (System.currentTimeMillis() < outageEnds[0]) {
+                    duringOutage.incrementAndGet();
+                    return 503;
+                }
+                return 200;
+            });
+            long start = System.nanoTime();
+            outageEnds[0] = System.currentTimeMillis() + outageMs;
+            UUID run = stack.manualRun("w4-tenant", "w4", "push");
+            stack.awaitEnded(List.of(run), Duration.ofMinutes(10));
+            JsonNode counts = stack.run(run).path("counts");
+            long lost = items - counts.path("succeeded").asLong() - counts.path("dead").asLong();
+            System.out.printf("%nW4 outage: %d items, handler down %d s, seed timings (5 failures, open 30 s, 3 attempts, 5 s backoff)%n",
+                    items, outageMs / 1000);
+            System.out.printf("  calls during the outage %d, dead %d, lost %d, succeeded %d, total %.1f s%n",
+                    duringOutage.get(), counts.path("dead").asLong(), lost, counts.path("succeeded").asLong(),
+                    (System.nanoTime() - start) / 1e9);
+        }
+    }
+}
