@@ -68,11 +68,14 @@ final class BenchStack implements AutoCloseable {
         return call("GET", "/runs/" + runId, null, 200);
     }
 
-    /** Waits until every run has ended (completed, with errors, or failed). */
+    /**
+     * Waits until every run has ended (completed, with errors, or failed). Asks Postgres on a
+     * connection of its own, so watching costs the meters nothing.
+     */
     void awaitEnded(Collection<UUID> runIds, Duration within) {
         long deadline = System.nanoTime() + within.toNanos();
         for (UUID runId : runIds) {
-            while (!run(runId).path("finishedAt").isTextual()) {
+            while (!ended(runId)) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("run " + runId + " did not end within " + within + ": " + run(runId));
                 }
@@ -80,6 +83,47 @@ final class BenchStack implements AutoCloseable {
             }
         }
     }
+
+    /** Items of a run in one status, read past the meters. */
+    long count(UUID runId, String status) {
+        return scalar("select count(*) from execution_items where run_id = ? and status = ?", runId, status);
+    }
+
+    /** Items of scheduled runs in one status, read past the meters. */
+    long scheduleItems(String status) {
+        return scalar("select count(*) from execution_items e join runs r using (run_id) where r.trigger = 'schedule' and e.status = ?",
+                null, status);
+    }
+
+    private boolean ended(UUID runId) {
+        return scalar("select count(*) from runs where run_id = ? and finished_at is not null", runId, null) == 1;
+    }
+
+    private synchronized long scalar(String sql, UUID runId, String status) {
+        try {
+            if (watcher == null) {
+                var endpoints = runtime.endpoints();
+                watcher = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
+            }
+            try (var statement = watcher.prepareStatement(sql)) {
+                int index = 1;
+                if (runId != null) {
+                    statement.setObject(index++, runId);
+                }
+                if (status != null) {
+                    statement.setString(index, status);
+                }
+                try (var rows = statement.executeQuery()) {
+                    rows.next();
+                    return rows.getLong(1);
+                }
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private java.sql.Connection watcher;
 
     JsonNode call(String method, String path, JsonNode body, int expected) {
         var request = HttpRequest.newBuilder(runtime.apiUrl().resolve(path))
@@ -116,7 +160,7 @@ final class BenchStack implements AutoCloseable {
     }
 
     /** The meters at one instant. */
-    record Meters(Map<String, Long> sqs, long redisCommands, long redisRoundTrips, long postgresStatements) {
+    record Meters(Map<String, Long> sqs, long redisCommands, long redisClientCommands, long redisRoundTrips, long postgresStatements) {
         Meters since(Meters before) {
             Map<String, Long> sqsDelta = new HashMap<>();
             sqs.forEach((op, n) -> {
@@ -125,15 +169,15 @@ final class BenchStack implements AutoCloseable {
                     sqsDelta.put(op, d);
                 }
             });
-            return new Meters(sqsDelta, redisCommands - before.redisCommands, redisRoundTrips - before.redisRoundTrips,
-                    postgresStatements - before.postgresStatements);
+            return new Meters(sqsDelta, redisCommands - before.redisCommands, redisClientCommands - before.redisClientCommands,
+                    redisRoundTrips - before.redisRoundTrips, postgresStatements - before.postgresStatements);
         }
 
         Meters minus(Meters other) {
             Map<String, Long> sqsLeft = new HashMap<>(sqs);
             other.sqs.forEach((op, n) -> sqsLeft.merge(op, -n, Long::sum));
-            return new Meters(sqsLeft, redisCommands - other.redisCommands, redisRoundTrips - other.redisRoundTrips,
-                    postgresStatements - other.postgresStatements);
+            return new Meters(sqsLeft, redisCommands - other.redisCommands, redisClientCommands - other.redisClientCommands,
+                    redisRoundTrips - other.redisRoundTrips, postgresStatements - other.postgresStatements);
         }
 
         long sqsTotal() {
@@ -143,12 +187,14 @@ final class BenchStack implements AutoCloseable {
 
     Meters meters() {
         long roundTrips = 0;
+        long clientCommands = 0;
         long statements = 0;
         for (Runner root : Runner.roots()) {
             roundTrips += root.redis().roundTripCount();
+            clientCommands += root.redis().commandCount();
             statements += root.database().statementCount();
         }
-        return new Meters(SqsRequestCounter.snapshot(), redisServerCommands(), roundTrips, statements);
+        return new Meters(SqsRequestCounter.snapshot(), redisServerCommands(), clientCommands, roundTrips, statements);
     }
 
     /** Commands the Redis server executed, those inside scripts included (INFO commandstats). */
@@ -181,6 +227,13 @@ final class BenchStack implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            if (watcher != null) {
+                watcher.close();
+            }
+        } catch (java.sql.SQLException ignored) {
+            // closing anyway
+        }
         redisClient.shutdown();
         handlers.close();
         runtime.close();

@@ -187,30 +187,36 @@ public final class Redis implements AutoCloseable {
 
     public String get(String key) {
         roundTrips.increment();
+        commandsSent.increment();
         return await(commands().get(key));
     }
 
     public void set(String key, String value) {
         roundTrips.increment();
+        commandsSent.increment();
         await(commands().set(key, value));
     }
 
     public void set(String key, String value, Duration ttl) {
         roundTrips.increment();
+        commandsSent.increment();
         await(commands().set(key, value, SetArgs.Builder.px(ttl.toMillis())));
     }
 
     public void delete(String key) {
         roundTrips.increment();
+        commandsSent.increment();
         await(commands().del(key));
     }
 
     public Map<String, String> hashGetAll(String key) {
         roundTrips.increment();
+        commandsSent.increment();
         return await(commands().hgetall(key));
     }
 
     private final java.util.concurrent.atomic.LongAdder roundTrips = new java.util.concurrent.atomic.LongAdder();
+    private final java.util.concurrent.atomic.LongAdder commandsSent = new java.util.concurrent.atomic.LongAdder();
 
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
     private static final Object NO_SCRIPT = new Object();
@@ -220,8 +226,14 @@ public final class Redis implements AutoCloseable {
         return roundTrips.sum();
     }
 
+    /** Commands sent so far (an EVALSHA is one, whatever its script runs inside Redis). */
+    public long commandCount() {
+        return commandsSent.sum();
+    }
+
     private List<Object> dispatch(List<Call> calls, boolean sendBody) {
         roundTrips.increment();
+        commandsSent.add(calls.size());
         List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
         synchronized (this) {
             var commands = commands();
