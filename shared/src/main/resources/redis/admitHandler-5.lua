@@ -22,6 +22,8 @@
   Output:
     two entries per item, in input order: code, delay (ms)
       0 admitted, 1 paused, 2 breaker open, 3 breaker probing, 4 handler rate, 5 handler concurrency
+    then, when the breaker was read, one more: 1 if it is closed with no failure counted (a report
+    of successes alone would change nothing), else 0
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -64,8 +66,9 @@ if redis.call('EXISTS', pausedKey) == 1 then
   return decideAll(PAUSED, 0)
 end
 
-local breaker = redis.call('HMGET', breakerKey, 'state', 'openedAt')
+local breaker = redis.call('HMGET', breakerKey, 'state', 'openedAt', 'failures')
 local state = breaker[1] or 'closed'
+local clean = (state == 'closed' and (tonumber(breaker[3]) or 0) == 0) and 1 or 0
 if state == 'open' then
   local halfOpenAt = tonumber(breaker[2]) + openMs
   if now < halfOpenAt then
@@ -161,4 +164,5 @@ if #newProbes > 0 then
   redis.call('ZADD', probesKey, unpack(newProbes))
   redis.call('PEXPIRE', probesKey, leaseTtl)
 end
+result[2 * itemCount + 1] = clean
 return result

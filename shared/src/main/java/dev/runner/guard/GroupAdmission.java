@@ -5,13 +5,15 @@ import java.util.List;
 /**
  * Decisions for one group, in the order of {@code request.items()}.
  *
- * @param failedOpen Redis could not be asked and everything was admitted (the fail-open policy):
- *                   the caller enforces what only it can, such as pauses from Postgres
+ * @param failedOpen   Redis could not be asked and everything was admitted (the fail-open policy):
+ *                     the caller enforces what only it can, such as pauses from Postgres
+ * @param breakerClean the breaker was closed with no failure counted: reporting successes alone
+ *                     would change nothing, so the caller may skip that report
  */
-public record GroupAdmission(GroupRequest request, List<Admission> decisions, boolean failedOpen) {
+public record GroupAdmission(GroupRequest request, List<Admission> decisions, boolean failedOpen, boolean breakerClean) {
 
     public GroupAdmission(GroupRequest request, List<Admission> decisions) {
-        this(request, decisions, false);
+        this(request, decisions, false, false);
     }
 
     public GroupAdmission {

@@ -173,7 +173,9 @@ public final class Guard {
             if (!handlerReleases.isEmpty()) {
                 giveBacks.add(releaseHandlerCall(group.integrationKey(), group.handlerKey(), handlerReleases));
             }
-            admissions.add(new GroupAdmission(group, decisions));
+            int items = group.items().size();
+            boolean clean = codes.size() > 2 * items && ((Long) codes.get(2 * items)) == 1L;
+            admissions.add(new GroupAdmission(group, decisions, false, clean));
         }
         refunds.forEach((refund, items) -> giveBacks.add(refundTenantCall(refund.tenantId(), items, refund.cutoffMs())));
         return admissions;
@@ -293,7 +295,7 @@ public final class Guard {
         List<Admission> admitted = group.items().stream()
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
-        return new GroupAdmission(group, admitted, true);
+        return new GroupAdmission(group, admitted, true, false);
     }
 
     private List<Redis.Call> drainGiveBacks() {

@@ -36,8 +36,9 @@ import java.util.concurrent.Future;
 /**
  * Processes one SQS batch of items (DESIGN 4): parse, group by handler, admit (Redis), claim,
  * call, report (Redis), record, complete runs. What one all-success batch costs: 3 Postgres statements (claim, record, complete),
- * one handler call per {@code batch_size} items for batch handlers, two Redis round trips (admit,
- * report), no SQS request of its own (receive and delete belong to the event source mapping).
+ * one handler call per {@code batch_size} items for batch handlers, one Redis round trip (admit;
+ * a report only when there is something to report: a failure, leases, a breaker not clean), no
+ * SQS request of its own (receive and delete belong to the event source mapping).
  * Deferral never uses an attempt: the item is re-sent with a computed DelaySeconds and its
  * original acknowledged.
  */
@@ -126,7 +127,8 @@ public final class ItemWorker {
     }
 
     /** What admission let through, and what it sent back to wait. */
-    private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, List<Deferral> deferred) {}
+    /** @param quiet groups whose report would change nothing if all their calls succeed: clean breaker, no leases */
+    private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, List<Deferral> deferred, Set<Group> quiet) {}
 
     /** An item re-sent for later without using an attempt. */
     private record Deferral(Received received, java.time.Duration delay, String reason) {}
@@ -158,10 +160,14 @@ public final class ItemWorker {
         }
         Map<Group, List<UUID>> paused = new HashMap<>();
         Set<Group> failedOpen = new LinkedHashSet<>();
+        Set<Group> quiet = new LinkedHashSet<>();
         for (GroupAdmission admission : guard.admit(requests)) {
             Group group = new Group(admission.request().integrationKey(), admission.request().handlerKey());
             if (admission.failedOpen()) {
                 failedOpen.add(group);
+            }
+            if (admission.breakerClean() && admission.request().limits().concurrency() == 0) {
+                quiet.add(group);
             }
             for (Admission decision : admission.decisions()) {
                 Received r = byId.get(decision.itemId());
@@ -204,7 +210,7 @@ public final class ItemWorker {
                 LOG.info("parked", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "items", parked.size());
             }
         });
-        return new Admitted(admittedIds, leases, deferred);
+        return new Admitted(admittedIds, leases, deferred, quiet);
     }
 
     private Set<Group> pausedInPostgres(Set<Group> groups) {
@@ -237,8 +243,16 @@ public final class ItemWorker {
             tally[result.observation() == Observation.UP ? 0 : 1]++;
         }
         List<GroupReport> reports = new ArrayList<>();
-        tallies.forEach((group, tally) -> reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), tally[0], tally[1],
-                admitted.leasesByGroup().getOrDefault(group, List.of()))));
+        tallies.forEach((group, tally) -> {
+            // Steady state: successes on a clean breaker with no leases to give back need no round trip.
+            // (Failures another worker counts meanwhile are then not reset by these successes: the
+            // breaker may open one success earlier, the safe side.)
+            if (tally[1] == 0 && admitted.quiet().contains(group)) {
+                return;
+            }
+            reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), tally[0], tally[1],
+                    admitted.leasesByGroup().getOrDefault(group, List.of())));
+        });
         if (!reports.isEmpty()) {
             guard.report(reports);
         }
