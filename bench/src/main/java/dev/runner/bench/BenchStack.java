@@ -9,7 +9,6 @@ import dev.runner.local.LocalRuntime;
 import dev.runner.testing.FakeHandler;
 import io.lettuce.core.RedisClient;
 
-import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

@@ -22,11 +22,6 @@ public enum ItemStatus {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** Succeeded and dead items are finished: never processed again, they count toward run completion. */
-    public boolean ended() {
-        return this == SUCCEEDED || this == DEAD;
-    }
-
     public static Optional<ItemStatus> parse(String value) {
         return Arrays.stream(values()).filter(s -> s.wireName().equals(value)).findFirst();
     }

@@ -21,17 +21,22 @@ import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueMessage;
 import dev.runner.run.RunStore;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.LongSupplier;
 
 /**
  * Processes one SQS batch of items (DESIGN 4): parse, group by handler, admit (Redis), claim,
@@ -80,7 +85,7 @@ public final class ItemWorker {
     }
 
     /** @param remainingMillis the invocation's time left: handler calls never outlive it */
-    public BatchResult process(List<QueueMessage> messages, java.util.function.LongSupplier remainingMillis) {
+    public BatchResult process(List<QueueMessage> messages, LongSupplier remainingMillis) {
         List<Received> received = parse(messages);
         if (received.isEmpty()) {
             return new BatchResult(List.of());
@@ -118,10 +123,10 @@ public final class ItemWorker {
     }
 
     /** Items of one handler, most urgent first: admission serves them in this order. */
-    private static Map<Group, List<Received>> group(java.util.Collection<Received> received) {
+    private static Map<Group, List<Received>> group(Collection<Received> received) {
         Map<Group, List<Received>> groups = new LinkedHashMap<>();
         received.stream()
-                .sorted(java.util.Comparator.comparingInt(r -> r.job().trigger().priority()))
+                .sorted(Comparator.comparingInt(r -> r.job().trigger().priority()))
                 .forEach(r -> groups.computeIfAbsent(new Group(r.job().integrationKey(), r.job().handlerKey()), g -> new ArrayList<>()).add(r));
         return groups;
     }
@@ -131,7 +136,7 @@ public final class ItemWorker {
     private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, List<Deferral> deferred, Set<Group> quiet) {}
 
     /** An item re-sent for later without using an attempt. */
-    private record Deferral(Received received, java.time.Duration delay, String reason) {}
+    private record Deferral(Received received, Duration delay, String reason) {}
 
     /**
      * Step 1 (DESIGN 4): one pipelined Redis round trip decides every group's items: admitted,
@@ -176,7 +181,7 @@ public final class ItemWorker {
                         admittedIds.add(r.job().itemId());
                         leases.computeIfAbsent(group, g -> new ArrayList<>()).add(a.itemId());
                     }
-                    case Admission.Deferred d -> deferred.add(new Deferral(r, d.delay(), d.reason().name().toLowerCase(java.util.Locale.ROOT)));
+                    case Admission.Deferred d -> deferred.add(new Deferral(r, d.delay(), d.reason().name().toLowerCase(Locale.ROOT)));
                     case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(r.job().itemId());
                 }
             }
@@ -289,13 +294,13 @@ public final class ItemWorker {
     }
 
     /** Time left for handler calls: the invocation's, less what recording the outcomes needs. */
-    private static java.time.Duration callDeadline(java.util.function.LongSupplier remainingMillis) {
-        return java.time.Duration.ofMillis(Math.max(1_000, remainingMillis.getAsLong() - RECORD_RESERVE_MS));
+    private static Duration callDeadline(LongSupplier remainingMillis) {
+        return Duration.ofMillis(Math.max(1_000, remainingMillis.getAsLong() - RECORD_RESERVE_MS));
     }
 
     /** Every group's calls at once; a group's handler sees batches of its batch_size, or one call per item. */
     private List<CallResult> callHandlers(Map<Group, List<Received>> groups, Map<Group, HandlerSpec> specs,
-                                          Map<UUID, ItemStore.Claimed> claimed, java.time.Duration timeLeft) {
+                                          Map<UUID, ItemStore.Claimed> claimed, Duration timeLeft) {
         List<Future<CallResult>> pending = new ArrayList<>();
         List<CallResult> results = new ArrayList<>();
         for (var entry : groups.entrySet()) {
@@ -350,7 +355,7 @@ public final class ItemWorker {
     }
 
     private Map<UUID, Outcome> callBatch(HandlerSpec spec, List<Received> chunk, Map<UUID, ItemStore.Claimed> claimed,
-                                         java.time.Duration timeLeft) {
+                                         Duration timeLeft) {
         List<ObjectNode> bodies = new ArrayList<>(chunk.size());
         List<String> ids = new ArrayList<>(chunk.size());
         for (Received r : chunk) {
@@ -362,7 +367,7 @@ public final class ItemWorker {
         return outcomes;
     }
 
-    private Outcome callOne(HandlerSpec spec, Received r, Map<UUID, ItemStore.Claimed> claimed, java.time.Duration timeLeft) {
+    private Outcome callOne(HandlerSpec spec, Received r, Map<UUID, ItemStore.Claimed> claimed, Duration timeLeft) {
         return handlers.process(spec, itemBody(r.job(), claimed.get(r.job().itemId())), r.job().itemId().toString(), timeLeft);
     }
 
@@ -454,7 +459,7 @@ public final class ItemWorker {
     }
 
     /** Whole seconds, rounded up, within SQS's 0..900: an item that comes back early is simply deferred again. */
-    static int delaySeconds(java.time.Duration delay) {
+    static int delaySeconds(Duration delay) {
         long seconds = Math.ceilDiv(Math.max(0, delay.toMillis()), 1000L);
         return (int) Math.min(OutgoingMessage.MAX_DELAY_SECONDS, Math.max(1, seconds));
     }

@@ -1,6 +1,5 @@
 package dev.runner.schedule;
 
-import java.time.DayOfWeek;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;

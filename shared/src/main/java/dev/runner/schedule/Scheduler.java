@@ -1,5 +1,8 @@
 package dev.runner.schedule;
 
+import dev.runner.item.ItemDispatcher;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunService;
@@ -7,6 +10,7 @@ import dev.runner.run.RunStore;
 import dev.runner.store.Database;
 import dev.runner.trigger.Trigger;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +31,7 @@ public final class Scheduler {
     private static final int MAX_STALE_ITEMS = 5_000;
     private static final int STALE_QUEUED_SECONDS = 600;
     /** Longer than SQS's longest delay (15 min), so an item deferred at the source is not taken for lost. */
-    private static final java.time.Duration STALE_ITEM = java.time.Duration.ofMinutes(30);
+    private static final Duration STALE_ITEM = Duration.ofMinutes(30);
 
     /** What a tick did. */
     public record Tick(int fired, int skipped, int resent, int itemsResent) {}
@@ -38,11 +42,11 @@ public final class Scheduler {
     private final RunService runs;
     private final RunStore runStore;
 
-    private final dev.runner.item.ItemStore items;
-    private final dev.runner.item.ItemDispatcher dispatcher;
+    private final ItemStore items;
+    private final ItemDispatcher dispatcher;
 
-    public Scheduler(Database db, RunService runs, RunStore runStore, dev.runner.item.ItemStore items,
-                     dev.runner.item.ItemDispatcher dispatcher) {
+    public Scheduler(Database db, RunService runs, RunStore runStore, ItemStore items,
+                     ItemDispatcher dispatcher) {
         this.db = db;
         this.runs = runs;
         this.runStore = runStore;
@@ -87,7 +91,7 @@ public final class Scheduler {
         runs.enqueue(created);
         List<RunJob> stale = runStore.staleQueued(STALE_QUEUED_SECONDS, MAX_PER_TICK);
         runs.enqueue(stale);
-        List<dev.runner.item.ItemJob> staleItems = items.staleQueued(STALE_ITEM, MAX_STALE_ITEMS);
+        List<ItemJob> staleItems = items.staleQueued(STALE_ITEM, MAX_STALE_ITEMS);
         dispatcher.dispatch(staleItems);
         if (!created.isEmpty() || !stale.isEmpty() || !staleItems.isEmpty()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped[0], "resent", stale.size(), "itemsResent", staleItems.size());
