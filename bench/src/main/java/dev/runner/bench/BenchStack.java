@@ -2,7 +2,7 @@ package dev.runner.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.runner.app.Runner;
+import dev.runner.cost.CostMeter;
 import dev.runner.json.Json;
 import dev.runner.local.LocalOptions;
 import dev.runner.local.LocalRuntime;
@@ -185,15 +185,9 @@ final class BenchStack implements AutoCloseable {
     }
 
     Meters meters() {
-        long roundTrips = 0;
-        long clientCommands = 0;
-        long statements = 0;
-        for (Runner root : Runner.roots()) {
-            roundTrips += root.redis().roundTripCount();
-            clientCommands += root.redis().commandCount();
-            statements += root.database().statementCount();
-        }
-        return new Meters(SqsRequestCounter.snapshot(), redisServerCommands(), clientCommands, roundTrips, statements);
+        CostMeter.Costs costs = runtime.costs().snapshot();
+        return new Meters(SqsRequestCounter.snapshot(), redisServerCommands(), costs.redisCommands(), costs.redisRoundTrips(),
+                costs.sqlStatements());
     }
 
     /** Commands the Redis server executed, those inside scripts included (INFO commandstats). */

@@ -4,31 +4,26 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import dev.runner.api.ManagementApi;
 import dev.runner.app.Runner;
-
-import java.util.Map;
 
 /** The management API. */
 public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
 
-    private final Runner runner;
+    private final ManagementApi api;
 
-    /** Lambda's constructor: the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public ApiFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    /** The local runtime's: the same environment, handed over explicitly. */
-    public ApiFunction(Map<String, String> environment) {
-        this(Runner.forEnvironment(environment));
-    }
-
+    /** Builds, at init, only what this function uses (connections open on first use). */
     public ApiFunction(Runner runner) {
-        this.runner = runner;
+        this.api = runner.api();
     }
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return HttpEvents.response(runner.api().handle(HttpEvents.request(event)));
+        return ApiGatewayToCore.response(api.handle(ApiGatewayToCore.request(event)));
     }
 }

@@ -2,33 +2,28 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.app.Runner;
-
-import java.util.Map;
+import dev.runner.pipeline.IngestService;
 
 /** The ingest queue: envelopes from external producers into runs with trigger queue. */
 public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
-    private final Runner runner;
+    private final IngestService ingest;
 
-    /** Lambda's constructor: the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public IngestFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    /** The local runtime's: the same environment, handed over explicitly. */
-    public IngestFunction(Map<String, String> environment) {
-        this(Runner.forEnvironment(environment));
-    }
-
+    /** Builds, at init, only what this function uses (connections open on first use). */
     public IngestFunction(Runner runner) {
-        this.runner = runner;
+        this.ingest = runner.ingest();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(runner.ingest().process(SqsEvents.messages(event)));
+        return SqsEvents.response(ingest.process(SqsEvents.messages(event)));
     }
 }

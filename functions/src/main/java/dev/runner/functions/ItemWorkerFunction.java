@@ -2,33 +2,28 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.app.Runner;
-
-import java.util.Map;
+import dev.runner.pipeline.ItemWorker;
 
 /** Items tiers: admission, claim, handler call, report. */
 public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
-    private final Runner runner;
+    private final ItemWorker worker;
 
-    /** Lambda's constructor: the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public ItemWorkerFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    /** The local runtime's: the same environment, handed over explicitly. */
-    public ItemWorkerFunction(Map<String, String> environment) {
-        this(Runner.forEnvironment(environment));
-    }
-
+    /** Builds, at init, only what this function uses (connections open on first use). */
     public ItemWorkerFunction(Runner runner) {
-        this.runner = runner;
+        this.worker = runner.itemWorker();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(runner.itemWorker().process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds());
+        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds());
     }
 }

@@ -2,33 +2,28 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.app.Runner;
-
-import java.util.Map;
+import dev.runner.pipeline.RunWorker;
 
 /** Runs tiers: fetch pages and fan out; continues in a new message when time runs short. */
 public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
-    private final Runner runner;
+    private final RunWorker worker;
 
-    /** Lambda's constructor: the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public RunWorkerFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    /** The local runtime's: the same environment, handed over explicitly. */
-    public RunWorkerFunction(Map<String, String> environment) {
-        this(Runner.forEnvironment(environment));
-    }
-
+    /** Builds, at init, only what this function uses (connections open on first use). */
     public RunWorkerFunction(Runner runner) {
-        this.runner = runner;
+        this.worker = runner.runWorker();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(runner.runWorker().process(SqsEvents.messages(event), context::getRemainingTimeInMillis));
+        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis));
     }
 }

@@ -4,34 +4,29 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import dev.runner.app.Runner;
-import dev.runner.schedule.Scheduler;
+import dev.runner.pipeline.Scheduler;
 
 import java.time.Instant;
-import java.util.Map;
 
 /** The EventBridge tick: due schedules into runs with trigger schedule. */
 public final class SchedulerFunction implements RequestHandler<ScheduledEvent, String> {
 
-    private final Runner runner;
+    private final Scheduler scheduler;
 
-    /** Lambda's constructor: the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public SchedulerFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    /** The local runtime's: the same environment, handed over explicitly. */
-    public SchedulerFunction(Map<String, String> environment) {
-        this(Runner.forEnvironment(environment));
-    }
-
+    /** Builds, at init, only what this function uses (connections open on first use). */
     public SchedulerFunction(Runner runner) {
-        this.runner = runner;
+        this.scheduler = runner.scheduler();
     }
 
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */
     @Override
     public String handleRequest(ScheduledEvent event, Context context) {
-        Scheduler.Tick tick = runner.scheduler().tick(Instant.now());
+        Scheduler.Tick tick = scheduler.tick(Instant.now());
         return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent();
     }
 }

@@ -5,30 +5,25 @@ import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.app.Runner;
-
-import java.util.Map;
+import dev.runner.webhook.WebhookService;
 
 /** Signed webhooks into runs on the highest tier. */
 public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
 
-    private final Runner runner;
+    private final WebhookService webhooks;
 
-    /** Lambda's constructor: the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public WebhookFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    /** The local runtime's: the same environment, handed over explicitly. */
-    public WebhookFunction(Map<String, String> environment) {
-        this(Runner.forEnvironment(environment));
-    }
-
+    /** Builds, at init, only what this function uses (connections open on first use). */
     public WebhookFunction(Runner runner) {
-        this.runner = runner;
+        this.webhooks = runner.webhooks();
     }
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return HttpEvents.response(runner.webhooks().handle(HttpEvents.request(event)));
+        return ApiGatewayToCore.response(webhooks.handle(ApiGatewayToCore.request(event)));
     }
 }

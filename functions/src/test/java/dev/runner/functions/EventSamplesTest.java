@@ -20,7 +20,7 @@ class EventSamplesTest {
 
     @Test
     void webhookSampleBecomesARequestWithPathParametersHeadersAndBody() {
-        ApiRequest request = HttpEvents.request(Events.load("webhook.json", APIGatewayV2HTTPEvent.class));
+        ApiRequest request = ApiGatewayToCore.request(Events.load("webhook.json", APIGatewayV2HTTPEvent.class));
         assertEquals("POST", request.method());
         assertEquals("t-demo", request.pathParameter("tenantId"));
         assertNotNull(request.header("X-Runner-Signature"));
@@ -29,11 +29,11 @@ class EventSamplesTest {
 
     @Test
     void apiSamplesCarryTheBearerKeyAndRoute() {
-        ApiRequest create = HttpEvents.request(Events.load("api-create-run.json", APIGatewayV2HTTPEvent.class));
+        ApiRequest create = ApiGatewayToCore.request(Events.load("api-create-run.json", APIGatewayV2HTTPEvent.class));
         assertEquals("POST", create.method());
         assertEquals("/runs", create.path());
         assertEquals("Bearer local-dev-key", create.header("authorization"));
-        ApiRequest get = HttpEvents.request(Events.load("api-get-run.json", APIGatewayV2HTTPEvent.class));
+        ApiRequest get = ApiGatewayToCore.request(Events.load("api-get-run.json", APIGatewayV2HTTPEvent.class));
         assertEquals("GET", get.method());
         assertNotNull(get.pathParameter("runId"));
     }

@@ -1,10 +1,13 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.cost.CostMeter;
+import dev.runner.integration.Direction;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
-import dev.runner.run.RunService;
+import dev.runner.pipeline.RunService;
+import dev.runner.run.RunRef;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -36,30 +39,26 @@ class ItemWorkerCostIT {
         RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
                 handler, Trigger.MANUAL, List.of(), RunService.ItemFilter.ALL);
         List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
-                new dev.runner.run.RunJob(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                        dev.runner.integration.Direction.INBOUND, Trigger.MANUAL, null), items));
+                new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                        Direction.INBOUND, Trigger.MANUAL), items));
         fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
         var function = new ItemWorkerFunction(fixture.runner);
         // A first batch loads the Redis scripts and warms the caches: the bill is the steady state's.
         function.handleRequest(batch(jobs.subList(0, 10)), TestContext.of("items", 60_000));
         SQSEvent event = batch(jobs.subList(10, 20));
         fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey()); // types cache warm, as in steady state
-        long redisRoundTrips = fixture.runner.redis().roundTripCount();
-        long statements = fixture.runner.database().statementCount();
-        long calls = fixture.runner.handlers().callCount();
-        long sqsRequests = fixture.runner.queues().requestCount();
+        CostMeter.Costs before = fixture.costs.snapshot();
 
         var response = function.handleRequest(event, TestContext.of("items", 60_000));
 
-        long statementsUsed = fixture.runner.database().statementCount() - statements;
-        long redisUsed = fixture.runner.redis().roundTripCount() - redisRoundTrips;
+        CostMeter.Costs used = fixture.costs.snapshot().minus(before);
         System.out.printf("item worker, 10-item batch, all succeed: %d Postgres statements, %d handler calls, %d SQS requests, %d Redis round trips%n",
-                statementsUsed, fixture.runner.handlers().callCount() - calls, fixture.runner.queues().requestCount() - sqsRequests, redisUsed);
+                used.sqlStatements(), used.handlerCalls(), used.sqsRequests(), used.redisRoundTrips());
         assertTrue(response.getBatchItemFailures().isEmpty());
-        assertTrue(statementsUsed <= 4, "statements: " + statementsUsed);
-        assertEquals(1, fixture.runner.handlers().callCount() - calls, "one /process-batch call");
-        assertEquals(0, fixture.runner.queues().requestCount() - sqsRequests, "receive and delete belong to the event source");
-        assertEquals(1, redisUsed, "admission only: successes on a clean breaker need no report");
+        assertTrue(used.sqlStatements() <= 4, "statements: " + used.sqlStatements());
+        assertEquals(1, used.handlerCalls(), "one /process-batch call");
+        assertEquals(0, used.sqsRequests(), "receive and delete belong to the event source");
+        assertEquals(1, used.redisRoundTrips(), "admission only: successes on a clean breaker need no report");
         assertEquals("completed", fixture.runner.runStore().find(run.runId()).orElseThrow().status().wireName());
     }
 

@@ -5,6 +5,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
+import dev.runner.cost.CostMeter;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.json.Json;
@@ -36,6 +37,7 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
 
     final TestStack stack;
+    final CostMeter costs = new CostMeter();
     final Runner runner;
     final FakeHandler handlers;
     final EventSourcePump pump;
@@ -43,7 +45,7 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
 
     PipelineFixture(Map<String, String> overrides) {
         stack = TestStack.create(overrides);
-        runner = new Runner(stack.config(), Clock.systemUTC());
+        runner = new Runner(stack.config(), Clock.systemUTC(), costs);
         handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));
         pump = new EventSourcePump(stack, runner);
         apiKey = stack.environment().get("RUNNER_API_KEY");

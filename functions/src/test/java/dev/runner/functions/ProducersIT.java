@@ -6,8 +6,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.http.ApiResponse;
 import dev.runner.item.ItemStatus;
 import dev.runner.json.Json;
+import dev.runner.pipeline.RunService;
 import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
+import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -119,8 +121,8 @@ class ProducersIT {
         Run run = fixture.awaitRun(runId, RunStatus.FAILED, Duration.ofSeconds(20));
         assertTrue(run.error().contains("404"), run.error());
 
-        var stuck = fixture.runner.runService().startFetching(integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                dev.runner.trigger.Trigger.MANUAL);
+        var stuck = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(),
+                integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
         SQSEvent dlq = Events.load("sqs-dlq.json", SQSEvent.class);
         var record = dlq.getRecords().getFirst();
         record.setEventSourceArn(fixture.stack.arn("runs-dlq"));
@@ -146,7 +148,7 @@ class ProducersIT {
         assertEquals(1, fixture.handlers.calls(integration.handlerKey()).stream().filter(c -> c.operation().equals("fetch")).count(),
                 "one page, then a continuation message");
         Run run = fixture.awaitRun(job.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
-        assertEquals(12L, fixture.runner.runStore().counts(run.runId()).get(ItemStatus.SUCCEEDED));
+        assertEquals(12L, fixture.runner.itemStore().countByStatus(run.runId()).get(ItemStatus.SUCCEEDED));
         assertEquals(List.of("null", "1", "2"), fixture.handlers.calls(integration.handlerKey()).stream()
                 .filter(c -> c.operation().equals("fetch")).map(c -> c.body().path("cursor").asText("null")).toList());
     }

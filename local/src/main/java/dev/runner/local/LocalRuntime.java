@@ -5,6 +5,7 @@ import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import dev.runner.app.Runner;
 import dev.runner.config.RunnerConfig;
+import dev.runner.cost.CostMeter;
 import dev.runner.embedded.EmbeddedServers;
 import dev.runner.local.demo.DemoHandlerService;
 import dev.runner.local.demo.DemoIntegration;
@@ -28,10 +29,10 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
-
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
+import java.lang.reflect.Constructor;
 import java.net.URI;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -70,6 +71,10 @@ public final class LocalRuntime implements AutoCloseable {
     private final String signingSecret;
     private final Intrinsics.Stack stack = Intrinsics.Stack.local();
     private final List<LocalFunction> functions = new ArrayList<>();
+    /** Composition roots by environment: functions configured alike share pools and clients, as one would expect of one JVM. */
+    private final Map<Map<String, String>, Runner> roots = new LinkedHashMap<>();
+    /** What every root's clients cost at the servers, for benchmarks. */
+    private final CostMeter costs = new CostMeter();
     private final List<QueuePoller> pollers = new ArrayList<>();
     private final Map<String, String> queueUrls = new LinkedHashMap<>();
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -229,7 +234,8 @@ public final class LocalRuntime implements AutoCloseable {
     private List<ApiServer.Route> wire(List<FunctionDefinition> definitions, Map<String, String> queueUrlsByName) {
         List<ApiServer.Route> routes = new ArrayList<>();
         for (FunctionDefinition definition : definitions) {
-            LocalFunction function = LocalFunction.load(definition, definition.arn(stack), environment(definition), clock);
+            LocalFunction function = LocalFunction.load(definition, definition.arn(stack), environment(definition), clock,
+                    this::newFunctionInstance);
             functions.add(function);
             for (EventSource source : definition.events()) {
                 switch (source) {
@@ -254,6 +260,30 @@ public final class LocalRuntime implements AutoCloseable {
             }
         }
         return routes;
+    }
+
+    /**
+     * Runner's functions take their composition root (one per environment, shared); any other
+     * handler class is built from its environment map, as {@link LocalFunction} does by default.
+     */
+    private Object newFunctionInstance(Class<?> type, Map<String, String> environment) throws ReflectiveOperationException {
+        try {
+            Constructor<?> byRoot = type.getConstructor(Runner.class);
+            return byRoot.newInstance(root(environment));
+        } catch (NoSuchMethodException e) {
+            return LocalFunction.Instantiator.BY_ENVIRONMENT.newInstance(type, environment);
+        }
+    }
+
+    private Runner root(Map<String, String> environment) {
+        synchronized (roots) {
+            return roots.computeIfAbsent(Map.copyOf(environment), env -> new Runner(RunnerConfig.from(env), clock, costs));
+        }
+    }
+
+    /** What the functions' clients have cost at the servers so far. */
+    public CostMeter costs() {
+        return costs;
     }
 
     /** Through the management API, as a user would; a refusal is reported and the runtime still starts. */
@@ -376,18 +406,12 @@ public final class LocalRuntime implements AutoCloseable {
         return defaults;
     }
 
-    /**
-     * The functions share composition roots (pools, clients) kept per environment for the JVM's
-     * life, as Lambda keeps them per execution environment. The roots pointed at this runtime's
-     * own Postgres die with it; in-process users (tests, benchmarks) may start another runtime.
-     */
+    /** The roots die with the servers they point at; in-process users (tests, benchmarks) may start another runtime. */
     private void closeCompositionRoots() {
-        if (postgresUrl == null) {
-            return;
+        synchronized (roots) {
+            roots.values().forEach(LocalRuntime::closeQuietly);
+            roots.clear();
         }
-        Runner.roots().stream()
-                .filter(root -> postgresUrl.equals(root.config().database().jdbcUrl()))
-                .forEach(LocalRuntime::closeQuietly);
     }
 
     private void checkNotStopping() {

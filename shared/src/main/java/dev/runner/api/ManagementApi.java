@@ -3,32 +3,29 @@ package dev.runner.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.guard.Guard;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.http.Router;
+import dev.runner.integration.HandlerRef;
 import dev.runner.integration.IntegrationType;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
-import dev.runner.item.ItemDispatcher;
-import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStatus;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.pipeline.PauseService;
+import dev.runner.pipeline.RedriveService;
+import dev.runner.pipeline.RunService;
 import dev.runner.run.Run;
-import dev.runner.run.RunService;
 import dev.runner.run.RunStore;
-import dev.runner.schedule.ScheduleExpression;
 import dev.runner.security.Signature;
 import dev.runner.store.Database;
-import dev.runner.config.RunnerConfig;
 import dev.runner.trigger.Trigger;
 
 import java.time.Clock;
-import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -42,25 +39,33 @@ public final class ManagementApi {
     private static final Log LOG = Log.of(ManagementApi.class);
     private static final int MAX_PAGE = 500;
 
-    private final RunnerConfig config;
+    private final String apiKey;
+    private final Database db;
     private final Integrations integrations;
     private final RunService runService;
     private final RunStore runs;
     private final ItemStore items;
-    private final Database db;
-    private final ItemDispatcher dispatcher;
+    private final RedriveService redrive;
+    private final PauseService pauses;
+    private final Guard guard;
     private final Clock clock;
     private final Router router = new Router();
 
-    public ManagementApi(RunnerConfig config, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
-                         Database db, ItemDispatcher dispatcher, Clock clock) {
-        this.config = config;
+    /**
+     * @param apiKey bearer key of the API; null disables it (every call but /health is 401)
+     * @param db     only for /health's reachability check
+     */
+    public ManagementApi(String apiKey, Database db, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
+                         RedriveService redrive, PauseService pauses, Guard guard, Clock clock) {
+        this.apiKey = apiKey;
+        this.db = db;
         this.integrations = integrations;
         this.runService = runService;
         this.runs = runs;
         this.items = items;
-        this.db = db;
-        this.dispatcher = dispatcher;
+        this.redrive = redrive;
+        this.pauses = pauses;
+        this.guard = guard;
         this.clock = clock;
         router.on("GET", "/health", this::health)
                 .on("PUT", "/types/{integrationKey}", this::putType)
@@ -70,13 +75,10 @@ public final class ManagementApi {
                 .on("POST", "/runs", this::createRun)
                 .on("GET", "/runs/{runId}", this::getRun)
                 .on("GET", "/runs/{runId}/items", this::listItems)
-                .on("POST", "/runs/{runId}/redrive", this::redrive);
-    }
-
-    /** Adds routes that live with other capabilities (pause, breakers). */
-    public ManagementApi route(String method, String template, java.util.function.Function<ApiRequest, ApiResponse> handler) {
-        router.on(method, template, handler);
-        return this;
+                .on("POST", "/runs/{runId}/redrive", this::redrive)
+                .on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", this::pause)
+                .on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", this::resume)
+                .on("GET", "/breakers/{integrationKey}", this::breaker);
     }
 
     public ApiResponse handle(ApiRequest request) {
@@ -88,7 +90,10 @@ public final class ManagementApi {
         } catch (Json.InvalidJsonException | BadRequest e) {
             return ApiResponse.error(400, "bad_request", e.getMessage());
         } catch (RunService.RunRefused e) {
-            return ApiResponse.error(e.status(), e.status() == 404 ? "not_found" : "conflict", e.getMessage());
+            return switch (e.reason()) {
+                case NO_TENANT_INTEGRATION, NO_HANDLER -> ApiResponse.error(404, "not_found", e.getMessage());
+                case DISABLED -> ApiResponse.error(409, "conflict", e.getMessage());
+            };
         } catch (RuntimeException e) {
             LOG.error("management call failed", "method", request.method(), "path", request.path(), "error", e);
             return ApiResponse.error(503, "unavailable", "Runner cannot answer this right now; retry later");
@@ -97,10 +102,10 @@ public final class ManagementApi {
 
     private boolean authorized(ApiRequest request) {
         String header = request.header("authorization");
-        if (config.apiKey() == null || header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+        if (apiKey == null || header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
             return false;
         }
-        return Signature.secretsEqual(config.apiKey(), header.substring(7).strip());
+        return Signature.secretsEqual(apiKey, header.substring(7).strip());
     }
 
     private ApiResponse health(ApiRequest request) {
@@ -130,33 +135,16 @@ public final class ManagementApi {
         String tenantId = request.pathParameter("tenantId");
         String integrationKey = request.pathParameter("integrationKey");
         TenantIntegration integration = TenantIntegration.fromJson(tenantId, integrationKey, Json.parse(request.body()));
-        Optional<IntegrationType> type = integrations.type(integrationKey);
-        if (type.isEmpty()) {
-            return ApiResponse.error(404, "not_found", "no type " + integrationKey + "; PUT /types/" + integrationKey + " first");
-        }
-        Map<String, Instant> firstFires = new LinkedHashMap<>();
-        Instant now = clock.instant();
-        for (var schedule : integration.schedules().entrySet()) {
-            if (type.get().handler(schedule.getKey()).isEmpty()) {
-                return ApiResponse.error(400, "bad_request", "schedules." + schedule.getKey() + ": type " + integrationKey + " has no such handler");
+        return switch (integrations.putTenantIntegration(integration, clock.instant())) {
+            case Integrations.Saved.Ok ok -> {
+                LOG.info("tenant integration saved", "tenantId", tenantId, "integrationKey", integrationKey,
+                        "schedules", ok.integration().schedules().size());
+                yield ApiResponse.json(200, ok.integration().toJson());
             }
-            ScheduleExpression expression;
-            try {
-                expression = ScheduleExpression.parse(schedule.getValue());
-            } catch (IllegalArgumentException e) {
-                return ApiResponse.error(400, "bad_request", "schedules." + schedule.getKey() + ": " + e.getMessage());
-            }
-            Optional<Instant> next = expression.nextAfter(now);
-            if (next.isEmpty()) {
-                return ApiResponse.error(400, "bad_request", "schedules." + schedule.getKey() + ": " + schedule.getValue() + " never fires again");
-            }
-            firstFires.put(schedule.getKey(), next.get());
-        }
-        integrations.store().putTenantIntegration(integration, firstFires);
-        LOG.info("tenant integration saved", "tenantId", tenantId, "integrationKey", integrationKey, "schedules", firstFires.size());
-        return integrations.tenantIntegration(tenantId, integrationKey)
-                .map(saved -> ApiResponse.json(200, saved.toJson()))
-                .orElseThrow();
+            case Integrations.Saved.UnknownType unknown ->
+                    ApiResponse.error(404, "not_found", "no type " + integrationKey + "; PUT /types/" + integrationKey + " first");
+            case Integrations.Saved.Invalid invalid -> ApiResponse.error(400, "bad_request", invalid.message());
+        };
     }
 
     private ApiResponse getTenantIntegration(ApiRequest request) {
@@ -170,14 +158,14 @@ public final class ManagementApi {
         String tenantId = IntegrationType.requireKey("tenantId", Json.text(body, "tenantId"));
         String integrationKey = IntegrationType.requireKey("integrationKey", Json.text(body, "integrationKey"));
         String handlerKey = IntegrationType.requireKey("handlerKey", Json.text(body, "handlerKey"));
-        UUID runId = runService.startFetching(tenantId, integrationKey, handlerKey, Trigger.MANUAL);
+        UUID runId = runService.startFetching(new RunService.Request(tenantId, integrationKey, handlerKey, Trigger.MANUAL));
         LOG.info("manual run created", "runId", runId, "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);
         return ApiResponse.json(202, Json.object().put("runId", runId.toString()));
     }
 
     private ApiResponse getRun(ApiRequest request) {
         return findRun(request)
-                .map(run -> ApiResponse.json(200, run.toJson(runs.counts(run.runId()))))
+                .map(run -> ApiResponse.json(200, Views.run(run, items.countByStatus(run.runId()))))
                 .orElseGet(() -> ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId")));
     }
 
@@ -197,7 +185,7 @@ public final class ManagementApi {
         List<ItemStore.ItemView> page = items.list(run.get().runId(), status, after == null ? null : parseUuid("after", after), limit + 1);
         ObjectNode body = Json.object();
         ArrayNode array = body.putArray("items");
-        page.stream().limit(limit).forEach(item -> array.add(item.toJson()));
+        page.stream().limit(limit).forEach(item -> array.add(Views.item(item)));
         body.put("next", page.size() > limit ? page.get(limit - 1).itemId().toString() : null);
         return ApiResponse.json(200, body);
     }
@@ -207,17 +195,36 @@ public final class ManagementApi {
         if (run.isEmpty()) {
             return ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId"));
         }
-        UUID runId = run.get().runId();
-        List<ItemJob> redriven = db.inTransaction(connection -> {
-            List<ItemJob> jobs = items.redrive(connection, runId);
-            if (!jobs.isEmpty()) {
-                runs.reopen(connection, runId);
-            }
-            return jobs;
-        });
-        dispatcher.dispatch(redriven);
-        LOG.info("run redriven", "runId", runId, "items", redriven.size());
-        return ApiResponse.json(202, Json.object().put("runId", runId.toString()).put("redriven", redriven.size()));
+        int redriven = redrive.redriveRun(run.get().runId());
+        return ApiResponse.json(202, Json.object().put("runId", run.get().runId().toString()).put("redriven", redriven));
+    }
+
+    private ApiResponse pause(ApiRequest request) {
+        return switch (pauses.pause(handlerRef(request))) {
+            case PauseService.Paused.Recorded recorded when !recorded.mirrored() -> ApiResponse.error(503, "unavailable",
+                    "the pause is recorded but Redis did not take it; retry (pausing is idempotent)");
+            case PauseService.Paused.Recorded recorded -> ApiResponse.json(200, handlerJson(recorded.handler()).put("paused", true));
+            case PauseService.Paused.UnknownHandler unknown -> ApiResponse.error(404, "not_found",
+                    "integration " + unknown.handler().integrationKey() + " has no handler " + unknown.handler().handlerKey());
+        };
+    }
+
+    private ApiResponse resume(ApiRequest request) {
+        PauseService.Resumed resumed = pauses.resume(handlerRef(request));
+        return ApiResponse.json(200, handlerJson(resumed.handler()).put("paused", false)
+                .put("wasPaused", resumed.wasPaused()).put("resumed", resumed.unparked()));
+    }
+
+    private ApiResponse breaker(ApiRequest request) {
+        return ApiResponse.json(200, guard.breaker(request.pathParameter("integrationKey")).toJson());
+    }
+
+    private static HandlerRef handlerRef(ApiRequest request) {
+        return new HandlerRef(request.pathParameter("integrationKey"), request.pathParameter("handlerKey"));
+    }
+
+    private static ObjectNode handlerJson(HandlerRef handler) {
+        return Json.object().put("integrationKey", handler.integrationKey()).put("handlerKey", handler.handlerKey());
     }
 
     private Optional<Run> findRun(ApiRequest request) {

@@ -3,128 +3,185 @@ package dev.runner.app;
 import dev.runner.api.ManagementApi;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
-import dev.runner.dlq.DeadLetterService;
+import dev.runner.cost.CostTracker;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
-import dev.runner.pause.PauseService;
-import dev.runner.redis.Keys;
-import dev.runner.redis.Redis;
 import dev.runner.handler.HandlerClient;
-import dev.runner.ingest.IngestService;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
-import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemStore;
-import dev.runner.item.ItemWorker;
+import dev.runner.pause.PauseStore;
+import dev.runner.pipeline.DeadLetterService;
+import dev.runner.pipeline.IngestService;
+import dev.runner.pipeline.ItemDispatcher;
+import dev.runner.pipeline.ItemWorker;
+import dev.runner.pipeline.PauseService;
+import dev.runner.pipeline.RedriveService;
+import dev.runner.pipeline.RunService;
+import dev.runner.pipeline.RunWorker;
+import dev.runner.pipeline.Scheduler;
 import dev.runner.queue.QueueClient;
-import dev.runner.run.RunService;
+import dev.runner.redis.Keys;
+import dev.runner.redis.Redis;
 import dev.runner.run.RunStore;
-import dev.runner.run.RunWorker;
-import dev.runner.schedule.Scheduler;
+import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
+import dev.runner.webhook.DeliveryStore;
 import dev.runner.webhook.WebhookService;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 
 /**
- * The composition root: builds every client and service once per cold start, by hand, in
- * dependency order. Function classes take what they need from here; so do the local runtime,
- * tests and benchmarks. Roots are shared per environment, so functions of one JVM configured
- * alike (the local runtime) share pools and connections.
+ * The composition root, by hand: every client and service is built on first use and kept, so a
+ * function builds only what its entry point reaches (the DLQ consumer never builds an HTTP client
+ * or a Redis connection) and a cold start pays for nothing else. One root per execution
+ * environment: Lambda builds it in the function's no-arg constructor; the local runtime, tests and
+ * benchmarks build their own and pass it in.
  */
 public final class Runner implements AutoCloseable {
 
-    private static final Map<Map<String, String>, Runner> BY_ENVIRONMENT = new ConcurrentHashMap<>();
     /** The in-process layer in front of the Redis types cache: short, so a changed type is seen soon everywhere. */
     private static final Duration LOCAL_TYPES_TTL = Duration.ofSeconds(5);
 
     private final RunnerConfig config;
-    private final Database db;
-    private final QueueClient queues;
-    private final HandlerClient handlers;
-    private final RunStore runStore;
-    private final ItemStore itemStore;
-    private final Integrations integrations;
-    private final DeadLetterStore deadLetterStore;
-    private final RunService runService;
-    private final RunWorker runWorker;
-    private final ItemWorker itemWorker;
-    private final WebhookService webhooks;
-    private final ManagementApi api;
-    private final Scheduler scheduler;
-    private final IngestService ingest;
-    private final DeadLetterService deadLetters;
-    private final Redis redis;
-    private final Guard guard;
-    private final PauseService pauses;
+    private final Clock clock;
+    private final CostTracker costs;
+    private final List<Part<?>> parts = new ArrayList<>();
+
+    private final Part<Database> db = part("database", () -> Database.connect(config().database(), config().databasePoolSize(), costs()));
+    private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(config(), costs()));
+    private final Part<Redis> redis = part("redis", () -> Redis.connect(config().redisUrl(), costs()));
+    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(config().handlerSigningSecret(), clock(), costs()));
+    private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
+    // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
+    private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
+            clock(), config().itemClaimLease()));
+    private final Part<RunStore> runStore = part("runStore", () -> new RunStore(database()));
+    private final Part<ItemStore> itemStore = part("itemStore", () -> new ItemStore(database(), clock()));
+    private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));
+    private final Part<ScheduleStore> scheduleStore = part("scheduleStore", () -> new ScheduleStore(database()));
+    private final Part<DeadLetterStore> deadLetterStore = part("deadLetterStore", () -> new DeadLetterStore(database()));
+    private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
+            new IntegrationStore(database(), scheduleStore.get()),
+            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock())));
+    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard()));
+    private final Part<RunService> runService = part("runService", () -> new RunService(config().queues(), database(), runStore(),
+            itemStore(), integrations(), queues(), dispatcher.get(), clock()));
+    private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
+            handlers(), queues(), deadLetterStore(), dispatcher.get()));
+    private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
+            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard()));
+    private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
+            runService(), new DeliveryStore(database()), clock()));
+    private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), itemStore(),
+            guard(), dispatcher.get()));
+    private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
+            dispatcher.get()));
+    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), database(), integrations(),
+            runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), clock()));
+    private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(database(), scheduleStore.get(), runService(),
+            runStore(), itemStore(), dispatcher.get()));
+    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));
+    private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
+            runStore(), deadLetterStore()));
 
     public Runner(RunnerConfig config, Clock clock) {
+        this(config, clock, CostTracker.NONE);
+    }
+
+    public Runner(RunnerConfig config, Clock clock, CostTracker costs) {
         this.config = config;
-        this.db = Database.connect(config.database(), config.databasePoolSize());
-        this.queues = QueueClient.create(config);
-        this.handlers = new HandlerClient(config.handlerSigningSecret(), clock);
-        this.runStore = new RunStore(db);
-        this.itemStore = new ItemStore(db, clock);
-        this.deadLetterStore = new DeadLetterStore(db);
-        this.redis = Redis.connect(config.redisUrl());
-        Keys keys = new Keys(config.redisPrefix());
-        TypesCache typesCache = new TypesCache(redis, keys, config.typesCacheTtl(), LOCAL_TYPES_TTL, clock);
-        // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
-        this.guard = new Guard(redis, keys, config.breaker(), config.tenantLimit(), clock, config.itemClaimLease());
-        this.integrations = new Integrations(new IntegrationStore(db), typesCache);
-        ItemDispatcher dispatcher = new ItemDispatcher(config.queues(), queues, guard);
-        this.runService = new RunService(config, db, runStore, itemStore, integrations, queues, dispatcher, clock);
-        this.runWorker = new RunWorker(config, runStore, itemStore, integrations, handlers, queues, deadLetterStore, dispatcher);
-        this.itemWorker = new ItemWorker(config, itemStore, runStore, integrations, handlers, queues, deadLetterStore, guard);
-        this.webhooks = new WebhookService(config.webhooks(), integrations, runService, db, clock);
-        this.api = new ManagementApi(config, integrations, runService, runStore, itemStore, db, dispatcher, clock);
-        this.pauses = new PauseService(integrations, itemStore, db, guard, dispatcher);
-        api.route("POST", "/handlers/{integrationKey}/{handlerKey}/pause", pauses::pause)
-                .route("POST", "/handlers/{integrationKey}/{handlerKey}/resume", pauses::resume)
-                .route("GET", "/breakers/{integrationKey}", pauses::breaker);
-        this.scheduler = new Scheduler(db, runService, runStore, itemStore, dispatcher);
-        this.ingest = new IngestService(runService, deadLetterStore);
-        this.deadLetters = new DeadLetterService(config.queues(), itemStore, runStore, deadLetterStore);
+        this.clock = clock;
+        this.costs = costs;
     }
 
-    /** Every root built for an environment in this JVM: what benchmarks read their cost meters from. */
-    public static java.util.Collection<Runner> roots() {
-        return java.util.List.copyOf(BY_ENVIRONMENT.values());
-    }
-
-    /** The root for this environment, built on first use (a Lambda cold start) and kept. */
-    public static Runner forEnvironment(Map<String, String> environment) {
-        return BY_ENVIRONMENT.computeIfAbsent(Map.copyOf(environment),
-                env -> new Runner(RunnerConfig.from(env), Clock.systemUTC()));
+    /** Lambda's root: the configuration the template gives the function. */
+    public static Runner fromEnvironment(Map<String, String> environment) {
+        return new Runner(RunnerConfig.from(environment), Clock.systemUTC());
     }
 
     public RunnerConfig config() { return config; }
-    public Database database() { return db; }
-    public QueueClient queues() { return queues; }
-    public HandlerClient handlers() { return handlers; }
-    public RunStore runStore() { return runStore; }
-    public ItemStore itemStore() { return itemStore; }
-    public Integrations integrations() { return integrations; }
-    public DeadLetterStore deadLetterStore() { return deadLetterStore; }
-    public RunService runService() { return runService; }
-    public RunWorker runWorker() { return runWorker; }
-    public ItemWorker itemWorker() { return itemWorker; }
-    public WebhookService webhooks() { return webhooks; }
-    public ManagementApi api() { return api; }
-    public Scheduler scheduler() { return scheduler; }
-    public IngestService ingest() { return ingest; }
-    public DeadLetterService deadLetters() { return deadLetters; }
-    public Guard guard() { return guard; }
-    public Redis redis() { return redis; }
+    public Clock clock() { return clock; }
+    public CostTracker costs() { return costs; }
+    public Database database() { return db.get(); }
+    public QueueClient queues() { return queues.get(); }
+    public Redis redis() { return redis.get(); }
+    public HandlerClient handlers() { return handlers.get(); }
+    public Guard guard() { return guard.get(); }
+    public RunStore runStore() { return runStore.get(); }
+    public ItemStore itemStore() { return itemStore.get(); }
+    public DeadLetterStore deadLetterStore() { return deadLetterStore.get(); }
+    public Integrations integrations() { return integrations.get(); }
+    public RunService runService() { return runService.get(); }
+    public RunWorker runWorker() { return runWorker.get(); }
+    public ItemWorker itemWorker() { return itemWorker.get(); }
+    public WebhookService webhooks() { return webhooks.get(); }
+    public ManagementApi api() { return api.get(); }
+    public Scheduler scheduler() { return scheduler.get(); }
+    public IngestService ingest() { return ingest.get(); }
+    public DeadLetterService deadLetters() { return deadLetters.get(); }
 
+    /** Names of the parts built so far: what a function's cold start paid for. */
+    public synchronized Set<String> built() {
+        Set<String> names = new TreeSet<>();
+        parts.stream().filter(Part::isBuilt).forEach(part -> names.add(part.name));
+        return names;
+    }
+
+    /** Closes what was built; nothing else is opened to be closed. */
     @Override
     public void close() {
-        BY_ENVIRONMENT.values().remove(this);
-        queues.close();
-        db.close();
-        redis.close();
+        for (Part<?> part : parts.reversed()) {
+            if (part.value instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("closing " + part.name, e);
+                }
+            }
+        }
+    }
+
+    private <T> Part<T> part(String name, Supplier<T> build) {
+        Part<T> part = new Part<>(name, build);
+        parts.add(part);
+        return part;
+    }
+
+    /** A component built once, on first use. */
+    private final class Part<T> {
+        private final String name;
+        private final Supplier<T> build;
+        private volatile T value;
+
+        Part(String name, Supplier<T> build) {
+            this.name = name;
+            this.build = build;
+        }
+
+        T get() {
+            T built = value;
+            if (built == null) {
+                synchronized (Runner.this) {
+                    built = value;
+                    if (built == null) {
+                        built = build.get();
+                        value = built;
+                    }
+                }
+            }
+            return built;
+        }
+
+        boolean isBuilt() {
+            return value != null;
+        }
     }
 }

@@ -3,6 +3,7 @@ package dev.runner.handler;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.cost.CostTracker;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.json.Json;
 import dev.runner.security.Signature;
@@ -20,7 +21,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Runner's side of the handler contract (DESIGN 3.3): {@code /fetch}, {@code /process} and
@@ -33,9 +33,9 @@ public final class HandlerClient {
     private final HttpClient http;
     private final String signingSecret;
     private final Clock clock;
-    private final LongAdder calls = new LongAdder();
+    private final CostTracker costs;
 
-    public HandlerClient(String signingSecret, Clock clock) {
+    public HandlerClient(String signingSecret, Clock clock, CostTracker costs) {
         this.http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(Duration.ofSeconds(5))
@@ -43,11 +43,7 @@ public final class HandlerClient {
                 .build();
         this.signingSecret = signingSecret;
         this.clock = clock;
-    }
-
-    /** Handler calls made so far. */
-    public long callCount() {
-        return calls.sum();
+        this.costs = costs;
     }
 
     /** One page of a run's items. */
@@ -165,7 +161,7 @@ public final class HandlerClient {
         if (idempotencyKey != null) {
             request.header("Idempotency-Key", idempotencyKey);
         }
-        calls.increment();
+        costs.handlerCall();
         try {
             HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
             return new Answer(response.statusCode(), response.body(), classify(response));

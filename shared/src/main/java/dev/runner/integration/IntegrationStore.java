@@ -1,21 +1,23 @@
 package dev.runner.integration;
 
 import dev.runner.json.Json;
+import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
 
-import java.sql.Connection;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 
-/** Types, tenant integrations, their schedules and paused handlers, in Postgres. */
+/** Types and tenant integrations (with their schedules rows), in Postgres. */
 public final class IntegrationStore {
 
     private final Database db;
+    private final ScheduleStore schedules;
 
-    public IntegrationStore(Database db) {
+    public IntegrationStore(Database db, ScheduleStore schedules) {
         this.db = db;
+        this.schedules = schedules;
     }
 
     /** The type's JSON as stored (what the types cache holds), or null. */
@@ -56,8 +58,8 @@ public final class IntegrationStore {
      */
     public void putTenantIntegration(TenantIntegration integration, Map<String, Instant> firstFires) {
         db.inTransaction(connection -> {
-            var schedules = Json.object();
-            integration.schedules().forEach(schedules::put);
+            var schedulesJson = Json.object();
+            integration.schedules().forEach(schedulesJson::put);
             db.update(connection, """
                     insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secret, settings, schedules)
                     values (?, ?, ?, ?, ?, ?)
@@ -68,28 +70,9 @@ public final class IntegrationStore {
                         schedules = excluded.schedules,
                         updated_at = now()
                     """, integration.tenantId(), integration.integrationKey(), integration.enabled(), integration.webhookSecret(),
-                    new Database.JsonbParam(Json.write(integration.settings())), new Database.JsonbParam(Json.write(schedules)));
-            replaceSchedules(connection, integration, firstFires);
+                    new Database.JsonbParam(Json.write(integration.settings())), new Database.JsonbParam(Json.write(schedulesJson)));
+            schedules.replace(connection, integration.tenantId(), integration.integrationKey(), integration.schedules(), firstFires);
             return null;
         });
-    }
-
-    private void replaceSchedules(Connection connection, TenantIntegration integration, Map<String, Instant> firstFires)
-            throws java.sql.SQLException {
-        String[] handlers = firstFires.keySet().toArray(String[]::new);
-        db.update(connection, """
-                delete from schedules where tenant_id = ? and integration_key = ? and not (handler_key = any(?))
-                """, integration.tenantId(), integration.integrationKey(), Database.array("text", handlers));
-        for (var entry : firstFires.entrySet()) {
-            // An unchanged expression keeps its next fire time, so a re-PUT does not shift the schedule.
-            db.update(connection, """
-                    insert into schedules (tenant_id, integration_key, handler_key, expression, next_fire_at)
-                    values (?, ?, ?, ?, ?)
-                    on conflict (tenant_id, integration_key, handler_key) do update set
-                        next_fire_at = case when schedules.expression = excluded.expression then schedules.next_fire_at else excluded.next_fire_at end,
-                        expression = excluded.expression
-                    """, integration.tenantId(), integration.integrationKey(), entry.getKey(),
-                    integration.schedules().get(entry.getKey()), entry.getValue());
-        }
     }
 }

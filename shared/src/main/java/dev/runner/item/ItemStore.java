@@ -1,10 +1,9 @@
 package dev.runner.item;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.integration.Direction;
 import dev.runner.json.Json;
-import dev.runner.run.RunJob;
+import dev.runner.run.RunRef;
 import dev.runner.store.Database;
 import dev.runner.store.Ids;
 import dev.runner.trigger.Trigger;
@@ -17,6 +16,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,16 +60,12 @@ public final class ItemStore {
         this.clock = clock;
     }
 
-    public Database database() {
-        return db;
-    }
-
     /**
      * Inserts a page of a run's items, idempotent on redelivery: items already stored and still
      * queued are returned again (their first send may have been lost), items further along are not.
      * Duplicate externalIds inside the page keep the first.
      */
-    public List<ItemJob> insert(RunJob run, List<NewItem> items) {
+    public List<ItemJob> insert(RunRef run, List<NewItem> items) {
         try (Connection connection = db.dataSource().getConnection()) {
             return insert(connection, run, items);
         } catch (SQLException e) {
@@ -77,7 +73,7 @@ public final class ItemStore {
         }
     }
 
-    public List<ItemJob> insert(Connection connection, RunJob run, List<NewItem> items) throws SQLException {
+    public List<ItemJob> insert(Connection connection, RunRef run, List<NewItem> items) throws SQLException {
         Map<String, NewItem> unique = new LinkedHashMap<>();
         items.forEach(item -> unique.putIfAbsent(item.externalId(), item));
         if (unique.isEmpty()) {
@@ -200,25 +196,6 @@ public final class ItemStore {
     }
 
     /**
-     * Parks items of a paused handler: no SQS traffic, no attempt used. Only while the pause row
-     * exists, and holding a lock on it, so a resume's delete waits for this to commit and its sweep
-     * then sees what was parked: nothing is stranded. Returns those parked.
-     */
-    public Set<UUID> park(Collection<UUID> itemIds, String integrationKey, String handlerKey) {
-        return Set.copyOf(db.query("""
-                update execution_items set status = 'parked', updated_at = now()
-                where item_id = any(?) and status in ('queued', 'retrying')
-                  and exists (select 1 from paused_handlers p where p.integration_key = ? and p.handler_key = ? for key share)
-                returning item_id
-                """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()), integrationKey, handlerKey));
-    }
-
-    public boolean isPaused(String integrationKey, String handlerKey) {
-        return !db.query("select 1 from paused_handlers where integration_key = ? and handler_key = ?",
-                row -> row.getInt(1), integrationKey, handlerKey).isEmpty();
-    }
-
-    /**
      * Queued items untouched for {@code olderThan}: their message may have been lost between a
      * commit and a send that failed. Touched here so each is re-sent at most once per period;
      * a duplicate message is harmless (the claim lets one through).
@@ -245,6 +222,14 @@ public final class ItemStore {
                 """, ItemStore::job, integrationKey, handlerKey);
     }
 
+    /** A run's items counted by status (absent = none). */
+    public Map<ItemStatus, Long> countByStatus(UUID runId) {
+        Map<ItemStatus, Long> counts = new EnumMap<>(ItemStatus.class);
+        db.query("select status, count(*) from execution_items where run_id = ? group by status",
+                row -> counts.put(ItemStatus.fromWire(row.getString(1)), row.getLong(2)), runId);
+        return counts;
+    }
+
     /** Dead items of a run back to work with fresh attempts (history kept); the run reopens. */
     public List<ItemJob> redrive(Connection connection, UUID runId) throws SQLException {
         return db.query(connection, """
@@ -258,20 +243,7 @@ public final class ItemStore {
 
     /** An item as the API shows it. */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
-                           JsonNode history, Instant dlqAt, Instant updatedAt) {
-        public ObjectNode toJson() {
-            ObjectNode node = Json.object();
-            node.put("itemId", itemId.toString());
-            node.put("externalId", externalId);
-            node.put("status", status.wireName());
-            node.put("attempts", attempts);
-            node.put("lastError", lastError);
-            node.set("history", history);
-            node.put("dlqAt", dlqAt == null ? null : dlqAt.toString());
-            node.put("updatedAt", updatedAt.toString());
-            return node;
-        }
-    }
+                           JsonNode history, Instant dlqAt, Instant updatedAt) {}
 
     /** A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging). */
     public List<ItemView> list(UUID runId, ItemStatus status, UUID afterItemId, int limit) {

@@ -1,6 +1,7 @@
 package dev.runner.queue;
 
 import dev.runner.config.RunnerConfig;
+import dev.runner.cost.CostTracker;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * SQS as Runner uses it: batched sends and visibility changes only (10 entries per request, the
@@ -40,13 +40,14 @@ public final class QueueClient implements AutoCloseable {
 
     private final SqsClient sqs;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
-    private final LongAdder requests = new LongAdder();
+    private final CostTracker costs;
 
-    public QueueClient(SqsClient sqs) {
+    public QueueClient(SqsClient sqs, CostTracker costs) {
         this.sqs = sqs;
+        this.costs = costs;
     }
 
-    public static QueueClient create(RunnerConfig config) {
+    public static QueueClient create(RunnerConfig config, CostTracker costs) {
         var builder = SqsClient.builder()
                 .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(Duration.ofSeconds(5)).socketTimeout(Duration.ofSeconds(30)).build())
                 .region(Region.of(config.awsRegion()))
@@ -54,7 +55,7 @@ public final class QueueClient implements AutoCloseable {
         if (config.sqsEndpoint() != null) {
             builder.endpointOverride(URI.create(config.sqsEndpoint()));
         }
-        return new QueueClient(builder.build());
+        return new QueueClient(builder.build(), costs);
     }
 
     private static AwsCredentialsProvider credentials(RunnerConfig config) {
@@ -73,11 +74,6 @@ public final class QueueClient implements AutoCloseable {
 
     public SqsClient sqs() {
         return sqs;
-    }
-
-    /** SQS requests made so far (sends and visibility changes; receives and deletes belong to the event source). */
-    public long requestCount() {
-        return requests.sum();
     }
 
     /** Sends every message, 10 per request, requests in parallel; throws if any message could not be sent. */
@@ -108,7 +104,7 @@ public final class QueueClient implements AutoCloseable {
                         .visibilityTimeout(chunk.get(i).seconds())
                         .build());
             }
-            requests.increment();
+            costs.sqsRequest();
             var response = sqs.changeMessageVisibilityBatch(b -> b.queueUrl(queueUrl).entries(entries));
             // A failed visibility change is not fatal: the message returns after the queue's own
             // visibility timeout instead of the backoff, and is still retried.
@@ -132,7 +128,7 @@ public final class QueueClient implements AutoCloseable {
             entries.add(entry.build());
         }
         for (int attempt = 1; ; attempt++) {
-            requests.increment();
+            costs.sqsRequest();
             List<SendMessageBatchRequestEntry> toSend = entries;
             var response = sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
             if (response.failed().isEmpty()) {

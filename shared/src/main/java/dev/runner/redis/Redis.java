@@ -1,5 +1,6 @@
 package dev.runner.redis;
 
+import dev.runner.cost.CostTracker;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -56,6 +57,7 @@ public final class Redis implements AutoCloseable {
 
     private final AbstractRedisClient client;
     private final List<RedisURI> uris;
+    private final CostTracker costs;
     /** Command and connect timeout; also the pause between reconnect attempts. */
     private final Duration timeout;
 
@@ -63,10 +65,11 @@ public final class Redis implements AutoCloseable {
     private RedisClusterAsyncCommands<String, String> commands;
     private long nextConnectNanos;
 
-    private Redis(AbstractRedisClient client, List<RedisURI> uris, Duration timeout) {
+    private Redis(AbstractRedisClient client, List<RedisURI> uris, Duration timeout, CostTracker costs) {
         this.client = client;
         this.uris = uris;
         this.timeout = timeout;
+        this.costs = costs;
     }
 
     /**
@@ -75,10 +78,18 @@ public final class Redis implements AutoCloseable {
      * User info ({@code user:password@}) on the first seed applies to all seeds.
      */
     public static Redis connect(String url) {
-        return connect(url, DEFAULT_TIMEOUT);
+        return connect(url, DEFAULT_TIMEOUT, CostTracker.NONE);
+    }
+
+    public static Redis connect(String url, CostTracker costs) {
+        return connect(url, DEFAULT_TIMEOUT, costs);
     }
 
     public static Redis connect(String url, Duration timeout) {
+        return connect(url, timeout, CostTracker.NONE);
+    }
+
+    public static Redis connect(String url, Duration timeout, CostTracker costs) {
         Objects.requireNonNull(url, "url");
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout <= 0: " + timeout);
@@ -101,7 +112,7 @@ public final class Redis implements AutoCloseable {
                         .timeoutOptions(timeouts)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
-                return new Redis(client, List.of(uri), timeout);
+                return new Redis(client, List.of(uri), timeout, costs);
             }
             case "redis-cluster", "rediss-cluster", "rediss" -> {
                 boolean tls = scheme.startsWith("rediss");
@@ -115,7 +126,7 @@ public final class Redis implements AutoCloseable {
                                 .enableAllAdaptiveRefreshTriggers()
                                 .build())
                         .build());
-                return new Redis(client, seeds, timeout);
+                return new Redis(client, seeds, timeout, costs);
             }
             default -> throw new IllegalArgumentException(
                     "unknown Redis scheme " + scheme + " (redis, rediss, redis-cluster, rediss-cluster): " + url);
@@ -186,54 +197,35 @@ public final class Redis implements AutoCloseable {
     }
 
     public String get(String key) {
-        roundTrips.increment();
-        commandsSent.increment();
+        costs.redisRoundTrip(1);
         return await(commands().get(key));
     }
 
     public void set(String key, String value) {
-        roundTrips.increment();
-        commandsSent.increment();
+        costs.redisRoundTrip(1);
         await(commands().set(key, value));
     }
 
     public void set(String key, String value, Duration ttl) {
-        roundTrips.increment();
-        commandsSent.increment();
+        costs.redisRoundTrip(1);
         await(commands().set(key, value, SetArgs.Builder.px(ttl.toMillis())));
     }
 
     public void delete(String key) {
-        roundTrips.increment();
-        commandsSent.increment();
+        costs.redisRoundTrip(1);
         await(commands().del(key));
     }
 
     public Map<String, String> hashGetAll(String key) {
-        roundTrips.increment();
-        commandsSent.increment();
+        costs.redisRoundTrip(1);
         return await(commands().hgetall(key));
     }
-
-    private final java.util.concurrent.atomic.LongAdder roundTrips = new java.util.concurrent.atomic.LongAdder();
-    private final java.util.concurrent.atomic.LongAdder commandsSent = new java.util.concurrent.atomic.LongAdder();
 
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
     private static final Object NO_SCRIPT = new Object();
 
-    /** Round trips made so far (a pipeline is one): the cost meter of benchmarks. */
-    public long roundTripCount() {
-        return roundTrips.sum();
-    }
-
-    /** Commands sent so far (an EVALSHA is one, whatever its script runs inside Redis). */
-    public long commandCount() {
-        return commandsSent.sum();
-    }
-
     private List<Object> dispatch(List<Call> calls, boolean sendBody) {
-        roundTrips.increment();
-        commandsSent.add(calls.size());
+        costs.redisRoundTrip(calls.size());
         List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
         synchronized (this) {
             var commands = commands();

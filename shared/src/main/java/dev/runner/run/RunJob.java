@@ -48,6 +48,10 @@ public record RunJob(UUID runId, String tenantId, String integrationKey, String 
         return node;
     }
 
+    public RunRef ref() {
+        return new RunRef(runId, tenantId, integrationKey, handlerKey, direction, trigger);
+    }
+
     public RunJob continuingFrom(String nextCursor) {
         return new RunJob(runId, tenantId, integrationKey, handlerKey, direction, trigger, nextCursor);
     }

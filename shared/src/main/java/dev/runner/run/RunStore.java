@@ -1,7 +1,6 @@
 package dev.runner.run;
 
 import dev.runner.integration.Direction;
-import dev.runner.item.ItemStatus;
 import dev.runner.store.Database;
 import dev.runner.trigger.Trigger;
 
@@ -10,9 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.util.Collection;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -41,13 +38,6 @@ public final class RunStore {
 
     public Optional<Run> find(UUID runId) {
         return db.queryOne("select " + COLUMNS + " from runs where run_id = ?", RunStore::run, runId);
-    }
-
-    public Map<ItemStatus, Long> counts(UUID runId) {
-        Map<ItemStatus, Long> counts = new EnumMap<>(ItemStatus.class);
-        db.query("select status, count(*) from execution_items where run_id = ? group by status",
-                row -> counts.put(ItemStatus.fromWire(row.getString(1)), row.getLong(2)), runId);
-        return counts;
     }
 
     /** Where a fetch resumes: the saved cursor; empty when the run is past fetching (a stale RunJob). */

@@ -3,9 +3,9 @@ package dev.runner.store;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.config.RunnerConfig;
+import dev.runner.cost.CostTracker;
 import org.flywaydb.core.Flyway;
 
-import javax.sql.DataSource;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,10 +13,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
 
 /**
- * Postgres through plain JDBC: a small pool, statements always parameterised, and one counter of
- * statements sent so benchmarks and tests can state what an operation costs.
+ * Postgres through plain JDBC: a small pool, statements always parameterised, each statement told
+ * to the {@link CostTracker} so benchmarks and tests can state what an operation costs.
  */
 public final class Database implements AutoCloseable {
 
@@ -33,13 +34,15 @@ public final class Database implements AutoCloseable {
     }
 
     private final DataSource dataSource;
-    private final java.util.concurrent.atomic.LongAdder statements = new java.util.concurrent.atomic.LongAdder();
+    private final CostTracker costs;
 
-    public Database(DataSource dataSource) {
+    public Database(DataSource dataSource, CostTracker costs) {
         this.dataSource = dataSource;
+        this.costs = costs;
     }
 
-    public static Database connect(RunnerConfig.Database config, int poolSize) {
+    /** A pool that opens its first connection on first use, not here: a cold start pays for no connection it does not need. */
+    public static Database connect(RunnerConfig.Database config, int poolSize, CostTracker costs) {
         var hikari = new HikariConfig();
         hikari.setJdbcUrl(config.jdbcUrl());
         hikari.setUsername(config.user());
@@ -48,10 +51,11 @@ public final class Database implements AutoCloseable {
         hikari.setMinimumIdle(0);
         hikari.setConnectionTimeout(10_000);
         hikari.setPoolName("runner");
+        hikari.setInitializationFailTimeout(-1);
         // One round trip per statement: no server-side prepare dance for short-lived statements.
         hikari.addDataSourceProperty("prepareThreshold", "0");
         hikari.addDataSourceProperty("reWriteBatchedInserts", "true");
-        return new Database(new HikariDataSource(hikari));
+        return new Database(new HikariDataSource(hikari), costs);
     }
 
     /** Applies the Flyway migrations in {@code db/migration}; safe to call from many starts at once. */
@@ -65,11 +69,6 @@ public final class Database implements AutoCloseable {
 
     public DataSource dataSource() {
         return dataSource;
-    }
-
-    /** Statements sent since start: the cost meter of benchmarks and cost tests. */
-    public long statementCount() {
-        return statements.sum();
     }
 
     public int update(String sql, Object... params) {
@@ -140,7 +139,7 @@ public final class Database implements AutoCloseable {
     public record JsonbParam(String json) {}
 
     private PreparedStatement prepare(Connection connection, String sql, Object[] params) throws SQLException {
-        statements.increment();
+        costs.sqlStatement();
         PreparedStatement statement = connection.prepareStatement(sql);
         for (int i = 0; i < params.length; i++) {
             Object param = params[i];

@@ -10,17 +10,17 @@ import dev.runner.integration.TenantIntegration;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
-import dev.runner.run.RunService;
+import dev.runner.pipeline.RunService;
 import dev.runner.security.Signature;
-import dev.runner.store.Database;
 import dev.runner.trigger.Trigger;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -39,14 +39,15 @@ public final class WebhookService {
     private final RunnerConfig.Webhooks settings;
     private final Integrations integrations;
     private final RunService runs;
-    private final Database db;
+    private final DeliveryStore deliveries;
     private final Clock clock;
 
-    public WebhookService(RunnerConfig.Webhooks settings, Integrations integrations, RunService runs, Database db, Clock clock) {
+    public WebhookService(RunnerConfig.Webhooks settings, Integrations integrations, RunService runs, DeliveryStore deliveries,
+                          Clock clock) {
         this.settings = settings;
         this.integrations = integrations;
         this.runs = runs;
-        this.db = db;
+        this.deliveries = deliveries;
         this.clock = clock;
     }
 
@@ -145,17 +146,10 @@ public final class WebhookService {
     }
 
     /** Records the deliveries and keeps those not seen within the dedup window. One statement. */
-    private List<ItemStore.NewItem> unseen(java.sql.Connection connection, String tenantId, String integrationKey,
-                                           String handlerKey, List<ItemStore.NewItem> items) throws java.sql.SQLException {
-        String[] ids = items.stream().map(ItemStore.NewItem::externalId).distinct().toArray(String[]::new);
-        Set<String> fresh = new HashSet<>(db.query(connection, """
-                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id)
-                select ?, ?, ?, unnest(?::text[])
-                on conflict (tenant_id, integration_key, handler_key, external_id) do update set received_at = now()
-                    where webhook_deliveries.received_at < now() - make_interval(secs => ?)
-                returning external_id
-                """, row -> row.getString(1), tenantId, integrationKey, handlerKey, Database.array("text", ids),
-                (double) settings.dedupWindow().toSeconds()));
+    private List<ItemStore.NewItem> unseen(Connection connection, String tenantId, String integrationKey,
+                                           String handlerKey, List<ItemStore.NewItem> items) throws SQLException {
+        Set<String> fresh = deliveries.recordUnseen(connection, tenantId, integrationKey, handlerKey,
+                items.stream().map(ItemStore.NewItem::externalId).toList(), settings.dedupWindow());
         return items.stream().filter(item -> fresh.contains(item.externalId())).toList();
     }
 

@@ -75,7 +75,7 @@ public final class ApiServer implements AutoCloseable {
 
     private void handle(HttpExchange exchange) {
         try (exchange) {
-            HttpEvents.Response response = respond(exchange);
+            HttpToApiGateway.Response response = respond(exchange);
             exchange.getResponseHeaders().putAll(response.headers());
             boolean empty = response.body().length == 0;
             exchange.sendResponseHeaders(response.status(), empty ? -1 : response.body().length);
@@ -87,32 +87,32 @@ public final class ApiServer implements AutoCloseable {
         }
     }
 
-    private HttpEvents.Response respond(HttpExchange exchange) throws IOException {
+    private HttpToApiGateway.Response respond(HttpExchange exchange) throws IOException {
         String method = exchange.getRequestMethod();
         String rawPath = exchange.getRequestURI().getRawPath();
         byte[] body = readBody(exchange.getRequestBody());
         if (body == null) {
-            return HttpEvents.error(413, "payload_too_large", "request body exceeds " + MAX_BODY_BYTES + " bytes");
+            return HttpToApiGateway.error(413, "payload_too_large", "request body exceeds " + MAX_BODY_BYTES + " bytes");
         }
         for (Route route : routes) {
             Optional<Map<String, String>> parameters = route.template().match(method, rawPath);
             if (parameters.isEmpty()) {
                 continue;
             }
-            var request = new HttpEvents.Request(method, rawPath, exchange.getRequestURI().getRawQuery(),
+            var request = new HttpToApiGateway.Request(method, rawPath, exchange.getRequestURI().getRawQuery(),
                     exchange.getRequestHeaders(), body, exchange.getRemoteAddress().getAddress().getHostAddress(),
                     exchange.getRequestHeaders().getFirst("Host"));
-            var event = HttpEvents.event(request, route.template(), parameters.get(), clock.instant());
+            var event = HttpToApiGateway.event(request, route.template(), parameters.get(), clock.instant());
             return switch (route.function().invoke(event)) {
-                case LocalFunction.Outcome.Returned returned -> HttpEvents.response(returned.value());
+                case LocalFunction.Outcome.Returned returned -> HttpToApiGateway.response(returned.value());
                 case LocalFunction.Outcome.Failed failed -> {
                     LOG.error("{} failed on {} {}: {} {}", route.function().logicalId(), method, rawPath,
                             failed.errorType(), failed.message(), failed.cause());
-                    yield HttpEvents.error(500, "internal_error", "Internal Server Error");
+                    yield HttpToApiGateway.error(500, "internal_error", "Internal Server Error");
                 }
             };
         }
-        return HttpEvents.error(404, "not_found", "no route for " + method + " " + rawPath);
+        return HttpToApiGateway.error(404, "not_found", "no route for " + method + " " + rawPath);
     }
 
     /** The whole body, or null when it is over the limit. */

@@ -3,7 +3,6 @@ package dev.runner.local.lambda;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import dev.runner.local.template.FunctionDefinition;
 
-import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
@@ -16,8 +15,8 @@ import java.util.concurrent.ConcurrentLinkedDeque;
 /**
  * A template function running in this JVM. Like Lambda, one handler instance serves one
  * invocation at a time: concurrent invocations get their own instances (execution
- * environments), created on demand and reused. Each instance is built with the constructor that
- * takes the environment map, so it sees exactly the variables the template gives it.
+ * environments), created on demand and reused. Each instance is built by an {@link Instantiator}
+ * from the variables the template gives the function, so it sees exactly those.
  */
 public final class LocalFunction implements AutoCloseable {
 
@@ -28,20 +27,31 @@ public final class LocalFunction implements AutoCloseable {
         record Failed(String errorType, String message, Throwable cause) implements Outcome {}
     }
 
+    /** Builds one instance of a handler class (one execution environment) for its environment. */
+    @FunctionalInterface
+    public interface Instantiator {
+        Object newInstance(Class<?> type, Map<String, String> environment) throws ReflectiveOperationException;
+
+        /** The handler's public constructor taking the environment map ({@code Map<String, String>}). */
+        Instantiator BY_ENVIRONMENT = (type, environment) -> type.getConstructor(Map.class).newInstance(environment);
+    }
+
     private final FunctionDefinition definition;
     private final String arn;
     private final Map<String, String> environment;
-    private final Constructor<?> constructor;
+    private final Class<?> type;
+    private final Instantiator instantiator;
     private final Clock clock;
     private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> all = new ConcurrentLinkedDeque<>();
 
     private LocalFunction(FunctionDefinition definition, String arn, Map<String, String> environment,
-                          Constructor<?> constructor, Clock clock) {
+                          Class<?> type, Instantiator instantiator, Clock clock) {
         this.definition = definition;
         this.arn = arn;
         this.environment = Map.copyOf(environment);
-        this.constructor = constructor;
+        this.type = type;
+        this.instantiator = instantiator;
         this.clock = clock;
     }
 
@@ -50,6 +60,11 @@ public final class LocalFunction implements AutoCloseable {
      * cold start stops the runtime before it reports READY rather than on the first event.
      */
     public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock) {
+        return load(definition, arn, environment, clock, Instantiator.BY_ENVIRONMENT);
+    }
+
+    public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock,
+                                     Instantiator instantiator) {
         Class<?> type;
         try {
             type = Class.forName(definition.handlerClass(), true, LocalFunction.class.getClassLoader());
@@ -61,14 +76,7 @@ public final class LocalFunction implements AutoCloseable {
             throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
                     + " does not implement com.amazonaws.services.lambda.runtime.RequestHandler");
         }
-        Constructor<?> constructor;
-        try {
-            constructor = type.getConstructor(Map.class);
-        } catch (NoSuchMethodException e) {
-            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
-                    + " has no public constructor taking the environment (java.util.Map<String,String>)");
-        }
-        var function = new LocalFunction(definition, arn, environment, constructor, clock);
+        var function = new LocalFunction(definition, arn, environment, type, instantiator, clock);
         function.idle.push(function.newInstance());
         return function;
     }
@@ -99,7 +107,7 @@ public final class LocalFunction implements AutoCloseable {
 
     /** The event type the handler declares, when it can be read from its generic signature. */
     public Class<?> inputType() {
-        return inputType(constructor.getDeclaringClass());
+        return inputType(type);
     }
 
     /** Checks that the handler accepts what an event source delivers; fails the start if not. */
@@ -107,7 +115,7 @@ public final class LocalFunction implements AutoCloseable {
         Class<?> declared = inputType();
         if (!declared.isAssignableFrom(eventType)) {
             throw new FunctionLoadException(logicalId() + ": " + source + " delivers " + eventType.getSimpleName()
-                    + " but " + constructor.getDeclaringClass().getName() + " takes " + declared.getName());
+                    + " but " + type.getName() + " takes " + declared.getName());
         }
     }
 
@@ -155,16 +163,17 @@ public final class LocalFunction implements AutoCloseable {
     @SuppressWarnings("unchecked")
     private RequestHandler<Object, Object> newInstance() {
         try {
-            var handler = (RequestHandler<Object, Object>) constructor.newInstance(environment);
+            var handler = (RequestHandler<Object, Object>) instantiator.newInstance(type, environment);
             all.add(handler);
             return handler;
         } catch (InvocationTargetException e) {
             Throwable cause = e.getCause();
-            throw new FunctionLoadException(definition.logicalId() + ": " + constructor.getDeclaringClass().getName()
-                    + " failed to start: " + cause, cause);
-        } catch (ReflectiveOperationException e) {
-            throw new FunctionLoadException(definition.logicalId() + ": cannot construct "
-                    + constructor.getDeclaringClass().getName() + ": " + e, e);
+            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName() + " failed to start: " + cause, cause);
+        } catch (NoSuchMethodException e) {
+            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
+                    + " has no public constructor this runtime can call: " + e.getMessage());
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new FunctionLoadException(definition.logicalId() + ": cannot construct " + type.getName() + ": " + e, e);
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.runner.run;
+package dev.runner.pipeline;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.config.RunnerConfig;
@@ -7,7 +7,6 @@ import dev.runner.handler.HandlerClient;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
-import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
@@ -15,6 +14,8 @@ import dev.runner.log.Log;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueMessage;
+import dev.runner.run.RunJob;
+import dev.runner.run.RunStore;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -114,7 +115,7 @@ public final class RunWorker {
             }
             List<ItemStore.NewItem> fetched = page.items().stream()
                     .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
-            List<ItemJob> toSend = items.insert(job, fetched);
+            List<ItemJob> toSend = items.insert(job.ref(), fetched);
             dispatcher.dispatch(toSend);
             runs.saveCursor(job.runId(), page.nextCursor());
             if (page.nextCursor() == null) {

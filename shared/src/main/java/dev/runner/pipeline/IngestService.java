@@ -1,4 +1,4 @@
-package dev.runner.ingest;
+package dev.runner.pipeline;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.dlq.DeadLetterStore;
@@ -8,7 +8,6 @@ import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.queue.QueueMessage;
-import dev.runner.run.RunService;
 import dev.runner.trigger.Trigger;
 
 import java.util.ArrayList;

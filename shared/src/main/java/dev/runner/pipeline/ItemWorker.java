@@ -1,4 +1,4 @@
-package dev.runner.item;
+package dev.runner.pipeline;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.config.RunnerConfig;
@@ -12,10 +12,14 @@ import dev.runner.guard.Guard;
 import dev.runner.guard.HandlerLimits;
 import dev.runner.handler.HandlerClient;
 import dev.runner.handler.Outcome;
+import dev.runner.integration.HandlerRef;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.pause.PauseStore;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueMessage;
@@ -60,10 +64,15 @@ public final class ItemWorker {
 
     private record Received(QueueMessage message, ItemJob job) {}
 
-    private record Group(String integrationKey, String handlerKey) {}
+    private record Group(String integrationKey, String handlerKey) {
+        HandlerRef ref() {
+            return new HandlerRef(integrationKey, handlerKey);
+        }
+    }
 
     private final RunnerConfig config;
     private final ItemStore items;
+    private final PauseStore pauses;
     private final RunStore runs;
     private final Integrations integrations;
     private final HandlerClient handlers;
@@ -72,10 +81,11 @@ public final class ItemWorker {
     private final Guard guard;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
 
-    public ItemWorker(RunnerConfig config, ItemStore items, RunStore runs, Integrations integrations,
+    public ItemWorker(RunnerConfig config, ItemStore items, PauseStore pauses, RunStore runs, Integrations integrations,
                       HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard) {
         this.config = config;
         this.items = items;
+        this.pauses = pauses;
         this.runs = runs;
         this.integrations = integrations;
         this.handlers = handlers;
@@ -195,8 +205,8 @@ public final class ItemWorker {
             }
         }
         paused.forEach((group, ids) -> {
-            Set<UUID> parked = items.park(ids, group.integrationKey(), group.handlerKey());
-            if (parked.isEmpty() && !items.isPaused(group.integrationKey(), group.handlerKey())) {
+            Set<UUID> parked = pauses.park(ids, group.ref());
+            if (parked.isEmpty() && !pauses.isPaused(group.ref())) {
                 // Redis says paused, Postgres (the truth) no longer: a resume whose mirror update failed. Heal it.
                 try {
                     guard.setPaused(group.integrationKey(), group.handlerKey(), false);
@@ -219,17 +229,10 @@ public final class ItemWorker {
     }
 
     private Set<Group> pausedInPostgres(Set<Group> groups) {
-        if (groups.isEmpty()) {
-            return Set.of();
-        }
-        String[] integrationKeys = groups.stream().map(Group::integrationKey).toArray(String[]::new);
-        String[] handlerKeys = groups.stream().map(Group::handlerKey).toArray(String[]::new);
-        return Set.copyOf(items.database().query("""
-                select p.integration_key, p.handler_key from paused_handlers p
-                join unnest(?::text[], ?::text[]) as g(integration_key, handler_key)
-                  on g.integration_key = p.integration_key and g.handler_key = p.handler_key
-                """, row -> new Group(row.getString(1), row.getString(2)),
-                dev.runner.store.Database.array("text", integrationKeys), dev.runner.store.Database.array("text", handlerKeys)));
+        Set<Group> paused = new LinkedHashSet<>();
+        pauses.pausedAmong(groups.stream().map(Group::ref).toList())
+                .forEach(ref -> paused.add(new Group(ref.integrationKey(), ref.handlerKey())));
+        return paused;
     }
 
     /**

@@ -27,7 +27,7 @@ import java.util.UUID;
  * function's answer back into an HTTP response, following
  * https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-develop-integrations-lambda.html
  */
-public final class HttpEvents {
+public final class HttpToApiGateway {
 
     private static final DateTimeFormatter REQUEST_TIME =
             DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.US).withZone(ZoneOffset.UTC);
@@ -40,7 +40,7 @@ public final class HttpEvents {
     /** What goes back on the wire. */
     public record Response(int status, Map<String, List<String>> headers, byte[] body) {}
 
-    private HttpEvents() {}
+    private HttpToApiGateway() {}
 
     public static APIGatewayV2HTTPEvent event(Request request, RouteTemplate route, Map<String, String> pathParameters,
                                               Instant now) {

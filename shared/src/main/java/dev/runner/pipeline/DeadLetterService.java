@@ -1,7 +1,8 @@
-package dev.runner.dlq;
+package dev.runner.pipeline;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
+import dev.runner.dlq.DeadLetterStore;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;

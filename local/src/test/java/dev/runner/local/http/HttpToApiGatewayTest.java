@@ -11,7 +11,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-class HttpEventsTest {
+class HttpToApiGatewayTest {
 
     @Test
     void aResponseObjectIsRenderedAsGiven() {
@@ -23,7 +23,7 @@ class HttpEventsTest {
                 .withBody("{\"ok\":true}")
                 .build();
 
-        HttpEvents.Response rendered = HttpEvents.response(response);
+        HttpToApiGateway.Response rendered = HttpToApiGateway.response(response);
 
         assertEquals(202, rendered.status());
         assertEquals(List.of("application/json"), rendered.headers().get("Content-Type"));
@@ -38,12 +38,12 @@ class HttpEventsTest {
         var response = APIGatewayV2HTTPResponse.builder().withStatusCode(200)
                 .withBody(Base64.getEncoder().encodeToString(bytes)).withIsBase64Encoded(true).build();
 
-        assertArrayEquals(bytes, HttpEvents.response(response).body());
+        assertArrayEquals(bytes, HttpToApiGateway.response(response).body());
     }
 
     @Test
     void anyOtherAnswerIsA200JsonBodyAsApiGatewayInfersIt() {
-        HttpEvents.Response rendered = HttpEvents.response(Map.of("n", 1));
+        HttpToApiGateway.Response rendered = HttpToApiGateway.response(Map.of("n", 1));
 
         assertEquals(200, rendered.status());
         assertEquals(List.of("application/json"), rendered.headers().get("Content-Type"));
@@ -52,7 +52,7 @@ class HttpEventsTest {
 
     @Test
     void errorsAreTheJsonShapeOfEveryRunnerEndpoint() {
-        HttpEvents.Response error = HttpEvents.error(404, "not_found", "no route for GET /x");
+        HttpToApiGateway.Response error = HttpToApiGateway.error(404, "not_found", "no route for GET /x");
 
         assertEquals(404, error.status());
         assertEquals("{\"error\":\"not_found\",\"message\":\"no route for GET /x\"}", new String(error.body(), StandardCharsets.UTF_8));

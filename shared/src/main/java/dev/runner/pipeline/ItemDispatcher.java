@@ -1,7 +1,8 @@
-package dev.runner.item;
+package dev.runner.pipeline;
 
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.Guard;
+import dev.runner.item.ItemJob;
 import dev.runner.json.Json;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;

@@ -1,21 +1,24 @@
-package dev.runner.run;
+package dev.runner.pipeline;
 
 import dev.runner.config.RunnerConfig;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
-import dev.runner.item.ItemDispatcher;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
+import dev.runner.run.RunJob;
+import dev.runner.run.RunStatus;
+import dev.runner.run.RunStore;
 import dev.runner.store.Database;
 import dev.runner.store.Ids;
 import dev.runner.trigger.Trigger;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -25,31 +28,35 @@ import java.util.UUID;
  * runs tier; those whose items arrive with them (webhook, ingest) are stored running with their
  * items and the items sent to the items tier. Either way: commit first, then send, so a message
  * never names a row that does not exist; a send lost after the commit is re-sent by the
- * scheduler's sweeps of runs and items left queued.
+ * scheduler's sweeps. Lookups (types, tenant integrations) happen before a transaction opens:
+ * no code path holds a pooled connection while it waits for another.
  */
 public final class RunService {
 
-    /** Why a run cannot start, with the HTTP status the API answers: 404 (missing) or 409 (disabled). */
+    /** Why a run cannot start. */
     public static final class RunRefused extends RuntimeException {
-        private final int status;
 
-        public RunRefused(int status, String message) {
+        public enum Reason { NO_TENANT_INTEGRATION, DISABLED, NO_HANDLER }
+
+        private final Reason reason;
+
+        public RunRefused(Reason reason, String message) {
             super(message);
-            this.status = status;
+            this.reason = reason;
         }
 
-        public int status() {
-            return status;
+        public Reason reason() {
+            return reason;
         }
     }
 
-    /** A run to start: what the scheduler asks for. */
-    public record Request(String tenantId, String integrationKey, String handlerKey, Trigger trigger, String scheduleFireKey) {}
+    /** A run to start. */
+    public record Request(String tenantId, String integrationKey, String handlerKey, Trigger trigger) {}
 
     /** A run started with its items: how many were new. */
     public record Started(UUID runId, int accepted, int enqueued) {}
 
-    private final RunnerConfig config;
+    private final RunnerConfig.Queues queueUrls;
     private final Database db;
     private final RunStore runs;
     private final ItemStore items;
@@ -58,9 +65,9 @@ public final class RunService {
     private final ItemDispatcher dispatcher;
     private final Clock clock;
 
-    public RunService(RunnerConfig config, Database db, RunStore runs, ItemStore items, Integrations integrations,
+    public RunService(RunnerConfig.Queues queueUrls, Database db, RunStore runs, ItemStore items, Integrations integrations,
                       QueueClient queues, ItemDispatcher dispatcher, Clock clock) {
-        this.config = config;
+        this.queueUrls = queueUrls;
         this.db = db;
         this.runs = runs;
         this.items = items;
@@ -74,43 +81,33 @@ public final class RunService {
     public HandlerSpec requireHandler(String tenantId, String integrationKey, String handlerKey) {
         Optional<TenantIntegration> tenant = integrations.tenantIntegration(tenantId, integrationKey);
         if (tenant.isEmpty()) {
-            throw new RunRefused(404, "tenant " + tenantId + " has no integration " + integrationKey);
+            throw new RunRefused(RunRefused.Reason.NO_TENANT_INTEGRATION, "tenant " + tenantId + " has no integration " + integrationKey);
         }
         if (!tenant.get().enabled()) {
-            throw new RunRefused(409, "integration " + integrationKey + " is disabled for tenant " + tenantId);
+            throw new RunRefused(RunRefused.Reason.DISABLED, "integration " + integrationKey + " is disabled for tenant " + tenantId);
         }
         return integrations.handler(integrationKey, handlerKey)
-                .orElseThrow(() -> new RunRefused(404, "integration " + integrationKey + " has no handler " + handlerKey));
+                .orElseThrow(() -> new RunRefused(RunRefused.Reason.NO_HANDLER, "integration " + integrationKey + " has no handler " + handlerKey));
     }
 
-    /** A run that fetches its items (manual or schedule). */
-    public UUID startFetching(String tenantId, String integrationKey, String handlerKey, Trigger trigger) {
-        return startFetching(List.of(new Request(tenantId, integrationKey, handlerKey, trigger, null))).getFirst();
+    /** The RunJob a fetching run will carry; checks the request ({@link RunRefused}) without holding a connection. */
+    public RunJob prepareFetching(Request request) {
+        HandlerSpec handler = requireHandler(request.tenantId(), request.integrationKey(), request.handlerKey());
+        return new RunJob(Ids.next(clock), request.tenantId(), request.integrationKey(), request.handlerKey(),
+                handler.direction(), request.trigger(), null);
     }
 
-    /**
-     * Many fetching runs in one transaction, then one send per tier. A request whose
-     * scheduleFireKey already made a run is skipped: a schedule fires once per due time.
-     * Returns the ids of the runs created.
-     */
-    public List<UUID> startFetching(List<Request> requests) {
-        List<RunJob> created = db.inTransaction(connection -> insertFetching(connection, requests));
-        enqueue(created);
-        return created.stream().map(RunJob::runId).toList();
+    /** A run that fetches its items (manual or schedule): stored queued, then its RunJob sent. */
+    public UUID startFetching(Request request) {
+        RunJob job = prepareFetching(request);
+        db.inTransaction(connection -> insertQueued(connection, job, null));
+        enqueue(List.of(job));
+        return job.runId();
     }
 
-    /** Stores queued runs inside the caller's transaction; the caller sends them with {@link #enqueue} after commit. */
-    public List<RunJob> insertFetching(java.sql.Connection connection, List<Request> requests) throws java.sql.SQLException {
-        List<RunJob> inserted = new ArrayList<>();
-        for (Request request : requests) {
-            HandlerSpec handler = requireHandler(request.tenantId(), request.integrationKey(), request.handlerKey());
-            RunJob job = new RunJob(Ids.next(clock), request.tenantId(), request.integrationKey(), request.handlerKey(),
-                    handler.direction(), request.trigger(), null);
-            if (runs.insert(connection, job, RunStatus.QUEUED, request.scheduleFireKey())) {
-                inserted.add(job);
-            }
-        }
-        return inserted;
+    /** Stores a prepared run queued inside the caller's transaction; false when its fire key already made one. */
+    public boolean insertQueued(Connection connection, RunJob job, String scheduleFireKey) throws SQLException {
+        return runs.insert(connection, job, RunStatus.QUEUED, scheduleFireKey);
     }
 
     /** Sends RunJobs to their tiers (also the sweep's re-send of runs still queued). */
@@ -118,7 +115,7 @@ public final class RunService {
         for (Trigger trigger : List.of(Trigger.MANUAL, Trigger.SCHEDULE)) {
             List<OutgoingMessage> messages = jobs.stream().filter(job -> job.trigger() == trigger)
                     .map(job -> OutgoingMessage.of(Json.write(job.toJson()), job.tenantId())).toList();
-            queues.sendAll(config.queues().runs(trigger), messages);
+            queues.sendAll(queueUrls.runs(trigger), messages);
         }
     }
 
@@ -132,7 +129,7 @@ public final class RunService {
         RunJob run = new RunJob(Ids.next(clock), tenantId, integrationKey, handler.handlerKey(), handler.direction(), trigger, null);
         List<ItemJob> created = db.inTransaction(connection -> {
             runs.insert(connection, run, RunStatus.RUNNING, null);
-            return items.insert(connection, run, fresh.keep(connection, newItems));
+            return items.insert(connection, run.ref(), fresh.keep(connection, newItems));
         });
         dispatcher.dispatch(created);
         if (created.isEmpty()) {
@@ -144,7 +141,7 @@ public final class RunService {
     /** Chooses, inside the run's transaction, which items to store. */
     @FunctionalInterface
     public interface ItemFilter {
-        List<ItemStore.NewItem> keep(java.sql.Connection connection, List<ItemStore.NewItem> items) throws java.sql.SQLException;
+        List<ItemStore.NewItem> keep(Connection connection, List<ItemStore.NewItem> items) throws SQLException;
 
         ItemFilter ALL = (connection, items) -> items;
     }

@@ -11,10 +11,10 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 
-/** HTTP API (payload v2) events into the core's requests, and responses back. */
-final class HttpEvents {
+/** Inbound: an HTTP API (payload v2) event into the core's request; outbound: the core's response into the event's answer. */
+final class ApiGatewayToCore {
 
-    private HttpEvents() {}
+    private ApiGatewayToCore() {}
 
     static ApiRequest request(APIGatewayV2HTTPEvent event) {
         Map<String, String> headers = new HashMap<>();

@@ -1,0 +1,68 @@
+package dev.runner.pause;
+
+import dev.runner.integration.HandlerRef;
+import dev.runner.store.Database;
+
+import java.util.Collection;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The paused_handlers table, the truth of which handlers are paused (Redis holds a mirror), and
+ * the parking of their items. Every statement that reads or writes a pause lives here.
+ */
+public final class PauseStore {
+
+    private final Database db;
+
+    public PauseStore(Database db) {
+        this.db = db;
+    }
+
+    /** Idempotent. */
+    public void pause(HandlerRef handler) {
+        db.update("insert into paused_handlers (integration_key, handler_key) values (?, ?) on conflict do nothing",
+                handler.integrationKey(), handler.handlerKey());
+    }
+
+    /** True when it was paused. */
+    public boolean resume(HandlerRef handler) {
+        return db.update("delete from paused_handlers where integration_key = ? and handler_key = ?",
+                handler.integrationKey(), handler.handlerKey()) > 0;
+    }
+
+    public boolean isPaused(HandlerRef handler) {
+        return !db.query("select 1 from paused_handlers where integration_key = ? and handler_key = ?",
+                row -> row.getInt(1), handler.integrationKey(), handler.handlerKey()).isEmpty();
+    }
+
+    /** Those of {@code handlers} that are paused. One statement. */
+    public Set<HandlerRef> pausedAmong(Collection<HandlerRef> handlers) {
+        if (handlers.isEmpty()) {
+            return Set.of();
+        }
+        String[] integrationKeys = handlers.stream().map(HandlerRef::integrationKey).toArray(String[]::new);
+        String[] handlerKeys = handlers.stream().map(HandlerRef::handlerKey).toArray(String[]::new);
+        return Set.copyOf(db.query("""
+                select p.integration_key, p.handler_key from paused_handlers p
+                join unnest(?::text[], ?::text[]) as g(integration_key, handler_key)
+                  on g.integration_key = p.integration_key and g.handler_key = p.handler_key
+                """, row -> new HandlerRef(row.getString(1), row.getString(2)),
+                Database.array("text", integrationKeys), Database.array("text", handlerKeys)));
+    }
+
+    /**
+     * Parks items of a paused handler: no SQS traffic, no attempt used. Only while the pause row
+     * exists, and holding a lock on it, so a resume's delete waits for this to commit and its sweep
+     * then sees what was parked: nothing is stranded. Returns those parked.
+     */
+    public Set<UUID> park(Collection<UUID> itemIds, HandlerRef handler) {
+        return Set.copyOf(db.query("""
+                update execution_items set status = 'parked', updated_at = now()
+                where item_id = any(?) and status in ('queued', 'retrying')
+                  and exists (select 1 from paused_handlers p where p.integration_key = ? and p.handler_key = ? for key share)
+                returning item_id
+                """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()),
+                handler.integrationKey(), handler.handlerKey()));
+    }
+}

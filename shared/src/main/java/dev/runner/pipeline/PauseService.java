@@ -1,0 +1,79 @@
+package dev.runner.pipeline;
+
+import dev.runner.guard.Guard;
+import dev.runner.integration.HandlerRef;
+import dev.runner.integration.Integrations;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
+import dev.runner.log.Log;
+import dev.runner.pause.PauseStore;
+
+import java.util.List;
+
+/**
+ * Pause per handler: Postgres' paused_handlers is the truth, Redis holds a mirror the item
+ * worker's admission reads for free. A paused handler's items are parked in Postgres as they
+ * arrive (no SQS traffic, no attempt used); resume sends them back to their tiers. Other handlers
+ * never notice.
+ */
+public final class PauseService {
+
+    private static final Log LOG = Log.of(PauseService.class);
+
+    /** What a pause came to. */
+    public sealed interface Paused {
+        /** @param mirrored false when Redis did not take the flag: Postgres holds the pause, retrying is safe */
+        record Recorded(HandlerRef handler, boolean mirrored) implements Paused {}
+
+        record UnknownHandler(HandlerRef handler) implements Paused {}
+    }
+
+    /** What a resume did: whether it was paused, and how many parked items went back to work. */
+    public record Resumed(HandlerRef handler, boolean wasPaused, int unparked) {}
+
+    private final Integrations integrations;
+    private final PauseStore pauses;
+    private final ItemStore items;
+    private final Guard guard;
+    private final ItemDispatcher dispatcher;
+
+    public PauseService(Integrations integrations, PauseStore pauses, ItemStore items, Guard guard, ItemDispatcher dispatcher) {
+        this.integrations = integrations;
+        this.pauses = pauses;
+        this.items = items;
+        this.guard = guard;
+        this.dispatcher = dispatcher;
+    }
+
+    public Paused pause(HandlerRef handler) {
+        if (integrations.handler(handler.integrationKey(), handler.handlerKey()).isEmpty()) {
+            return new Paused.UnknownHandler(handler);
+        }
+        pauses.pause(handler);
+        boolean mirrored = mirror(handler, true);
+        LOG.info("handler paused", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(), "mirrored", mirrored);
+        return new Paused.Recorded(handler, mirrored);
+    }
+
+    /** Deletes the pause first, then sweeps: an item parked after the sweep cannot exist (parking requires the row). */
+    public Resumed resume(HandlerRef handler) {
+        boolean wasPaused = pauses.resume(handler);
+        // Redis may keep a stale flag if this fails; the worker heals it when Postgres says not paused.
+        mirror(handler, false);
+        List<ItemJob> parked = items.unpark(handler.integrationKey(), handler.handlerKey());
+        dispatcher.dispatch(parked);
+        LOG.info("handler resumed", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(), "unparked", parked.size());
+        return new Resumed(handler, wasPaused, parked.size());
+    }
+
+    /** False when Redis did not take it; Postgres holds the pause either way. */
+    private boolean mirror(HandlerRef handler, boolean paused) {
+        try {
+            guard.setPaused(handler.integrationKey(), handler.handlerKey(), paused);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.warn("pause not mirrored to Redis", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(), "error", e);
+            return false;
+        }
+    }
+}

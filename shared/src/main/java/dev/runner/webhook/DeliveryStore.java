@@ -1,0 +1,35 @@
+package dev.runner.webhook;
+
+import dev.runner.store.Database;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Set;
+
+/** The webhook_deliveries table: which deliveries were seen recently, so a repeat is not processed twice. */
+public final class DeliveryStore {
+
+    private final Database db;
+
+    public DeliveryStore(Database db) {
+        this.db = db;
+    }
+
+    /**
+     * Records the deliveries of a handler and returns those not seen within {@code window}, inside
+     * the caller's transaction (the run that carries them commits with them). One statement.
+     */
+    public Set<String> recordUnseen(Connection connection, String tenantId, String integrationKey, String handlerKey,
+                                    Collection<String> externalIds, Duration window) throws SQLException {
+        return Set.copyOf(db.query(connection, """
+                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id)
+                select ?, ?, ?, unnest(?::text[])
+                on conflict (tenant_id, integration_key, handler_key, external_id) do update set received_at = now()
+                    where webhook_deliveries.received_at < now() - make_interval(secs => ?)
+                returning external_id
+                """, row -> row.getString(1), tenantId, integrationKey, handlerKey,
+                Database.array("text", externalIds.stream().distinct().toArray()), (double) window.toSeconds()));
+    }
+}

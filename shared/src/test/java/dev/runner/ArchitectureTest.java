@@ -1,0 +1,64 @@
+package dev.runner;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.Architectures;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/**
+ * The core's dependencies point one way (docs/architecture.md): foundations (JSON, config, the
+ * Postgres/Redis/SQS clients) at the bottom, entities and their stores above them, the pipeline
+ * that orchestrates them above that, the edges (management API, webhooks) and the composition
+ * root on top. Lambda types never enter the core.
+ */
+class ArchitectureTest {
+
+    private static JavaClasses core;
+
+    @BeforeAll
+    static void importCore() {
+        core = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("dev.runner");
+    }
+
+    @Test
+    void packagesHaveNoCycles() {
+        slices().matching("dev.runner.(*)..").should().beFreeOfCycles().check(core);
+    }
+
+    @Test
+    void dependenciesPointFromEdgesToFoundations() {
+        Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
+                .layer("Foundation").definedBy("dev.runner.json..", "dev.runner.log..", "dev.runner.config..", "dev.runner.trigger..",
+                        "dev.runner.security..", "dev.runner.http..", "dev.runner.store..", "dev.runner.redis..", "dev.runner.queue..",
+                        "dev.runner.cost..", "dev.runner.cache..")
+                .layer("Domain").definedBy("dev.runner.integration..", "dev.runner.run..", "dev.runner.item..", "dev.runner.dlq..",
+                        "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..", "dev.runner.handler..")
+                .layer("Pipeline").definedBy("dev.runner.pipeline..")
+                .layer("Edge").definedBy("dev.runner.api..", "dev.runner.webhook..")
+                .layer("Composition").definedBy("dev.runner.app..")
+                .whereLayer("Composition").mayNotBeAccessedByAnyLayer()
+                .whereLayer("Edge").mayOnlyBeAccessedByLayers("Composition")
+                .whereLayer("Pipeline").mayOnlyBeAccessedByLayers("Edge", "Composition")
+                .whereLayer("Domain").mayOnlyBeAccessedByLayers("Pipeline", "Edge", "Composition")
+                .check(core);
+    }
+
+    @Test
+    void theCoreKnowsNothingOfLambdaOrHttpServers() {
+        noClasses().that().resideInAPackage("dev.runner..")
+                .should().dependOnClassesThat().resideInAnyPackage("com.amazonaws.services.lambda..", "com.sun.net.httpserver..")
+                .check(core);
+    }
+
+    @Test
+    void onlyTheQueueAdapterTalksToSqs() {
+        noClasses().that().resideOutsideOfPackages("dev.runner.queue..", "dev.runner.app..")
+                .should().dependOnClassesThat().resideInAnyPackage("software.amazon.awssdk.services.sqs..")
+                .check(core);
+    }
+}
