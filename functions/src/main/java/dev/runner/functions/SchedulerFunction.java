@@ -27,6 +27,7 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
     @Override
     public String handleRequest(ScheduledEvent event, Context context) {
         Scheduler.Tick tick = scheduler.tick(Instant.now());
-        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent();
+        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
+                + " runsCompleted=" + tick.runsCompleted();
     }
 }

@@ -137,8 +137,11 @@ public final class ManagementApi {
         TenantIntegration integration = TenantIntegration.fromJson(tenantId, integrationKey, Json.parse(request.body()));
         return switch (integrations.putTenantIntegration(integration, clock.instant())) {
             case Integrations.Saved.Ok ok -> {
+                if (ok.integration().enabled()) {
+                    pauses.tenantEnabled(tenantId, integrationKey);
+                }
                 LOG.info("tenant integration saved", "tenantId", tenantId, "integrationKey", integrationKey,
-                        "schedules", ok.integration().schedules().size());
+                        "enabled", ok.integration().enabled(), "schedules", ok.integration().schedules().size());
                 yield ApiResponse.json(200, ok.integration().toJson());
             }
             case Integrations.Saved.UnknownType unknown ->

@@ -4,6 +4,7 @@ import dev.runner.api.ManagementApi;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
+import dev.runner.delivery.DeliveryStore;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.handler.HandlerClient;
@@ -26,7 +27,6 @@ import dev.runner.redis.Redis;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
-import dev.runner.webhook.DeliveryStore;
 import dev.runner.webhook.WebhookService;
 
 import java.time.Clock;
@@ -47,7 +47,7 @@ import java.util.function.Supplier;
  */
 public final class Runner implements AutoCloseable {
 
-    /** The in-process layer in front of the Redis types cache: short, so a changed type is seen soon everywhere. */
+    /** The in-process layer in front of the Redis types cache (and of tenant integrations): short, so a change is seen soon everywhere. */
     private static final Duration LOCAL_TYPES_TTL = Duration.ofSeconds(5);
 
     private final RunnerConfig config;
@@ -67,10 +67,11 @@ public final class Runner implements AutoCloseable {
     private final Part<ItemStore> itemStore = part("itemStore", () -> new ItemStore(database(), clock()));
     private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));
     private final Part<ScheduleStore> scheduleStore = part("scheduleStore", () -> new ScheduleStore(database()));
+    private final Part<DeliveryStore> deliveryStore = part("deliveryStore", () -> new DeliveryStore(database()));
     private final Part<DeadLetterStore> deadLetterStore = part("deadLetterStore", () -> new DeadLetterStore(database()));
     private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
             new IntegrationStore(database(), scheduleStore.get()),
-            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock())));
+            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock()), LOCAL_TYPES_TTL, clock()));
     private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard()));
     private final Part<RunService> runService = part("runService", () -> new RunService(config().queues(), database(), runStore(),
             itemStore(), integrations(), queues(), dispatcher.get(), clock()));
@@ -79,15 +80,15 @@ public final class Runner implements AutoCloseable {
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
             runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
-            runService(), new DeliveryStore(database()), clock()));
-    private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), itemStore(),
-            guard(), dispatcher.get()));
+            runService(), deliveryStore.get(), clock()));
+    private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
+            dispatcher.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
             dispatcher.get()));
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), database(), integrations(),
             runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), clock()));
-    private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(database(), scheduleStore.get(), runService(),
-            runStore(), itemStore(), dispatcher.get()));
+    private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
+            runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
             runStore(), deadLetterStore()));

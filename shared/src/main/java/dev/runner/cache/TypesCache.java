@@ -72,6 +72,23 @@ public final class TypesCache {
         return json;
     }
 
+    /**
+     * The type as the loader has it now, cached again: for a caller that found a handler missing
+     * from a cached type, which may only be stale (a handler just added). Null when the loader does not know it.
+     */
+    public String refresh(String integrationKey, Supplier<String> loader) {
+        local.remove(integrationKey);
+        String json = loader.get();
+        if (json == null) {
+            return null;
+        }
+        toRedis(integrationKey, json);
+        if (!localTtl.isZero()) {
+            local.put(integrationKey, new Local(json, clock.millis() + localTtl.toMillis()));
+        }
+        return json;
+    }
+
     /** The management API changed the type: drop the Redis key and this process's entry. */
     public void invalidate(String integrationKey) {
         local.remove(integrationKey);

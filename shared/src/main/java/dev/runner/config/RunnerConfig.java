@@ -36,7 +36,8 @@ public record RunnerConfig(
         Duration runTimeReserve,
         /* Claimed items whose worker went silent this long may be claimed again. */
         Duration itemClaimLease,
-        int databasePoolSize) {
+        int databasePoolSize,
+        Sweeps sweeps) {
 
     /** Everything but the secrets (API key, signing secret, passwords, credentials in URLs). */
     @Override
@@ -46,7 +47,7 @@ public record RunnerConfig(
                 + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", handlerSigningSecret=***"
                 + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
-                + ", databasePoolSize=" + databasePoolSize + "]";
+                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + "]";
     }
 
     public record Database(String jdbcUrl, String user, String password) {
@@ -96,6 +97,15 @@ public record RunnerConfig(
 
     public record Webhooks(int maxBodyBytes, Duration signatureTolerance, Duration dedupWindow) {}
 
+    /**
+     * The scheduler's sweeps for work whose message was lost between a commit and a send.
+     *
+     * @param itemsOverdue     an item whose message is this late is re-sent (longer than SQS's 15-minute longest delay)
+     * @param runsOverdue      a run still queued this long has its RunJob re-sent
+     * @param completionQuiet  a run still running this long after its last item ended is completed by the sweep
+     */
+    public record Sweeps(Duration itemsOverdue, Duration runsOverdue, Duration completionQuiet) {}
+
     public static RunnerConfig fromEnvironment() {
         return from(System.getenv());
     }
@@ -142,7 +152,10 @@ public record RunnerConfig(
                         Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_DEDUP_S", 86400))),
                 Duration.ofMillis(read.positiveInt("RUNNER_RUN_TIME_RESERVE_MS", 10000)),
                 Duration.ofMillis(read.positiveInt("RUNNER_ITEM_CLAIM_LEASE_MS", 120000)),
-                read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4));
+                read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4),
+                new Sweeps(Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_ITEMS_OVERDUE_S", 1200)),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_RUNS_OVERDUE_S", 600)),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60))));
     }
 
     /** Reads variables; blank counts as unset. */

@@ -4,10 +4,13 @@ import dev.runner.cache.TypesCache;
 import dev.runner.json.Json;
 import dev.runner.schedule.ScheduleExpression;
 
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** Integration types through the types cache, and tenant integrations. The one door to both. */
 public final class Integrations {
@@ -23,12 +26,23 @@ public final class Integrations {
         record Invalid(String message) implements Saved {}
     }
 
+    /** Past this many entries the tenant cache starts over: a flood of unknown tenants cannot grow it without bound. */
+    private static final int MAX_TENANT_ENTRIES = 10_000;
+
+    private record CachedTenant(Optional<TenantIntegration> integration, long expiresAtMs) {}
+
     private final IntegrationStore store;
     private final TypesCache cache;
+    private final Duration tenantTtl;
+    private final Clock clock;
+    private final ConcurrentHashMap<String, CachedTenant> tenants = new ConcurrentHashMap<>();
 
-    public Integrations(IntegrationStore store, TypesCache cache) {
+    /** @param tenantTtl how long {@link #tenantIntegrationCached} trusts what it read (misses included) */
+    public Integrations(IntegrationStore store, TypesCache cache, Duration tenantTtl, Clock clock) {
         this.store = store;
         this.cache = cache;
+        this.tenantTtl = tenantTtl;
+        this.clock = clock;
     }
 
     public Optional<IntegrationType> type(String integrationKey) {
@@ -40,6 +54,20 @@ public final class Integrations {
         return type(integrationKey).flatMap(type -> type.handler(handlerKey));
     }
 
+    /**
+     * The handler, re-reading its type from Postgres when the cached type lacks it: a handler just
+     * added to a type must not be taken for unknown (and its items sent to the DLQ) on a stale cache.
+     */
+    public Optional<HandlerSpec> handlerOrRefresh(String integrationKey, String handlerKey) {
+        Optional<HandlerSpec> cached = handler(integrationKey, handlerKey);
+        if (cached.isPresent()) {
+            return cached;
+        }
+        String json = cache.refresh(integrationKey, () -> store.typeJson(integrationKey));
+        return json == null ? Optional.empty()
+                : IntegrationType.fromJson(integrationKey, Json.parse(json)).handler(handlerKey);
+    }
+
     public void putType(IntegrationType type) {
         store.putType(type);
         cache.invalidate(type.integrationKey());
@@ -47,6 +75,26 @@ public final class Integrations {
 
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return store.tenantIntegration(tenantId, integrationKey);
+    }
+
+    /**
+     * The tenant integration as read at most {@code tenantTtl} ago, absent ones too: for hot paths
+     * (the item worker's enabled check, webhooks) that would otherwise ask Postgres on every call.
+     * A change reaches them within the TTL.
+     */
+    public Optional<TenantIntegration> tenantIntegrationCached(String tenantId, String integrationKey) {
+        String key = tenantId + "\u0000" + integrationKey;
+        long now = clock.millis();
+        CachedTenant cached = tenants.get(key);
+        if (cached != null && now < cached.expiresAtMs()) {
+            return cached.integration();
+        }
+        Optional<TenantIntegration> read = store.tenantIntegration(tenantId, integrationKey);
+        if (tenants.size() >= MAX_TENANT_ENTRIES) {
+            tenants.clear();
+        }
+        tenants.put(key, new CachedTenant(read, now + tenantTtl.toMillis()));
+        return read;
     }
 
     /**
@@ -76,6 +124,7 @@ public final class Integrations {
             firstFires.put(schedule.getKey(), next.get());
         }
         store.putTenantIntegration(integration, firstFires);
+        tenants.remove(integration.tenantId() + "\u0000" + integration.integrationKey());
         return new Saved.Ok(store.tenantIntegration(integration.tenantId(), integration.integrationKey()).orElseThrow());
     }
 }

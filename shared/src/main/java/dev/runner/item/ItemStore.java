@@ -36,20 +36,23 @@ public final class ItemStore {
     /** A claimed item: its attempt number (this one included) and payload. */
     public record Claimed(int attempt, JsonNode payload) {}
 
-    /** How an attempt ended, to be written. */
+    /** What to write for an item of a settled batch. */
     public sealed interface Result {
         UUID itemId();
 
         record Succeeded(UUID itemId) implements Result {}
 
-        /** Back to the queue, visible again after the backoff. */
-        record Retrying(UUID itemId, String error) implements Result {}
+        /** Back to the queue: its message is visible again after {@code visibleInSeconds}. */
+        record Retrying(UUID itemId, String error, int visibleInSeconds) implements Result {}
 
         /** Sent to the DLQ; the DLQ consumer will mark it dead. Never claimable again until redriven. */
         record HandedToDlq(UUID itemId, String error) implements Result {}
 
-        /** Not processed after all (handler asked for later): the attempt is given back. */
-        record Deferred(UUID itemId) implements Result {}
+        /** Not processed after all (the handler asked for later): the attempt is given back; re-sent delayed. */
+        record Deferred(UUID itemId, int visibleInSeconds) implements Result {}
+
+        /** Not claimed (admission deferred it): only when its re-sent message is expected back. */
+        record Waiting(UUID itemId, int visibleInSeconds) implements Result {}
     }
 
     private final Database db;
@@ -106,28 +109,55 @@ public final class ItemStore {
     }
 
     /**
-     * Claims items for an attempt: queued or retrying ones, or processing ones whose worker went
-     * silent longer than {@code lease}. Succeeded, dead, parked and handed-off items are not
-     * returned, which is what makes a second SQS delivery harmless. One statement.
+     * What a claim found: the items claimed for an attempt, and those whose message arrived before
+     * the item was due (a duplicate, or a message that came back before its deferral ended), with
+     * how long until they are due. Items in neither map are ended, parked or another worker's.
      */
-    public Map<UUID, Claimed> claim(Collection<UUID> itemIds, Duration lease) {
+    public record Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early) {}
+
+    /**
+     * Claims items for an attempt: queued or retrying ones whose message was due (a message that
+     * arrives before its backoff or deferral ends does not let its item through), or processing
+     * ones whose worker went silent longer than {@code lease}. Succeeded, dead, parked and
+     * handed-off items are not claimed, which is what makes a second SQS delivery harmless. One statement.
+     */
+    public Claim claim(Collection<UUID> itemIds, Duration lease) {
         Map<UUID, Claimed> claimed = new HashMap<>();
+        Map<UUID, Duration> early = new HashMap<>();
         if (itemIds.isEmpty()) {
-            return claimed;
+            return new Claim(claimed, early);
         }
         db.query("""
-                update execution_items set status = 'processing', attempts = attempts + 1, claimed_at = now(), updated_at = now()
-                where item_id = any(?)
-                  and (status in ('queued', 'retrying')
-                       or (status = 'processing' and claimed_at < now() - make_interval(secs => ?)))
-                returning item_id, attempts, payload::text
-                """, row -> claimed.put(row.getObject(1, UUID.class),
-                        new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3)))),
+                with ids as (select unnest(?::uuid[]) as item_id),
+                claimed as (
+                    update execution_items e set status = 'processing', attempts = attempts + 1, claimed_at = now(), updated_at = now()
+                    from ids
+                    where e.item_id = ids.item_id
+                      and ((e.status in ('queued', 'retrying') and (e.next_visible_at is null or e.next_visible_at <= now() + interval '1 second'))
+                           or (e.status = 'processing' and e.claimed_at < now() - make_interval(secs => ?)))
+                    returning e.item_id, e.attempts, e.payload::text)
+                select item_id, attempts, payload, null::bigint from claimed
+                union all
+                select e.item_id, null, null, ceil(extract(epoch from e.next_visible_at - now()) * 1000)::bigint
+                from execution_items e join ids on ids.item_id = e.item_id
+                where e.status in ('queued', 'retrying') and e.next_visible_at > now() + interval '1 second'
+                """, row -> {
+                    UUID id = row.getObject(1, UUID.class);
+                    if (row.getObject(4) == null) {
+                        claimed.put(id, new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3))));
+                    } else {
+                        early.put(id, Duration.ofMillis(row.getLong(4)));
+                    }
+                    return id;
+                },
                 Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0);
-        return claimed;
+        return new Claim(claimed, early);
     }
 
-    /** Writes every result of a batch in one statement; only items still processing change. */
+    /**
+     * Writes every result of a batch in one statement. Called items change only while processing
+     * (a lost race is a zero-row update); waiting items only while queued or retrying.
+     */
     public void record(List<Result> results) {
         if (results.isEmpty()) {
             return;
@@ -138,6 +168,7 @@ public final class ItemStore {
         String[] errors = new String[n];
         Integer[] refunds = new Integer[n];
         Boolean[] handoffs = new Boolean[n];
+        Integer[] visibleIn = new Integer[n];
         for (int i = 0; i < n; i++) {
             Result result = results.get(i);
             ids[i] = result.itemId();
@@ -148,6 +179,7 @@ public final class ItemStore {
                 case Result.Retrying r -> {
                     statuses[i] = ItemStatus.RETRYING.wireName();
                     errors[i] = r.error();
+                    visibleIn[i] = r.visibleInSeconds();
                 }
                 case Result.HandedToDlq h -> {
                     statuses[i] = ItemStatus.PROCESSING.wireName();
@@ -157,23 +189,29 @@ public final class ItemStore {
                 case Result.Deferred d -> {
                     statuses[i] = ItemStatus.QUEUED.wireName();
                     refunds[i] = 1;
+                    visibleIn[i] = d.visibleInSeconds();
                 }
+                case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
             }
         }
         db.update("""
                 update execution_items e set
-                    status = v.status,
+                    status = coalesce(v.status, e.status),
                     last_error = coalesce(v.error, e.last_error),
                     history = case when v.error is null then e.history
                                    else e.history || jsonb_build_array(jsonb_build_object('attempt', e.attempts, 'at', now(), 'error', v.error)) end,
                     attempts = e.attempts - v.refund,
                     claimed_at = case when v.handoff then 'infinity'::timestamptz else e.claimed_at end,
                     finished_at = case when v.status = 'succeeded' then now() else e.finished_at end,
+                    next_visible_at = case when v.visible_in is null then e.next_visible_at
+                                           else now() + make_interval(secs => v.visible_in) end,
                     updated_at = now()
-                from unnest(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[]) as v(item_id, status, error, refund, handoff)
-                where e.item_id = v.item_id and e.status = 'processing'
+                from unnest(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[])
+                     as v(item_id, status, error, refund, handoff, visible_in)
+                where e.item_id = v.item_id
+                  and (case when v.status is null then e.status in ('queued', 'retrying') else e.status = 'processing' end)
                 """, Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
-                Database.array("int4", refunds), Database.array("bool", handoffs));
+                Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn));
     }
 
     /** A dead item as the DLQ consumer ends it. {@code error} null keeps the last error recorded. */
@@ -196,30 +234,29 @@ public final class ItemStore {
     }
 
     /**
-     * Queued items untouched for {@code olderThan}: their message may have been lost between a
-     * commit and a send that failed. Touched here so each is re-sent at most once per period;
-     * a duplicate message is harmless (the claim lets one through).
+     * Items waiting for a message that is overdue by {@code grace}: queued or retrying, expected back
+     * (or last touched) before now − grace. Their message may have been lost between a commit and a
+     * send that failed. Each is marked due now, so it is re-sent at most once per period (it is
+     * overdue again only a grace later); a duplicate of a live message is harmless (the claim lets one through).
+     * {@code tiers} limits the sweep to runs of those triggers (a tier with a visible backlog is
+     * left alone: its messages may only be waiting their turn).
      */
-    public List<ItemJob> staleQueued(Duration olderThan, int limit) {
+    public List<ItemJob> overdue(Duration grace, Collection<Trigger> tiers, int limit) {
+        if (tiers.isEmpty()) {
+            return List.of();
+        }
         return db.query("""
-                update execution_items e set updated_at = now()
+                update execution_items e set next_visible_at = now(), updated_at = now()
                 from runs r
                 where r.run_id = e.run_id and e.item_id in (
-                    select item_id from execution_items
-                    where status = 'queued' and updated_at < now() - make_interval(secs => ?)
-                    order by updated_at limit ? for update skip locked)
+                    select i.item_id from execution_items i join runs ir on ir.run_id = i.run_id
+                    where i.status in ('queued', 'retrying')
+                      and coalesce(i.next_visible_at, i.updated_at) < now() - make_interval(secs => ?)
+                      and ir.trigger = any(?)
+                    order by coalesce(i.next_visible_at, i.updated_at) limit ? for update of i skip locked)
                 returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
-                """, ItemStore::job, (double) olderThan.toSeconds(), limit);
-    }
-
-    /** Parked items of a handler back to queued, to be sent to their tiers. */
-    public List<ItemJob> unpark(String integrationKey, String handlerKey) {
-        return db.query("""
-                update execution_items e set status = 'queued', updated_at = now()
-                from runs r
-                where r.run_id = e.run_id and e.integration_key = ? and e.handler_key = ? and e.status = 'parked'
-                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
-                """, ItemStore::job, integrationKey, handlerKey);
+                """, ItemStore::job, (double) grace.toSeconds(),
+                Database.array("text", tiers.stream().map(Trigger::wireName).toArray()), limit);
     }
 
     /** A run's items counted by status (absent = none). */
@@ -234,7 +271,7 @@ public final class ItemStore {
     public List<ItemJob> redrive(Connection connection, UUID runId) throws SQLException {
         return db.query(connection, """
                 update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
-                    finished_at = null, updated_at = now()
+                    finished_at = null, next_visible_at = null, updated_at = now()
                 from runs r
                 where r.run_id = e.run_id and e.run_id = ? and e.status = 'dead'
                 returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
@@ -260,7 +297,8 @@ public final class ItemStore {
         }, runId, status == null ? null : status.wireName(), status == null ? null : status.wireName(), afterItemId, afterItemId, limit);
     }
 
-    private static ItemJob job(ResultSet row) throws SQLException {
+    /** An item job from the columns run_id, item_id, tenant_id, integration_key, handler_key, direction, trigger, external_id, attempts. */
+    public static ItemJob job(ResultSet row) throws SQLException {
         return new ItemJob(row.getObject(1, UUID.class), row.getObject(2, UUID.class), row.getString(3), row.getString(4),
                 row.getString(5), Direction.fromWire(row.getString(6)), Trigger.fromWire(row.getString(7)), row.getString(8),
                 row.getInt(9), 0);

@@ -1,15 +1,19 @@
 package dev.runner.pause;
 
 import dev.runner.integration.HandlerRef;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
 import dev.runner.store.Database;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 
 /**
  * The paused_handlers table, the truth of which handlers are paused (Redis holds a mirror), and
- * the parking of their items. Every statement that reads or writes a pause lives here.
+ * the parking of items of paused handlers and disabled tenant integrations. Every statement that
+ * reads or writes a pause, or parks and unparks, lives here.
  */
 public final class PauseStore {
 
@@ -64,5 +68,44 @@ public final class PauseStore {
                 returning item_id
                 """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()),
                 handler.integrationKey(), handler.handlerKey()));
+    }
+
+    /**
+     * Parks items of a tenant integration that is disabled, like {@link #park}: only while the row
+     * says disabled, holding a share lock on it, so enabling it waits for this commit and its unpark
+     * then sees what was parked.
+     */
+    public Set<UUID> parkDisabled(Collection<UUID> itemIds, String tenantId, String integrationKey) {
+        return Set.copyOf(db.query("""
+                update execution_items set status = 'parked', updated_at = now()
+                where item_id = any(?) and status in ('queued', 'retrying')
+                  and exists (select 1 from tenant_integrations t
+                              where t.tenant_id = ? and t.integration_key = ? and not t.enabled for share)
+                returning item_id
+                """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()), tenantId, integrationKey));
+    }
+
+    /** A resumed handler's parked items back to queued, except those of disabled tenant integrations. */
+    public List<ItemJob> unpark(HandlerRef handler) {
+        return db.query("""
+                update execution_items e set status = 'queued', next_visible_at = null, updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.integration_key = ? and e.handler_key = ? and e.status = 'parked'
+                  and exists (select 1 from tenant_integrations t
+                              where t.tenant_id = e.tenant_id and t.integration_key = e.integration_key and t.enabled)
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, handler.integrationKey(), handler.handlerKey());
+    }
+
+    /** An enabled tenant integration's parked items back to queued, except those of paused handlers. */
+    public List<ItemJob> unparkTenant(String tenantId, String integrationKey) {
+        return db.query("""
+                update execution_items e set status = 'queued', next_visible_at = null, updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.tenant_id = ? and e.integration_key = ? and e.status = 'parked'
+                  and not exists (select 1 from paused_handlers p
+                                  where p.integration_key = e.integration_key and p.handler_key = e.handler_key)
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, tenantId, integrationKey);
     }
 }

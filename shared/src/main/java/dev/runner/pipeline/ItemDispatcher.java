@@ -41,7 +41,7 @@ public final class ItemDispatcher {
         Map<String, List<OutgoingMessage>> byQueue = new LinkedHashMap<>();
         for (ItemJob job : jobs) {
             Duration delay = delays.getOrDefault(job.itemId().toString(), Duration.ZERO);
-            int seconds = delay.isZero() ? 0 : ItemWorker.delaySeconds(delay);
+            int seconds = delay.isZero() ? 0 : Settlement.delaySeconds(delay);
             byQueue.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>())
                     .add(new OutgoingMessage(Json.write(job.toJson()), seconds, job.tenantId()));
         }

@@ -15,12 +15,15 @@ import dev.runner.handler.Outcome;
 import dev.runner.integration.HandlerRef;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
+import dev.runner.integration.TenantIntegration;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pause.PauseStore;
-import dev.runner.queue.OutgoingMessage;
+import dev.runner.pipeline.Settlement.Fate;
+import dev.runner.pipeline.Settlement.Item;
+import dev.runner.pipeline.Settlement.Reason;
 import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueMessage;
 import dev.runner.run.RunStore;
@@ -33,36 +36,41 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.LongSupplier;
 
 /**
- * Processes one SQS batch of items (DESIGN 4): parse, group by handler, admit (Redis), claim,
- * call, report (Redis), record, complete runs. What one all-success batch costs: 3 Postgres statements (claim, record, complete),
- * one handler call per {@code batch_size} items for batch handlers, one Redis round trip (admit;
- * a report only when there is something to report: a failure, leases, a breaker not clean), no
- * SQS request of its own (receive and delete belong to the event source mapping).
- * Deferral never uses an attempt: the item is re-sent with a computed DelaySeconds and its
- * original acknowledged.
+ * Processes one SQS batch of items (docs/item-lifecycle.md), as its steps: parse, group by handler,
+ * park what is paused or disabled, admit (Redis), claim (Postgres), call the handlers, report
+ * (Redis), then settle: {@link Settlement} decides what every fate means and this class carries the
+ * plan out. What one all-success batch costs: 3 Postgres statements (claim, record, complete), one
+ * handler call per {@code batch_size} items for batch handlers, one Redis round trip (admit; a
+ * report only when there is something to report), no SQS request of its own (receive and delete
+ * belong to the event source mapping).
+ *
+ * <p>A handler group's failure, however it fails, becomes retryable failures of that group's
+ * items: the other groups' outcomes are recorded all the same. Handler calls end by the
+ * invocation's deadline less what recording needs, so the batch always settles in time.
  */
 public final class ItemWorker {
 
     private static final Log LOG = Log.of(ItemWorker.class);
     /** What recording a batch's outcomes may take after its handler calls. */
     private static final long RECORD_RESERVE_MS = 5_000;
-    /** SQS's longest visibility timeout. */
-    private static final int MAX_VISIBILITY_SECONDS = 43_200;
+    /** How long after its own deadline a handler call may take to come back with its timeout. */
+    private static final long CALL_GRACE_MS = 250;
 
     /** Message ids the event source must not delete: they come back after their visibility timeout. */
     public record BatchResult(List<String> failedMessageIds) {}
-
-    private record Received(QueueMessage message, ItemJob job) {}
 
     private record Group(String integrationKey, String handlerKey) {
         HandlerRef ref() {
@@ -71,6 +79,7 @@ public final class ItemWorker {
     }
 
     private final RunnerConfig config;
+    private final Settlement settlement;
     private final ItemStore items;
     private final PauseStore pauses;
     private final RunStore runs;
@@ -84,6 +93,7 @@ public final class ItemWorker {
     public ItemWorker(RunnerConfig config, ItemStore items, PauseStore pauses, RunStore runs, Integrations integrations,
                       HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard) {
         this.config = config;
+        this.settlement = new Settlement(config.retry(), config.queues());
         this.items = items;
         this.pauses = pauses;
         this.runs = runs;
@@ -96,84 +106,125 @@ public final class ItemWorker {
 
     /** @param remainingMillis the invocation's time left: handler calls never outlive it */
     public BatchResult process(List<QueueMessage> messages, LongSupplier remainingMillis) {
-        List<Received> received = parse(messages);
-        if (received.isEmpty()) {
+        long callDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1_000, remainingMillis.getAsLong() - RECORD_RESERVE_MS));
+        List<Fate> fates = new ArrayList<>();
+        Map<UUID, Item> byItem = new LinkedHashMap<>();
+        for (Item item : parse(messages)) {
+            if (byItem.putIfAbsent(item.itemId(), item) != null) {
+                fates.add(new Fate.Skipped(item)); // the same item twice in one batch: one delivery is enough
+            }
+        }
+        if (byItem.isEmpty()) {
             return new BatchResult(List.of());
         }
-        Map<UUID, Received> byItem = new LinkedHashMap<>();
-        for (Received r : received) {
-            byItem.putIfAbsent(r.job().itemId(), r);
-        }
-        Map<Group, List<Received>> groups = group(byItem.values());
+        Map<Group, List<Item>> groups = group(byItem.values());
         Map<Group, HandlerSpec> specs = new HashMap<>();
-        groups.keySet().forEach(g -> integrations.handler(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
+        groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
-        Admitted admitted = admit(groups, specs);
-        Map<UUID, ItemStore.Claimed> claimed = items.claim(admitted.itemIds(), config.itemClaimLease());
-        if (claimed.size() < admitted.itemIds().size()) {
-            LOG.info("skipped", "items", admitted.itemIds().size() - claimed.size(), "why", "already ended, parked or being processed");
-        }
-        Map<Group, List<Received>> toCall = new LinkedHashMap<>();
+        parkDisabled(groups, fates);
+        Admitted admitted = admit(groups, specs, fates);
+        ItemStore.Claim claim = items.claim(admitted.itemIds(), config.itemClaimLease());
+        Map<Group, List<Item>> toCall = new LinkedHashMap<>();
         groups.forEach((group, members) -> {
-            List<Received> claimedMembers = members.stream().filter(r -> claimed.containsKey(r.job().itemId())).toList();
-            if (!claimedMembers.isEmpty()) {
-                toCall.put(group, claimedMembers);
+            for (Item item : members) {
+                if (!admitted.itemIds().contains(item.itemId())) {
+                    continue;
+                }
+                if (claim.claimed().containsKey(item.itemId())) {
+                    toCall.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
+                } else if (claim.early().containsKey(item.itemId())) {
+                    // Its message came back before the item was due: keep it alive, at its time, not twice now.
+                    fates.add(new Fate.Deferred(item, claim.early().get(item.itemId()), Reason.NOT_DUE));
+                } else {
+                    fates.add(new Fate.Skipped(item));
+                }
             }
         });
         List<CallResult> results = List.of();
         try {
-            results = callHandlers(toCall, specs, claimed, callDeadline(remainingMillis));
+            results = callHandlers(toCall, specs, claim.claimed(), callDeadline);
         } finally {
             // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.
             report(admitted, results);
         }
-        Map<UUID, Outcome> outcomes = new HashMap<>();
-        results.forEach(result -> outcomes.putAll(result.outcomes()));
-        return settle(byItem, claimed, outcomes, admitted.deferred());
+        for (CallResult result : results) {
+            result.outcomes().forEach((itemId, outcome) ->
+                    fates.add(new Fate.Called(byItem.get(itemId), claim.claimed().get(itemId).attempt(), outcome)));
+        }
+        return carryOut(settlement.plan(fates));
     }
 
     /** Items of one handler, most urgent first: admission serves them in this order. */
-    private static Map<Group, List<Received>> group(Collection<Received> received) {
-        Map<Group, List<Received>> groups = new LinkedHashMap<>();
+    private static Map<Group, List<Item>> group(Collection<Item> received) {
+        Map<Group, List<Item>> groups = new LinkedHashMap<>();
         received.stream()
                 .sorted(Comparator.comparingInt(r -> r.job().trigger().priority()))
                 .forEach(r -> groups.computeIfAbsent(new Group(r.job().integrationKey(), r.job().handlerKey()), g -> new ArrayList<>()).add(r));
         return groups;
     }
 
-    /** What admission let through, and what it sent back to wait. */
-    /** @param quiet groups whose report would change nothing if all their calls succeed: clean breaker, no leases */
-    private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, List<Deferral> deferred, Set<Group> quiet) {}
-
-    /** An item re-sent for later without using an attempt. */
-    private record Deferral(Received received, Duration delay, String reason) {}
+    /**
+     * Items of tenant integrations that are disabled are parked, as a pause parks them: disabling
+     * an integration stops its items until it is enabled again. The check reads a short-lived cache;
+     * Postgres, which the park statement asks, has the last word.
+     */
+    private void parkDisabled(Map<Group, List<Item>> groups, List<Fate> fates) {
+        Map<List<String>, List<Item>> byTenant = new LinkedHashMap<>();
+        groups.values().forEach(members -> members.forEach(item ->
+                byTenant.computeIfAbsent(List.of(item.job().tenantId(), item.job().integrationKey()), k -> new ArrayList<>()).add(item)));
+        Set<UUID> parked = new LinkedHashSet<>();
+        byTenant.forEach((key, members) -> {
+            Optional<TenantIntegration> tenant = integrations.tenantIntegrationCached(key.get(0), key.get(1));
+            if (tenant.isPresent() && !tenant.get().enabled()) {
+                parked.addAll(pauses.parkDisabled(members.stream().map(Item::itemId).toList(), key.get(0), key.get(1)));
+            }
+        });
+        if (parked.isEmpty()) {
+            return;
+        }
+        groups.values().forEach(members -> members.removeIf(item -> {
+            if (parked.contains(item.itemId())) {
+                fates.add(new Fate.Parked(item));
+                return true;
+            }
+            return false;
+        }));
+        groups.values().removeIf(List::isEmpty);
+        LOG.info("parked", "items", parked.size(), "why", "tenant integration disabled");
+    }
 
     /**
-     * Step 1 (DESIGN 4): one pipelined Redis round trip decides every group's items: admitted,
-     * deferred (with the computed delay) or paused (parked in Postgres, no SQS traffic). Items of
-     * an unknown handler skip admission and fail permanently after their claim.
+     * What admission let through.
+     *
+     * @param quiet groups whose report would change nothing if all their calls succeed: clean breaker, no leases
      */
-    private Admitted admit(Map<Group, List<Received>> groups, Map<Group, HandlerSpec> specs) {
+    private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, Set<Group> quiet) {}
+
+    /**
+     * One pipelined Redis round trip decides every group's items: admitted, deferred (with the
+     * computed delay: a fate of its own) or paused (parked in Postgres, no SQS traffic). Items of an
+     * unknown handler skip admission and fail permanently after their claim.
+     */
+    private Admitted admit(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs, List<Fate> fates) {
         Set<UUID> admittedIds = new LinkedHashSet<>();
         Map<Group, List<String>> leases = new HashMap<>();
-        List<Deferral> deferred = new ArrayList<>();
         List<GroupRequest> requests = new ArrayList<>();
-        Map<String, Received> byId = new HashMap<>();
+        Map<String, Item> byId = new HashMap<>();
         for (var entry : groups.entrySet()) {
             HandlerSpec spec = specs.get(entry.getKey());
             if (spec == null) {
-                entry.getValue().forEach(r -> admittedIds.add(r.job().itemId()));
+                entry.getValue().forEach(r -> admittedIds.add(r.itemId()));
                 continue;
             }
             List<Candidate> candidates = new ArrayList<>();
-            for (Received r : entry.getValue()) {
-                candidates.add(new Candidate(r.job().itemId().toString(), r.job().tenantId(), r.job().trigger().priority()));
-                byId.put(r.job().itemId().toString(), r);
+            for (Item r : entry.getValue()) {
+                candidates.add(new Candidate(r.itemId().toString(), r.job().tenantId(), r.job().trigger().priority()));
+                byId.put(r.itemId().toString(), r);
             }
             requests.add(new GroupRequest(entry.getKey().integrationKey(), entry.getKey().handlerKey(),
                     new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates));
         }
-        Map<Group, List<UUID>> paused = new HashMap<>();
+        Map<Group, List<Item>> paused = new LinkedHashMap<>();
         Set<Group> failedOpen = new LinkedHashSet<>();
         Set<Group> quiet = new LinkedHashSet<>();
         for (GroupAdmission admission : guard.admit(requests)) {
@@ -185,60 +236,54 @@ public final class ItemWorker {
                 quiet.add(group);
             }
             for (Admission decision : admission.decisions()) {
-                Received r = byId.get(decision.itemId());
+                Item item = byId.get(decision.itemId());
                 switch (decision) {
                     case Admission.Admitted a -> {
-                        admittedIds.add(r.job().itemId());
+                        admittedIds.add(item.itemId());
                         leases.computeIfAbsent(group, g -> new ArrayList<>()).add(a.itemId());
                     }
-                    case Admission.Deferred d -> deferred.add(new Deferral(r, d.delay(), d.reason().name().toLowerCase(Locale.ROOT)));
-                    case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(r.job().itemId());
+                    case Admission.Deferred d -> fates.add(new Fate.Deferred(item, d.delay(), Reason.valueOf(d.reason().name())));
+                    case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
                 }
             }
         }
         // Redis away: admission could not see pauses, so Postgres, which holds them, is asked.
-        for (Group group : pausedInPostgres(failedOpen)) {
-            for (Received r : groups.get(group)) {
-                if (admittedIds.remove(r.job().itemId())) {
-                    paused.computeIfAbsent(group, g -> new ArrayList<>()).add(r.job().itemId());
+        for (HandlerRef ref : pauses.pausedAmong(failedOpen.stream().map(Group::ref).toList())) {
+            Group group = new Group(ref.integrationKey(), ref.handlerKey());
+            for (Item item : groups.get(group)) {
+                if (admittedIds.remove(item.itemId())) {
+                    paused.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
                 }
             }
         }
-        paused.forEach((group, ids) -> {
-            Set<UUID> parked = pauses.park(ids, group.ref());
-            if (parked.isEmpty() && !pauses.isPaused(group.ref())) {
-                // Redis says paused, Postgres (the truth) no longer: a resume whose mirror update failed. Heal it.
-                try {
-                    guard.setPaused(group.integrationKey(), group.handlerKey(), false);
-                } catch (RuntimeException e) {
-                    LOG.warn("stale pause flag not cleared", "integrationKey", group.integrationKey(), "error", e);
-                }
-            }
-            for (UUID id : ids) {
-                if (!parked.contains(id)) {
-                    // Resumed meanwhile, or not parkable now: it must not be dropped, so it waits briefly.
-                    Received r = groups.get(group).stream().filter(x -> x.job().itemId().equals(id)).findFirst().orElseThrow();
-                    deferred.add(new Deferral(r, config.tenantLimit().shortestDeferral(), "paused_race"));
-                }
-            }
-            if (!parked.isEmpty()) {
-                LOG.info("parked", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "items", parked.size());
-            }
-        });
-        return new Admitted(admittedIds, leases, deferred, quiet);
+        paused.forEach((group, members) -> park(group, members, fates));
+        return new Admitted(admittedIds, leases, quiet);
     }
 
-    private Set<Group> pausedInPostgres(Set<Group> groups) {
-        Set<Group> paused = new LinkedHashSet<>();
-        pauses.pausedAmong(groups.stream().map(Group::ref).toList())
-                .forEach(ref -> paused.add(new Group(ref.integrationKey(), ref.handlerKey())));
-        return paused;
+    private void park(Group group, List<Item> members, List<Fate> fates) {
+        Set<UUID> parked = pauses.park(members.stream().map(Item::itemId).toList(), group.ref());
+        if (parked.isEmpty() && !pauses.isPaused(group.ref())) {
+            // Redis says paused, Postgres (the truth) no longer: a resume whose mirror update failed. Heal it.
+            try {
+                guard.setPaused(group.integrationKey(), group.handlerKey(), false);
+            } catch (RuntimeException e) {
+                LOG.warn("stale pause flag not cleared", "integrationKey", group.integrationKey(), "error", e);
+            }
+        }
+        for (Item item : members) {
+            // Resumed meanwhile, or not parkable now: it must not be dropped, so it waits briefly.
+            fates.add(parked.contains(item.itemId()) ? new Fate.Parked(item)
+                    : new Fate.Deferred(item, config.tenantLimit().shortestDeferral(), Reason.PAUSED_RACE));
+        }
+        if (!parked.isEmpty()) {
+            LOG.info("parked", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "items", parked.size());
+        }
     }
 
     /**
-     * Step 5: the breaker hears one outcome per handler call (a failed /process-batch is one
-     * failure, not ten: it is one look at the endpoint), and every lease admission took is
-     * released, whether its item was called, skipped at claim or failed. One round trip.
+     * The breaker hears one outcome per handler call (a failed /process-batch is one failure, not
+     * ten: it is one look at the endpoint), and every lease admission took is released, whether its
+     * item was called, skipped at claim or failed. One round trip.
      */
     private void report(Admitted admitted, List<CallResult> results) {
         Map<Group, int[]> tallies = new LinkedHashMap<>();
@@ -266,12 +311,12 @@ public final class ItemWorker {
         }
     }
 
-    private List<Received> parse(List<QueueMessage> messages) {
-        List<Received> received = new ArrayList<>(messages.size());
+    private List<Item> parse(List<QueueMessage> messages) {
+        List<Item> received = new ArrayList<>(messages.size());
         List<DeadLetterStore.DeadLetter> unreadable = new ArrayList<>();
         for (QueueMessage message : messages) {
             try {
-                received.add(new Received(message, ItemJob.fromJson(Json.parse(message.body()))));
+                received.add(new Item(message, ItemJob.fromJson(Json.parse(message.body()))));
             } catch (Json.InvalidJsonException e) {
                 unreadable.add(new DeadLetterStore.DeadLetter(message.sourceQueue(), "unreadable item job: " + e.getMessage(),
                         message.body(), Map.of("messageId", message.messageId())));
@@ -294,87 +339,100 @@ public final class ItemWorker {
             boolean anyAnswer = outcomes.values().stream().anyMatch(o -> !(o instanceof Outcome.Deferred));
             return new CallResult(group, outcomes, allDown ? Observation.DOWN : anyAnswer ? Observation.UP : Observation.NONE);
         }
+
+        /** Every item of the call failed alike, retryably: a crash or a missed deadline, not an answer. */
+        static CallResult failed(Group group, List<Item> members, String error) {
+            Map<UUID, Outcome> outcomes = new HashMap<>();
+            members.forEach(item -> outcomes.put(item.itemId(), new Outcome.Failed(error, true)));
+            return new CallResult(group, outcomes, Observation.DOWN);
+        }
     }
 
-    /** Time left for handler calls: the invocation's, less what recording the outcomes needs. */
-    private static Duration callDeadline(LongSupplier remainingMillis) {
-        return Duration.ofMillis(Math.max(1_000, remainingMillis.getAsLong() - RECORD_RESERVE_MS));
-    }
+    /** A call under way: which items it carries. */
+    private record PendingCall(Group group, List<Item> members, Future<CallResult> result) {}
 
-    /** Every group's calls at once; a group's handler sees batches of its batch_size, or one call per item. */
-    private List<CallResult> callHandlers(Map<Group, List<Received>> groups, Map<Group, HandlerSpec> specs,
-                                          Map<UUID, ItemStore.Claimed> claimed, Duration timeLeft) {
-        List<Future<CallResult>> pending = new ArrayList<>();
+    /**
+     * Every group's calls at once; a group's handler sees batches of its batch_size, or one call per
+     * item. Each call is isolated: whatever it throws, and a call still running at the deadline, ends
+     * as retryable failures of its own items only.
+     */
+    private List<CallResult> callHandlers(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs,
+                                          Map<UUID, ItemStore.Claimed> claimed, long deadlineNanos) {
+        Duration timeLeft = Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+        List<PendingCall> pending = new ArrayList<>();
         List<CallResult> results = new ArrayList<>();
         for (var entry : groups.entrySet()) {
             Group group = entry.getKey();
             HandlerSpec spec = specs.get(group);
-            List<Received> exhausted = entry.getValue().stream()
-                    .filter(r -> claimed.get(r.job().itemId()).attempt() > config.retry().maxAttempts()).toList();
-            if (!exhausted.isEmpty()) {
-                // Reclaimed after a crash past its last attempt: the DLQ, not another call.
-                Map<UUID, Outcome> outcomes = new HashMap<>();
-                exhausted.forEach(r -> outcomes.put(r.job().itemId(),
-                        new Outcome.Failed("no attempt left after its worker stopped mid-call", false)));
-                results.add(new CallResult(group, outcomes, Observation.NONE));
-                List<Received> rest = new ArrayList<>(entry.getValue());
-                rest.removeAll(exhausted);
-                if (rest.isEmpty()) {
-                    continue;
+            List<Item> members = new ArrayList<>();
+            Map<UUID, Outcome> settledHere = new HashMap<>();
+            for (Item item : entry.getValue()) {
+                if (claimed.get(item.itemId()).attempt() > config.retry().maxAttempts()) {
+                    // Reclaimed after a crash past its last attempt: the DLQ, not another call.
+                    settledHere.put(item.itemId(), new Outcome.Failed("no attempt left after its worker stopped mid-call", false));
+                } else if (spec == null) {
+                    settledHere.put(item.itemId(), new Outcome.Failed("unknown handler " + group.integrationKey() + "/" + group.handlerKey(), false));
+                } else {
+                    members.add(item);
                 }
-                entry.setValue(rest);
             }
-            if (spec == null) {
-                Outcome unknown = new Outcome.Failed("unknown handler " + group.integrationKey() + "/" + group.handlerKey(), false);
-                Map<UUID, Outcome> outcomes = new HashMap<>();
-                entry.getValue().forEach(r -> outcomes.put(r.job().itemId(), unknown));
-                results.add(new CallResult(group, outcomes, Observation.NONE));
+            if (!settledHere.isEmpty()) {
+                results.add(new CallResult(group, settledHere, Observation.NONE));
+            }
+            if (members.isEmpty()) {
                 continue;
             }
-            List<Received> members = entry.getValue();
-            if (spec.batch()) {
-                int size = spec.configs().batchSize();
-                for (int from = 0; from < members.size(); from += size) {
-                    List<Received> chunk = members.subList(from, Math.min(members.size(), from + size));
-                    pending.add(calls.submit(() -> CallResult.of(group, callBatch(spec, chunk, claimed, timeLeft))));
-                }
-            } else {
-                for (Received member : members) {
-                    pending.add(calls.submit(() -> CallResult.of(group, Map.of(member.job().itemId(), callOne(spec, member, claimed, timeLeft)))));
-                }
+            int size = spec.batch() ? spec.configs().batchSize() : 1;
+            for (int from = 0; from < members.size(); from += size) {
+                List<Item> chunk = List.copyOf(members.subList(from, Math.min(members.size(), from + size)));
+                pending.add(new PendingCall(group, chunk, calls.submit(() -> call(group, spec, chunk, claimed, timeLeft))));
             }
         }
-        for (Future<CallResult> future : pending) {
-            try {
-                results.add(future.get());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while calling handlers", e);
-            } catch (java.util.concurrent.ExecutionException e) {
-                throw new IllegalStateException("handler call crashed", e.getCause());
-            }
+        for (PendingCall call : pending) {
+            results.add(await(call, deadlineNanos));
         }
         return results;
     }
 
-    private Map<UUID, Outcome> callBatch(HandlerSpec spec, List<Received> chunk, Map<UUID, ItemStore.Claimed> claimed,
-                                         Duration timeLeft) {
-        List<ObjectNode> bodies = new ArrayList<>(chunk.size());
-        List<String> ids = new ArrayList<>(chunk.size());
-        for (Received r : chunk) {
-            bodies.add(itemBody(r.job(), claimed.get(r.job().itemId())));
-            ids.add(r.job().itemId().toString());
+    private CallResult call(Group group, HandlerSpec spec, List<Item> chunk, Map<UUID, ItemStore.Claimed> claimed, Duration timeLeft) {
+        try {
+            if (spec.batch()) {
+                List<ObjectNode> bodies = new ArrayList<>(chunk.size());
+                List<String> ids = new ArrayList<>(chunk.size());
+                for (Item item : chunk) {
+                    bodies.add(itemBody(item.job(), claimed.get(item.itemId())));
+                    ids.add(item.itemId().toString());
+                }
+                Map<UUID, Outcome> outcomes = new HashMap<>();
+                handlers.processBatch(spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+                return CallResult.of(group, outcomes);
+            }
+            Item item = chunk.getFirst();
+            Outcome outcome = handlers.process(spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
+            return CallResult.of(group, Map.of(item.itemId(), outcome));
+        } catch (RuntimeException e) {
+            LOG.error("handler call crashed", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "error", e);
+            return CallResult.failed(group, chunk, "handler call failed in Runner: " + e.getClass().getSimpleName());
         }
-        Map<UUID, Outcome> outcomes = new HashMap<>();
-        handlers.processBatch(spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
-        return outcomes;
     }
 
-    private Outcome callOne(HandlerSpec spec, Received r, Map<UUID, ItemStore.Claimed> claimed, Duration timeLeft) {
-        return handlers.process(spec, itemBody(r.job(), claimed.get(r.job().itemId())), r.job().itemId().toString(), timeLeft);
+    private static CallResult await(PendingCall call, long deadlineNanos) {
+        long waitNanos = Math.max(0, deadlineNanos - System.nanoTime()) + TimeUnit.MILLISECONDS.toNanos(CALL_GRACE_MS);
+        try {
+            return call.result().get(waitNanos, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            call.result().cancel(true);
+            return CallResult.failed(call.group(), call.members(), "no answer before the invocation's deadline");
+        } catch (ExecutionException e) {
+            return CallResult.failed(call.group(), call.members(), "handler call failed in Runner: " + e.getCause().getClass().getSimpleName());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            call.result().cancel(true);
+            return CallResult.failed(call.group(), call.members(), "interrupted before the handler answered");
+        }
     }
 
-    /** The item as the handler contract shows it (DESIGN 3.3). */
+    /** The item as the handler contract shows it (docs/handler-contract.md). */
     static ObjectNode itemBody(ItemJob job, ItemStore.Claimed claim) {
         ObjectNode item = Json.object();
         item.put("itemId", job.itemId().toString());
@@ -390,90 +448,32 @@ public final class ItemWorker {
     }
 
     /**
-     * Turns outcomes into state: succeeded recorded; retryable failures wait out their backoff as
-     * the same message (ChangeMessageVisibility, then listed as failed); final or permanent failures
-     * go to the items DLQ, whose consumer stamps dlq_at; handler deferrals are re-sent delayed.
+     * The plan, in its order (see {@link Settlement.Plan}). A re-send that fails leaves its item's
+     * original message undeleted (listed as failed), so it comes back rather than being lost.
      */
-    private BatchResult settle(Map<UUID, Received> byItem, Map<UUID, ItemStore.Claimed> claimed, Map<UUID, Outcome> outcomes,
-                               List<Deferral> admissionDeferrals) {
-        List<ItemStore.Result> results = new ArrayList<>();
-        List<String> failedMessageIds = new ArrayList<>();
-        Map<String, List<QueueClient.VisibilityChange>> backoffs = new HashMap<>();
-        Map<String, List<OutgoingMessage>> resends = new HashMap<>();
-        List<OutgoingMessage> toDlq = new ArrayList<>();
-        List<UUID> toDlqIds = new ArrayList<>();
-        Set<UUID> endedRuns = new LinkedHashSet<>();
-        int maxAttempts = config.retry().maxAttempts();
-        for (Deferral deferral : admissionDeferrals) {
-            ItemJob job = deferral.received().job();
-            resends.computeIfAbsent(config.queues().items(job.trigger()), q -> new ArrayList<>())
-                    .add(new OutgoingMessage(Json.write(job.deferred().toJson()), delaySeconds(deferral.delay()), job.tenantId()));
+    private BatchResult carryOut(Settlement.Plan plan) {
+        if (!plan.toDlq().isEmpty()) {
+            queues.sendAll(config.queues().itemsDlq(), plan.toDlq());
+            LOG.warn("sent to DLQ", "items", plan.toDlq().size());
         }
-        if (!admissionDeferrals.isEmpty()) {
-            LOG.info("deferred", "items", admissionDeferrals.size(), "why", admissionDeferrals.getFirst().reason(),
-                    "delaySeconds", delaySeconds(admissionDeferrals.getFirst().delay()));
-        }
-
-        for (var entry : outcomes.entrySet()) {
-            UUID itemId = entry.getKey();
-            Received r = byItem.get(itemId);
-            int attempt = claimed.get(itemId).attempt();
-            switch (entry.getValue()) {
-                case Outcome.Succeeded s -> {
-                    results.add(new ItemStore.Result.Succeeded(itemId));
-                    endedRuns.add(r.job().runId());
-                }
-                case Outcome.Failed f when f.retryable() && attempt < maxAttempts -> {
-                    results.add(new ItemStore.Result.Retrying(itemId, f.error()));
-                    int seconds = (int) Math.min(MAX_VISIBILITY_SECONDS,
-                            Math.max(1, Math.ceilDiv(config.retry().backoff(attempt).toMillis(), 1000)));
-                    backoffs.computeIfAbsent(queueUrl(r), q -> new ArrayList<>())
-                            .add(new QueueClient.VisibilityChange(r.message().receiptHandle(), seconds));
-                    failedMessageIds.add(r.message().messageId());
-                }
-                case Outcome.Failed f -> {
-                    String error = f.retryable() ? f.error() + " (attempt " + attempt + " of " + maxAttempts + ")" : f.error();
-                    ObjectNode body = r.job().withAttempt(attempt).toJson();
-                    body.put("error", error);
-                    toDlq.add(OutgoingMessage.of(Json.write(body), r.job().tenantId()));
-                    toDlqIds.add(itemId);
-                    results.add(new ItemStore.Result.HandedToDlq(itemId, error));
-                }
-                case Outcome.Deferred d -> {
-                    results.add(new ItemStore.Result.Deferred(itemId));
-                    resends.computeIfAbsent(config.queues().items(r.job().trigger()), q -> new ArrayList<>())
-                            .add(new OutgoingMessage(Json.write(r.job().withAttempt(attempt - 1).deferred().toJson()),
-                                    delaySeconds(d.delay()), r.job().tenantId()));
-                }
+        items.record(plan.results());
+        List<String> failed = new ArrayList<>(plan.failedMessageIds());
+        plan.resends().forEach((queueUrl, resends) -> {
+            try {
+                queues.sendAll(queueUrl, resends.stream().map(Settlement.Resend::message).toList());
+            } catch (RuntimeException e) {
+                LOG.warn("re-send failed; the original messages come back instead", "items", resends.size(), "error", e);
+                resends.forEach(resend -> failed.add(resend.originalMessageId()));
             }
+        });
+        plan.backoffs().forEach(queues::changeVisibility);
+        if (!plan.runsToCheck().isEmpty()) {
+            runs.completeIfDone(plan.runsToCheck());
         }
-        if (!toDlq.isEmpty()) {
-            queues.sendAll(config.queues().itemsDlq(), toDlq);
-            LOG.warn("sent to DLQ", "items", toDlq.size());
+        Settlement.Tally tally = plan.tally();
+        if (tally.deferredTotal() > 0) {
+            LOG.info("deferred", "items", tally.deferredTotal(), "why", tally.deferred().keySet().stream().map(Reason::wireName).toList());
         }
-        // Recorded before the re-sends: a re-sent message that arrives at once must find the item queued, not processing.
-        items.record(results);
-        resends.forEach(queues::sendAll);
-        backoffs.forEach(queues::changeVisibility);
-        if (!endedRuns.isEmpty()) {
-            runs.completeIfDone(endedRuns);
-        }
-        return new BatchResult(failedMessageIds);
-    }
-
-    /** Whole seconds, rounded up, within SQS's 0..900: an item that comes back early is simply deferred again. */
-    static int delaySeconds(Duration delay) {
-        long seconds = Math.ceilDiv(Math.max(0, delay.toMillis()), 1000L);
-        return (int) Math.min(OutgoingMessage.MAX_DELAY_SECONDS, Math.max(1, seconds));
-    }
-
-    /** The queue the message came from, by name; its trigger's tier when the source is unknown. */
-    private String queueUrl(Received r) {
-        String source = r.message().sourceQueue();
-        String tier = config.queues().items(r.job().trigger());
-        if (source == null || tier.endsWith("/" + source)) {
-            return tier;
-        }
-        return config.queues().items().values().stream().filter(url -> url.endsWith("/" + source)).findFirst().orElse(tier);
+        return new BatchResult(failed);
     }
 }

@@ -4,7 +4,6 @@ import dev.runner.guard.Guard;
 import dev.runner.integration.HandlerRef;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemJob;
-import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
 import dev.runner.pause.PauseStore;
 
@@ -33,14 +32,12 @@ public final class PauseService {
 
     private final Integrations integrations;
     private final PauseStore pauses;
-    private final ItemStore items;
     private final Guard guard;
     private final ItemDispatcher dispatcher;
 
-    public PauseService(Integrations integrations, PauseStore pauses, ItemStore items, Guard guard, ItemDispatcher dispatcher) {
+    public PauseService(Integrations integrations, PauseStore pauses, Guard guard, ItemDispatcher dispatcher) {
         this.integrations = integrations;
         this.pauses = pauses;
-        this.items = items;
         this.guard = guard;
         this.dispatcher = dispatcher;
     }
@@ -60,10 +57,23 @@ public final class PauseService {
         boolean wasPaused = pauses.resume(handler);
         // Redis may keep a stale flag if this fails; the worker heals it when Postgres says not paused.
         mirror(handler, false);
-        List<ItemJob> parked = items.unpark(handler.integrationKey(), handler.handlerKey());
+        List<ItemJob> parked = pauses.unpark(handler);
         dispatcher.dispatch(parked);
         LOG.info("handler resumed", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(), "unparked", parked.size());
         return new Resumed(handler, wasPaused, parked.size());
+    }
+
+    /**
+     * A tenant integration was saved enabled: its items parked while it was disabled go back to work
+     * (those of paused handlers stay parked). Returns how many.
+     */
+    public int tenantEnabled(String tenantId, String integrationKey) {
+        List<ItemJob> parked = pauses.unparkTenant(tenantId, integrationKey);
+        dispatcher.dispatch(parked);
+        if (!parked.isEmpty()) {
+            LOG.info("tenant integration enabled", "tenantId", tenantId, "integrationKey", integrationKey, "unparked", parked.size());
+        }
+        return parked.size();
     }
 
     /** False when Redis did not take it; Postgres holds the pause either way. */

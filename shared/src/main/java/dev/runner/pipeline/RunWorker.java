@@ -17,6 +17,7 @@ import dev.runner.queue.QueueMessage;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStore;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +33,9 @@ import java.util.function.LongSupplier;
 public final class RunWorker {
 
     private static final Log LOG = Log.of(RunWorker.class);
+    /** Items one page may carry (docs/handler-contract.md). */
+    static final int MAX_PAGE_ITEMS = 1_000;
+    private static final Duration LEASE_MARGIN = Duration.ofSeconds(30);
 
     private final RunnerConfig config;
     private final RunStore runs;
@@ -67,7 +71,7 @@ public final class RunWorker {
                 continue;
             }
             try {
-                fetch(job, remainingMillis);
+                fetch(job, message.messageId(), remainingMillis);
             } catch (RetryableFetchFailure e) {
                 LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount());
                 failed.add(message.messageId());
@@ -84,13 +88,15 @@ public final class RunWorker {
         return failed;
     }
 
-    private void fetch(RunJob job, LongSupplier remainingMillis) throws RetryableFetchFailure {
-        Optional<RunStore.FetchState> state = runs.startFetching(job.runId());
+    private void fetch(RunJob job, String owner, LongSupplier remainingMillis) throws RetryableFetchFailure {
+        // The lease outlives this invocation: a duplicate RunJob cannot take the fetch while this one may still run.
+        Duration lease = Duration.ofMillis(remainingMillis.getAsLong()).plus(LEASE_MARGIN);
+        Optional<RunStore.FetchState> state = runs.startFetching(job.runId(), owner, lease);
         if (state.isEmpty()) {
-            LOG.info("run job ignored", "runId", job.runId(), "why", "run is past fetching");
+            LOG.info("run job ignored", "runId", job.runId(), "why", "run is past fetching or another worker fetches it");
             return;
         }
-        Optional<HandlerSpec> handler = integrations.handler(job.integrationKey(), job.handlerKey());
+        Optional<HandlerSpec> handler = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey());
         Optional<TenantIntegration> tenant = integrations.tenantIntegration(job.tenantId(), job.integrationKey());
         if (handler.isEmpty() || tenant.isEmpty() || !tenant.get().enabled()) {
             String why = handler.isEmpty() ? "unknown handler " + job.integrationKey() + "/" + job.handlerKey()
@@ -113,6 +119,13 @@ public final class RunWorker {
                 LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
                 return;
             }
+            if (page.items().size() > MAX_PAGE_ITEMS) {
+                // A page this big would not fit one invocation's time and memory budget; asking again gives the same page.
+                runs.fail(job.runId(), "fetch: a page of " + page.items().size() + " items; the limit is " + MAX_PAGE_ITEMS
+                        + " per page (docs/handler-contract.md)");
+                LOG.warn("run failed", "runId", job.runId(), "error", "page too large", "items", page.items().size());
+                return;
+            }
             List<ItemStore.NewItem> fetched = page.items().stream()
                     .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
             List<ItemJob> toSend = items.insert(job.ref(), fetched);
@@ -126,6 +139,7 @@ public final class RunWorker {
             }
             cursor = page.nextCursor();
             if (remainingMillis.getAsLong() < reserve) {
+                runs.releaseFetch(job.runId(), owner);
                 queues.sendAll(config.queues().runs(job.trigger()),
                         List.of(OutgoingMessage.of(Json.write(job.continuingFrom(cursor).toJson()), job.tenantId())));
                 LOG.info("run continues in a new message", "runId", job.runId());

@@ -1,8 +1,11 @@
 package dev.runner.pipeline;
 
+import dev.runner.config.RunnerConfig;
+import dev.runner.delivery.DeliveryStore;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
+import dev.runner.queue.QueueClient;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleExpression;
@@ -10,12 +13,13 @@ import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
 import dev.runner.trigger.Trigger;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * One tick (EventBridge, every minute): every due schedule becomes a run with trigger schedule.
@@ -23,37 +27,42 @@ import java.util.Map;
  * overlapping ticks never fire a schedule twice for the same due time. A schedule that missed
  * several due times (an outage) fires once and moves to its next due time after now. Handlers
  * are resolved before the transaction opens, so the tick never holds a connection while it waits
- * for another. Each tick also re-sends runs and items left queued too long: their message may
- * have been lost when a send failed after its rows were committed (a webhook, ingest, redrive or resume).
+ * for another. Each tick also sweeps ({@link #sweep}): work whose message was lost when a send
+ * failed after its rows were committed (a webhook, ingest, redrive, resume or deferral) is sent
+ * again, and a run whose completion was lost is completed.
  */
 public final class Scheduler {
 
     private static final Log LOG = Log.of(Scheduler.class);
     private static final int MAX_PER_TICK = 500;
-    private static final int MAX_STALE_ITEMS = 5_000;
-    private static final int STALE_QUEUED_SECONDS = 600;
-    /** Longer than SQS's longest delay (15 min), so an item deferred at the source is not taken for lost. */
-    private static final Duration STALE_ITEM = Duration.ofMinutes(30);
+    private static final int MAX_OVERDUE_ITEMS = 5_000;
+    private static final int MAX_PURGED_DELIVERIES = 10_000;
     /** Where a schedule that never fires again waits: the tenant's config still names it, so it is not deleted. */
     private static final Instant NEVER = Instant.parse("9999-12-31T00:00:00Z");
 
     /** What a tick did. */
-    public record Tick(int fired, int skipped, int resent, int itemsResent) {}
+    public record Tick(int fired, int skipped, int resent, int itemsResent, int runsCompleted) {}
 
+    private final RunnerConfig config;
     private final Database db;
     private final ScheduleStore schedules;
     private final RunService runs;
     private final RunStore runStore;
     private final ItemStore items;
+    private final DeliveryStore deliveries;
+    private final QueueClient queues;
     private final ItemDispatcher dispatcher;
 
-    public Scheduler(Database db, ScheduleStore schedules, RunService runs, RunStore runStore, ItemStore items,
-                     ItemDispatcher dispatcher) {
+    public Scheduler(RunnerConfig config, Database db, ScheduleStore schedules, RunService runs, RunStore runStore, ItemStore items,
+                     DeliveryStore deliveries, QueueClient queues, ItemDispatcher dispatcher) {
+        this.config = config;
         this.db = db;
         this.schedules = schedules;
         this.runs = runs;
         this.runStore = runStore;
         this.items = items;
+        this.deliveries = deliveries;
+        this.queues = queues;
         this.dispatcher = dispatcher;
     }
 
@@ -83,14 +92,45 @@ public final class Scheduler {
             return jobs;
         });
         runs.enqueue(created);
-        List<RunJob> stale = runStore.staleQueued(STALE_QUEUED_SECONDS, MAX_PER_TICK);
-        runs.enqueue(stale);
-        List<ItemJob> staleItems = items.staleQueued(STALE_ITEM, MAX_STALE_ITEMS);
-        dispatcher.dispatch(staleItems);
-        if (!created.isEmpty() || !stale.isEmpty() || !staleItems.isEmpty()) {
-            LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", stale.size(), "itemsResent", staleItems.size());
+        Sweep sweep = sweep();
+        if (!created.isEmpty() || sweep.any()) {
+            LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
+                    "runsCompleted", sweep.completed(), "deliveriesForgotten", sweep.purged());
         }
-        return new Tick(created.size(), skipped, stale.size(), staleItems.size());
+        return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
+    }
+
+    private record Sweep(int runs, int items, int completed, int purged) {
+        boolean any() {
+            return runs + items + completed + purged > 0;
+        }
+    }
+
+    /**
+     * Work a lost send left behind: runs and items whose message is overdue are sent again (only on
+     * tiers without a visible backlog: there a message may just be waiting its turn), runs whose
+     * items all ended are completed, deliveries older than the dedup window are forgotten.
+     */
+    private Sweep sweep() {
+        RunnerConfig.Sweeps settings = config.sweeps();
+        List<RunJob> overdueRuns = runStore.overdueQueued(settings.runsOverdue(), quietTiers(config.queues().runs()), MAX_PER_TICK);
+        runs.enqueue(overdueRuns);
+        List<ItemJob> overdueItems = items.overdue(settings.itemsOverdue(), quietTiers(config.queues().items()), MAX_OVERDUE_ITEMS);
+        dispatcher.dispatch(overdueItems);
+        int completed = runStore.completeAbandoned(settings.completionQuiet(), MAX_PER_TICK).size();
+        int purged = deliveries.purge(config.webhooks().dedupWindow(), MAX_PURGED_DELIVERIES);
+        return new Sweep(overdueRuns.size(), overdueItems.size(), completed, purged);
+    }
+
+    /** The tiers whose queue shows no visible message now. */
+    private Set<Trigger> quietTiers(Map<Trigger, String> tiers) {
+        Set<Trigger> quiet = EnumSet.noneOf(Trigger.class);
+        tiers.forEach((trigger, url) -> {
+            if (queues.visibleMessages(url) == 0) {
+                quiet.add(trigger);
+            }
+        });
+        return quiet;
     }
 
     private static Instant nextFire(ScheduleStore.Due schedule, Instant now) {

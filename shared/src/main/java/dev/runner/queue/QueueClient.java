@@ -12,6 +12,7 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
 import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 import java.net.URI;
@@ -91,6 +92,14 @@ public final class QueueClient implements AutoCloseable {
             pending.add(senders.submit(() -> sendChunk(queueUrl, chunk)));
         }
         await(pending);
+    }
+
+    /** Messages visible on the queue now (SQS's approximate count): more than zero means a backlog waits its turn. */
+    public long visibleMessages(String queueUrl) {
+        costs.sqsRequest();
+        String count = sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
+                .attributes().get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES);
+        return count == null ? 0 : Long.parseLong(count);
     }
 
     public void changeVisibility(String queueUrl, List<VisibilityChange> changes) {

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -43,12 +44,25 @@ public final class RunStore {
     /** Where a fetch resumes: the saved cursor; empty when the run is past fetching (a stale RunJob). */
     public record FetchState(String cursor, int pagesFetched) {}
 
-    public Optional<FetchState> startFetching(UUID runId) {
+    /**
+     * Takes the run's fetch for {@code owner} (the RunJob message) until {@code leaseFor} has passed:
+     * a queued run, or a fetching one whose lease ran out or that this owner already holds (its own
+     * redelivery). Empty when the run is past fetching or another owner fetches it now, so a
+     * duplicate RunJob never fetches a run twice at once.
+     */
+    public Optional<FetchState> startFetching(UUID runId, String owner, Duration leaseFor) {
         return db.queryOne("""
-                update runs set status = 'fetching', updated_at = now()
-                where run_id = ? and status in ('queued', 'fetching')
+                update runs set status = 'fetching', fetch_owner = ?, fetch_lease_until = now() + make_interval(secs => ?),
+                    updated_at = now()
+                where run_id = ? and (status = 'queued'
+                      or (status = 'fetching' and (fetch_lease_until is null or fetch_lease_until < now() or fetch_owner = ?)))
                 returning fetch_cursor, pages_fetched
-                """, row -> new FetchState(row.getString(1), row.getInt(2)), runId);
+                """, row -> new FetchState(row.getString(1), row.getInt(2)), owner, leaseFor.toMillis() / 1000.0, runId, owner);
+    }
+
+    /** Gives the fetch up for a continuation message, which takes it at once. */
+    public void releaseFetch(UUID runId, String owner) {
+        db.update("update runs set fetch_lease_until = null where run_id = ? and fetch_owner = ?", runId, owner);
     }
 
     public void saveCursor(UUID runId, String nextCursor) {
@@ -93,19 +107,44 @@ public final class RunStore {
     }
 
     /**
-     * Runs still queued, untouched for {@code olderThanSeconds}: their RunJob may have been lost.
-     * Touched here, so each is re-sent at most once per period, not on every tick.
+     * Runs still queued, untouched for {@code olderThan}, on the given tiers: their RunJob may have
+     * been lost. Touched here, so each is re-sent at most once per period; a duplicate is harmless
+     * (the fetch has one owner).
      */
-    public List<RunJob> staleQueued(int olderThanSeconds, int limit) {
+    public List<RunJob> overdueQueued(Duration olderThan, Collection<Trigger> tiers, int limit) {
+        if (tiers.isEmpty()) {
+            return List.of();
+        }
         return db.query("""
                 update runs set updated_at = now()
                 where run_id in (select run_id from runs
-                                 where status = 'queued' and updated_at < now() - make_interval(secs => ?)
-                                   and trigger in ('manual', 'schedule')
+                                 where status = 'queued' and updated_at < now() - make_interval(secs => ?) and trigger = any(?)
                                  order by updated_at limit ? for update skip locked)
                 returning run_id, tenant_id, integration_key, handler_key, direction, trigger
                 """, row -> new RunJob(row.getObject(1, UUID.class), row.getString(2), row.getString(3), row.getString(4),
-                Direction.fromWire(row.getString(5)), Trigger.fromWire(row.getString(6)), null), olderThanSeconds, limit);
+                Direction.fromWire(row.getString(5)), Trigger.fromWire(row.getString(6)), null),
+                (double) olderThan.toSeconds(), Database.array("text", tiers.stream().map(Trigger::wireName).toArray()), limit);
+    }
+
+    /**
+     * Completes runs left running although every item ended more than {@code quiet} ago: the
+     * completion after the last item was lost (a crash, a timeout, a failed send before it). The
+     * sweep that makes completion happen at least once. Returns the runs completed.
+     */
+    public List<UUID> completeAbandoned(Duration quiet, int limit) {
+        return db.query("""
+                update runs r set
+                    status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
+                                  then 'completed_with_errors' else 'completed' end,
+                    finished_at = now(), updated_at = now()
+                where r.run_id in (select c.run_id from runs c
+                                   where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
+                                     and not exists (select 1 from execution_items o
+                                                     where o.run_id = c.run_id and o.status not in ('succeeded', 'dead'))
+                                   order by c.updated_at limit ? for update skip locked)
+                  and r.status = 'running'
+                returning r.run_id
+                """, row -> row.getObject(1, UUID.class), (double) quiet.toSeconds(), limit);
     }
 
     /** A run whose dead items are put back to work is open again. */

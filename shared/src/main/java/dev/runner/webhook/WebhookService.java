@@ -2,6 +2,7 @@ package dev.runner.webhook;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
+import dev.runner.delivery.DeliveryStore;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.HandlerSpec;

@@ -1,4 +1,4 @@
-package dev.runner.webhook;
+package dev.runner.delivery;
 
 import dev.runner.store.Database;
 
@@ -8,7 +8,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.Set;
 
-/** The webhook_deliveries table: which deliveries were seen recently, so a repeat is not processed twice. */
+/** Deliveries seen recently (webhook_deliveries), so a repeat within the dedup window is not processed twice. */
 public final class DeliveryStore {
 
     private final Database db;
@@ -31,5 +31,13 @@ public final class DeliveryStore {
                 returning external_id
                 """, row -> row.getString(1), tenantId, integrationKey, handlerKey,
                 Database.array("text", externalIds.stream().distinct().toArray()), (double) window.toSeconds()));
+    }
+
+    /** Forgets deliveries older than {@code window}: a repeat after it is processed again anyway. Returns how many. */
+    public int purge(Duration window, int limit) {
+        return db.update("""
+                delete from webhook_deliveries where ctid in (
+                    select ctid from webhook_deliveries where received_at < now() - make_interval(secs => ?) limit ?)
+                """, (double) window.toSeconds(), limit);
     }
 }

@@ -1,0 +1,273 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.http.ApiResponse;
+import dev.runner.integration.HandlerSpec;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStatus;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.pipeline.RunService;
+import dev.runner.pipeline.Scheduler;
+import dev.runner.run.Run;
+import dev.runner.run.RunJob;
+import dev.runner.run.RunStatus;
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Nothing lost, nothing stuck, nothing done twice (issue 7): each test names a path that lost or
+ * duplicated work before and shows it now holds. Real servers; a pool of two connections so a
+ * path that holds one while asking for another shows up as a stall.
+ */
+class IntegrityIT {
+
+    @RegisterExtension
+    static final PipelineFixture fixture = new PipelineFixture(Map.of(
+            "RUNNER_DATABASE_POOL_SIZE", "2",
+            "RUNNER_SWEEP_ITEMS_OVERDUE_S", "60",
+            "RUNNER_SWEEP_RUNS_OVERDUE_S", "60",
+            "RUNNER_SWEEP_COMPLETION_QUIET_S", "1",
+            "RUNNER_WEBHOOK_DEDUP_S", "60"));
+
+    @Test
+    void fortyConcurrentRunRequestsAreAllAcceptedByATwoConnectionPool() throws Exception {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 1);
+        ObjectNode body = Json.object().put("tenantId", integration.tenantId()).put("integrationKey", integration.integrationKey())
+                .put("handlerKey", integration.handlerKey());
+        List<Callable<ApiResponse>> requests = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            requests.add(() -> fixture.api("POST", "/runs", body));
+        }
+        List<Integer> statuses = new ArrayList<>();
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (Future<ApiResponse> answer : threads.invokeAll(requests)) {
+                statuses.add(answer.get().status());
+            }
+        }
+        assertEquals(List.of(202), statuses.stream().distinct().toList(), "every answer: " + statuses);
+    }
+
+    @Test
+    void aRunWhoseCompletionWasLostIsCompletedByTheNextTick() {
+        var integration = fixture.integration(true);
+        UUID runId = storedRun(integration, 3);
+        // The items ended but the completion after them never ran (a crash, a failed send before it).
+        fixture.runner.database().update("update execution_items set status = 'succeeded', finished_at = now() where run_id = ?", runId);
+        fixture.runner.database().update("update runs set updated_at = now() - interval '1 minute' where run_id = ?", runId);
+
+        Scheduler.Tick tick = fixture.runner.scheduler().tick(Instant.now());
+
+        assertTrue(tick.runsCompleted() >= 1, "tick: " + tick);
+        assertEquals(RunStatus.COMPLETED, fixture.runner.runStore().find(runId).orElseThrow().status());
+    }
+
+    @Test
+    void theSweepResendsOnlyItemsWhoseMessageIsOverdue() {
+        var integration = fixture.integration(true);
+        UUID runId = storedRun(integration, 2);
+        List<UUID> items = itemIds(runId);
+        UUID deferred = items.get(0);
+        UUID lost = items.get(1);
+        // One waits for a deferral that ends in ten minutes (a throttled tenant); the other's send was lost half an hour ago.
+        fixture.runner.database().update("""
+                update execution_items set updated_at = now() - interval '30 minutes',
+                    next_visible_at = case when item_id = ? then now() + interval '10 minutes' else null end
+                where run_id = ?""", deferred, runId);
+
+        // A tier with a visible backlog is left alone this tick (its messages may just be waiting): ticks until one sweeps.
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+                .until(() -> fixture.runner.scheduler().tick(Instant.now()).itemsResent() >= 1);
+
+        awaitItem(lost, ItemStatus.SUCCEEDED);
+        assertEquals(ItemStatus.QUEUED, status(deferred), "a deferred item's message is alive: not re-sent");
+        assertEquals(1, fixture.handlers.itemCalls(integration.handlerKey()).size(),
+                "only the lost item reached the handler");
+    }
+
+    @Test
+    void aDuplicateArrivingBeforeItsBackoffEndsDoesNotClaimTheItem() {
+        var integration = fixture.integration(true);
+        UUID runId = storedRun(integration, 1);
+        UUID itemId = itemIds(runId).getFirst();
+        fixture.runner.database().update("""
+                update execution_items set status = 'retrying', attempts = 1, next_visible_at = now() + interval '1 minute'
+                where item_id = ?""", itemId);
+
+        var response = new ItemWorkerFunction(fixture.runner).handleRequest(sqsEvent(job(runId, itemId, integration)),
+                TestContext.of("items", 60_000));
+
+        assertTrue(response.getBatchItemFailures().isEmpty());
+        assertEquals(ItemStatus.RETRYING, status(itemId), "still waiting out its backoff");
+        assertEquals(1, fixture.runner.database().queryOne("select attempts from execution_items where item_id = ?",
+                row -> row.getInt(1), itemId).orElseThrow(), "no attempt used");
+        assertTrue(fixture.handlers.itemCalls(integration.handlerKey()).isEmpty(), "the handler was not called");
+    }
+
+    @Test
+    void aSecondRunJobLeavesARunAnotherWorkerIsFetching() {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2);
+        UUID runId = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(), integration.integrationKey(),
+                integration.handlerKey(), Trigger.MANUAL));
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(20));
+        long fetchesBefore = fetches(integration.handlerKey());
+        // Another worker holds the fetch of a second run, whose RunJob is then delivered again (a sweep's or SQS's duplicate).
+        RunJob job = fixture.runner.runService().prepareFetching(new RunService.Request(integration.tenantId(),
+                integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
+        fixture.runner.database().inTransaction(connection -> fixture.runner.runService().insertQueued(connection, job, null));
+        assertTrue(fixture.runner.runStore().startFetching(job.runId(), "worker-a", Duration.ofMinutes(5)).isPresent());
+
+        new RunWorkerFunction(fixture.runner).handleRequest(runJobEvent(job, "duplicate-message"), TestContext.of("runs", 120_000));
+
+        assertEquals(fetchesBefore, fetches(integration.handlerKey()), "the duplicate did not fetch");
+        assertEquals(RunStatus.FETCHING, fixture.runner.runStore().find(job.runId()).orElseThrow().status());
+    }
+
+    @Test
+    void disablingAnIntegrationParksItsItemsAndEnablingItResumesThem() {
+        var integration = fixture.integration(true);
+        saveTenant(integration, false);
+        HandlerSpec handler = handler(integration);
+        RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                handler, Trigger.MANUAL, newItems(4), RunService.ItemFilter.ALL);
+
+        await().atMost(Duration.ofSeconds(20)).until(() -> fixture.runner.itemStore().countByStatus(started.runId())
+                .getOrDefault(ItemStatus.PARKED, 0L) == 4);
+        assertTrue(fixture.handlers.itemCalls(integration.handlerKey()).isEmpty());
+
+        saveTenant(integration, true);
+
+        fixture.awaitRun(started.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+    }
+
+    @Test
+    void aHandlerJustAddedToACachedTypeIsNotTakenForUnknown() {
+        var integration = fixture.integration(true);
+        assertTrue(fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey()).isPresent(), "type cached");
+        String added = integration.handlerKey() + "-new";
+        ObjectNode spec = Json.object().put("url", fixture.handlers.url(added)).put("direction", "inbound").put("batch", true);
+        spec.putObject("configs").put("batch_size", 10);
+        // Another process saved the type: this one's caches still hold the old one.
+        fixture.runner.database().update("update integration_types set handlers = handlers || jsonb_build_object(?::text, ?::jsonb) where integration_key = ?",
+                added, Json.write(spec), integration.integrationKey());
+        HandlerSpec addedSpec = HandlerSpec.fromJson(added, spec);
+
+        RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                addedSpec, Trigger.MANUAL, newItems(2), RunService.ItemFilter.ALL);
+
+        Run run = fixture.awaitRun(started.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        assertEquals(RunStatus.COMPLETED, run.status(), "not completed_with_errors: no item went dead as unknown");
+    }
+
+    @Test
+    void aPageOverTheLimitFailsTheRunAndSaysWhy() {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 1_001);
+
+        UUID runId = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(), integration.integrationKey(),
+                integration.handlerKey(), Trigger.MANUAL));
+
+        Run run = fixture.awaitRun(runId, RunStatus.FAILED, Duration.ofSeconds(20));
+        assertTrue(run.error().contains("limit is 1000"), run.error());
+        assertTrue(fixture.runner.itemStore().countByStatus(runId).isEmpty(), "nothing of the page was stored");
+    }
+
+    @Test
+    void theTickForgetsWebhookDeliveriesOlderThanTheDedupWindow() {
+        fixture.runner.database().update("""
+                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id, received_at)
+                values ('old-tenant', 'crm', 'leads', 'e-1', now() - interval '2 minutes'), ('old-tenant', 'crm', 'leads', 'e-2', now())""");
+
+        fixture.runner.scheduler().tick(Instant.now());
+
+        List<String> left = fixture.runner.database().query("select external_id from webhook_deliveries where tenant_id = 'old-tenant'",
+                row -> row.getString(1));
+        assertEquals(List.of("e-2"), left);
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /** A running run with {@code n} stored items and no message sent for them: what a lost send leaves. */
+    private static UUID storedRun(PipelineFixture.Integration integration, int n) {
+        RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                handler(integration), Trigger.MANUAL, List.of(), RunService.ItemFilter.ALL);
+        UUID runId = started.runId();
+        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", runId);
+        RunJob job = new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                handler(integration).direction(), Trigger.MANUAL, null);
+        fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, job.ref(), newItems(n)));
+        return runId;
+    }
+
+    private static List<ItemStore.NewItem> newItems(int n) {
+        return IntStream.range(0, n).mapToObj(i -> new ItemStore.NewItem("x-" + UUID.randomUUID(), Json.object().put("i", i))).toList();
+    }
+
+    private static HandlerSpec handler(PipelineFixture.Integration integration) {
+        return fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey()).orElseThrow();
+    }
+
+    private static List<UUID> itemIds(UUID runId) {
+        return fixture.runner.database().query("select item_id from execution_items where run_id = ? order by item_id",
+                row -> row.getObject(1, UUID.class), runId);
+    }
+
+    private static ItemStatus status(UUID itemId) {
+        return fixture.runner.database().queryOne("select status from execution_items where item_id = ?",
+                row -> ItemStatus.fromWire(row.getString(1)), itemId).orElseThrow();
+    }
+
+    private static void awaitItem(UUID itemId, ItemStatus status) {
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> status(itemId) == status);
+    }
+
+    private static long fetches(String handlerKey) {
+        return fixture.handlers.calls(handlerKey).stream().filter(c -> c.operation().equals("fetch")).count();
+    }
+
+    private static void saveTenant(PipelineFixture.Integration integration, boolean enabled) {
+        ObjectNode tenant = Json.object().put("enabled", enabled);
+        ApiResponse response = fixture.api("PUT", "/tenants/" + integration.tenantId() + "/integrations/" + integration.integrationKey(), tenant);
+        assertEquals(200, response.status(), response.body());
+    }
+
+    private static ItemJob job(UUID runId, UUID itemId, PipelineFixture.Integration integration) {
+        return new ItemJob(runId, itemId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                handler(integration).direction(), Trigger.MANUAL, "x", 1, 0);
+    }
+
+    private static SQSEvent sqsEvent(ItemJob job) {
+        SQSEvent event = Events.load("sqs-item-job.json", SQSEvent.class);
+        SQSEvent.SQSMessage record = event.getRecords().getFirst();
+        record.setMessageId(UUID.randomUUID().toString());
+        record.setBody(Json.write(job.toJson()));
+        return event;
+    }
+
+    private static SQSEvent runJobEvent(RunJob job, String messageId) {
+        SQSEvent event = Events.load("sqs-run-job.json", SQSEvent.class);
+        SQSEvent.SQSMessage record = event.getRecords().getFirst();
+        record.setMessageId(messageId);
+        record.setBody(Json.write(job.toJson()));
+        return event;
+    }
+}

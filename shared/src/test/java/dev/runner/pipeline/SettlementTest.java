@@ -1,0 +1,188 @@
+package dev.runner.pipeline;
+
+import dev.runner.config.RunnerConfig;
+import dev.runner.handler.Outcome;
+import dev.runner.integration.Direction;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.pipeline.Settlement.Fate;
+import dev.runner.pipeline.Settlement.Item;
+import dev.runner.pipeline.Settlement.Reason;
+import dev.runner.queue.OutgoingMessage;
+import dev.runner.queue.QueueClient;
+import dev.runner.queue.QueueMessage;
+import dev.runner.trigger.Trigger;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** What each fate of an item means, without any I/O: the plan the worker carries out. */
+class SettlementTest {
+
+    private static final String WEBHOOK_TIER = "http://sqs/000/stack-items-webhook";
+    private static final String MANUAL_TIER = "http://sqs/000/stack-items-manual";
+    private static final String ITEMS_DLQ = "http://sqs/000/stack-items-dlq";
+    private static final RunnerConfig.Queues QUEUES = queues();
+    private static final Settlement SETTLEMENT = new Settlement(new RunnerConfig.Retry(3, Duration.ofSeconds(5)), QUEUES);
+
+    @Test
+    void aSuccessIsRecordedAndItsRunChecked() {
+        Item item = item(Trigger.WEBHOOK);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 1, new Outcome.Succeeded())));
+
+        assertEquals(List.of(new ItemStore.Result.Succeeded(item.itemId())), plan.results());
+        assertEquals(Set.of(item.job().runId()), plan.runsToCheck());
+        assertTrue(plan.failedMessageIds().isEmpty(), "its message is deleted");
+        assertTrue(plan.toDlq().isEmpty() && plan.resends().isEmpty() && plan.backoffs().isEmpty());
+        assertEquals(1, plan.tally().succeeded());
+    }
+
+    @Test
+    void aRetryableFailureWithAttemptsLeftWaitsOutItsBackoffAsTheSameMessage() {
+        Item item = item(Trigger.MANUAL);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 2, new Outcome.Failed("handler answered 503", true))));
+
+        assertEquals(List.of(new ItemStore.Result.Retrying(item.itemId(), "handler answered 503", 10)), plan.results(),
+                "attempt 2 failed: base 5 s * 2^(2-1)");
+        assertEquals(Map.of(MANUAL_TIER, List.of(new QueueClient.VisibilityChange(item.message().receiptHandle(), 10))), plan.backoffs());
+        assertEquals(List.of(item.message().messageId()), plan.failedMessageIds(), "listed as failed, so not deleted");
+        assertTrue(plan.toDlq().isEmpty());
+        assertTrue(plan.runsToCheck().isEmpty(), "a retrying item keeps its run open");
+    }
+
+    @Test
+    void theLastAttemptGoesToTheDlqWithItsErrorAndAttemptCount() {
+        Item item = item(Trigger.WEBHOOK);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 3, new Outcome.Failed("timed out", true))));
+
+        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), "timed out (attempt 3 of 3)")), plan.results());
+        assertEquals(1, plan.toDlq().size());
+        var body = Json.parse(plan.toDlq().getFirst().body());
+        assertEquals(item.itemId().toString(), body.path("itemId").asText());
+        assertEquals(3, body.path("attempt").asInt());
+        assertEquals("timed out (attempt 3 of 3)", body.path("error").asText());
+        assertTrue(plan.failedMessageIds().isEmpty(), "the original is deleted: the DLQ copy carries it on");
+    }
+
+    @Test
+    void aPermanentFailureGoesToTheDlqAtOnceWhateverItsAttempts() {
+        Item item = item(Trigger.WEBHOOK);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 1, new Outcome.Failed("handler answered 422", false))));
+
+        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), "handler answered 422")), plan.results());
+        assertEquals(1, plan.toDlq().size());
+        assertEquals(1, plan.tally().handedToDlq());
+    }
+
+    @Test
+    void aHandlerDeferralGivesTheAttemptBackAndResendsDelayed() {
+        Item item = item(Trigger.MANUAL);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 2, new Outcome.Deferred(Duration.ofMillis(7_200), "429"))));
+
+        assertEquals(List.of(new ItemStore.Result.Deferred(item.itemId(), 8)), plan.results(), "7.2 s rounds up to 8");
+        OutgoingMessage resent = plan.resends().get(MANUAL_TIER).getFirst().message();
+        assertEquals(8, resent.delaySeconds());
+        ItemJob job = ItemJob.fromJson(Json.parse(resent.body()));
+        assertEquals(1, job.attempt(), "the attempt the handler declined is not counted");
+        assertEquals(1, job.deferrals());
+        assertEquals(Map.of(Reason.HANDLER_ASKED, 1), plan.tally().deferred());
+    }
+
+    @Test
+    void anAdmissionDeferralResendsToItsTierAndRecordsWhenItIsDue() {
+        Item item = item(Trigger.WEBHOOK);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Deferred(item, Duration.ofSeconds(40), Reason.TENANT_LIMIT)));
+
+        assertEquals(List.of(new ItemStore.Result.Waiting(item.itemId(), 40)), plan.results());
+        Settlement.Resend resend = plan.resends().get(WEBHOOK_TIER).getFirst();
+        assertEquals(40, resend.message().delaySeconds());
+        assertEquals("tenant-1", resend.message().groupId(), "fair queues group by tenant");
+        assertEquals(item.message().messageId(), resend.originalMessageId(), "kept to fall back on if the re-send fails");
+        assertTrue(plan.failedMessageIds().isEmpty(), "the original is acknowledged: the copy replaces it");
+    }
+
+    @Test
+    void delaysStayWithinSqsLimits() {
+        assertEquals(1, Settlement.delaySeconds(Duration.ZERO), "never a 0-second loop");
+        assertEquals(1, Settlement.delaySeconds(Duration.ofMillis(-5)));
+        assertEquals(900, Settlement.delaySeconds(Duration.ofDays(3)), "SQS's 15-minute maximum");
+        assertEquals(43_200, SETTLEMENT.backoffSeconds(40), "the backoff never exceeds SQS's 12-hour visibility");
+    }
+
+    @Test
+    void parkedAndSkippedItemsAreOnlyCounted() {
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Parked(item(Trigger.MANUAL)), new Fate.Skipped(item(Trigger.MANUAL))));
+
+        assertTrue(plan.results().isEmpty() && plan.resends().isEmpty() && plan.failedMessageIds().isEmpty());
+        assertEquals(1, plan.tally().parked());
+        assertEquals(1, plan.tally().skipped());
+    }
+
+    @Test
+    void aBackoffIsChangedOnTheQueueTheMessageCameFrom() {
+        // A redriven webhook item can arrive on another tier than its trigger's: its receipt handle belongs to that queue.
+        Item item = new Item(message("stack-items-manual"), job(Trigger.WEBHOOK));
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 1, new Outcome.Failed("503", true))));
+
+        assertEquals(Set.of(MANUAL_TIER), plan.backoffs().keySet());
+    }
+
+    @Test
+    void aMixedBatchSettlesEveryItemAndTalliesEachFate() {
+        List<Fate> fates = List.of(
+                new Fate.Called(item(Trigger.WEBHOOK), 1, new Outcome.Succeeded()),
+                new Fate.Called(item(Trigger.WEBHOOK), 1, new Outcome.Failed("503", true)),
+                new Fate.Called(item(Trigger.WEBHOOK), 1, new Outcome.Failed("400", false)),
+                new Fate.Deferred(item(Trigger.WEBHOOK), Duration.ofSeconds(3), Reason.HANDLER_CONCURRENCY),
+                new Fate.Deferred(item(Trigger.WEBHOOK), Duration.ofSeconds(3), Reason.HANDLER_CONCURRENCY));
+
+        Settlement.Plan plan = SETTLEMENT.plan(fates);
+
+        assertEquals(5, plan.results().size(), "one row written per item, in one statement");
+        Map<Reason, Integer> deferred = new EnumMap<>(Reason.class);
+        deferred.put(Reason.HANDLER_CONCURRENCY, 2);
+        assertEquals(new Settlement.Tally(1, 1, 1, 0, 0, deferred), plan.tally());
+    }
+
+    private static Item item(Trigger trigger) {
+        return new Item(message(null), job(trigger));
+    }
+
+    private static ItemJob job(Trigger trigger) {
+        return new ItemJob(UUID.randomUUID(), UUID.randomUUID(), "tenant-1", "crm", "leads", Direction.INBOUND, trigger, "e-1", 0, 0);
+    }
+
+    private static QueueMessage message(String sourceQueue) {
+        String id = UUID.randomUUID().toString();
+        return new QueueMessage(id, "{}", "receipt-" + id, 1, sourceQueue, Map.of());
+    }
+
+    private static RunnerConfig.Queues queues() {
+        Map<Trigger, String> runs = new EnumMap<>(Trigger.class);
+        runs.put(Trigger.MANUAL, "http://sqs/000/stack-runs-manual");
+        runs.put(Trigger.SCHEDULE, "http://sqs/000/stack-runs-schedule");
+        Map<Trigger, String> items = new EnumMap<>(Trigger.class);
+        items.put(Trigger.WEBHOOK, WEBHOOK_TIER);
+        items.put(Trigger.MANUAL, MANUAL_TIER);
+        items.put(Trigger.QUEUE, "http://sqs/000/stack-items-queue");
+        items.put(Trigger.SCHEDULE, "http://sqs/000/stack-items-schedule");
+        return new RunnerConfig.Queues(runs, items, "http://sqs/000/stack-ingest", "http://sqs/000/stack-runs-dlq", ITEMS_DLQ,
+                "http://sqs/000/stack-ingest-dlq");
+    }
+}
