@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.StringJoiner;
 
 /**
- * The Standard Webhooks signature (standardwebhooks.com, spec 1.0.0), the one Runner both verifies on incoming
+ * The Standard Webhooks signature (specification 1.0.0), the one Runner both verifies on incoming
  * webhooks and signs its own handler calls with. The MAC covers the delivery's id and time as well as the body,
  * so neither can be changed on a captured delivery.
  */
