@@ -51,6 +51,7 @@ public final class ManagementApi {
     private final ItemDispatcher dispatcher;
     private final Clock clock;
     private final Router router = new Router();
+    private final ConsoleAssets console = new ConsoleAssets();
 
     public ManagementApi(RunnerConfig config, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
                          Database db, ItemDispatcher dispatcher, Clock clock) {
@@ -70,7 +71,9 @@ public final class ManagementApi {
                 .on("POST", "/runs", this::createRun)
                 .on("GET", "/runs/{runId}", this::getRun)
                 .on("GET", "/runs/{runId}/items", this::listItems)
-                .on("POST", "/runs/{runId}/redrive", this::redrive);
+                .on("POST", "/runs/{runId}/redrive", this::redrive)
+                .on("GET", "/console", console::page)
+                .on("GET", "/console/{asset}", console::asset);
     }
 
     /** Adds routes that live with other capabilities (pause, breakers). */
@@ -80,7 +83,7 @@ public final class ManagementApi {
     }
 
     public ApiResponse handle(ApiRequest request) {
-        if (!"/health".equals(request.path()) && !authorized(request)) {
+        if (!"/health".equals(request.path()) && !ConsoleAssets.serves(request.path()) && !authorized(request)) {
             return ApiResponse.error(401, "unauthorized", "missing or wrong bearer API key");
         }
         try {
