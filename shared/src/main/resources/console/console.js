@@ -5,7 +5,11 @@
 // (textContent, append, setAttribute): external ids, error texts and payloads are untrusted, so
 // nothing from the API ever becomes markup. The key lives in sessionStorage only.
 
-const REFRESH_MS = 5000;
+// Live refresh every 5 s; `/console?refresh=2` chooses 1..60 s.
+const REFRESH_MS = (() => {
+  const seconds = Number(new URLSearchParams(location.search).get('refresh'));
+  return Number.isInteger(seconds) && seconds >= 1 && seconds <= 60 ? seconds * 1000 : 5000;
+})();
 const PAGE_SIZE = 25;
 const KEY_STORAGE = 'runner.console.key';
 const RECENT_STORAGE = 'runner.console.recentRuns';
@@ -128,7 +132,8 @@ function duration(seconds) {
 
 const words = (wire) => String(wire ?? '').replaceAll('_', ' ');
 const badge = (wire, text) => h('span', { class: `badge s-${String(wire).replace(/[^a-z_-]/g, '')}` }, text ?? words(wire));
-const shortId = (id) => String(id ?? '').slice(0, 8);
+// Ids are UUIDv7: the first characters are a timestamp shared by neighbours, the last ones are random.
+const shortId = (id) => `…${String(id ?? '').slice(-8)}`;
 const num = (n) => (n == null ? '—' : number.format(n));
 
 // ------------------------------------------------------------------ API
@@ -684,7 +689,7 @@ function mountRun(main, target, ctx) {
   const runId = target.id;
   rememberRun(runId);
   ctx.heading.textContent = 'Run ';
-  ctx.heading.append(h('code', {}, shortId(runId)));
+  ctx.heading.append(h('code', {}, runId));
   let status = target.params.get('status') ?? '';
   const pager = cursorPager(() => refreshNow());
   const summary = h('div', {});
@@ -827,7 +832,8 @@ function mountDead(main, target, ctx) {
 
   const renderBulk = () => {
     if (!can('items:redrive')) return fill(bulk);
-    const described = Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${k} ${v}`).join(', ');
+    const names = { tenantId: 'tenant', integrationKey: 'integration', handlerKey: 'handler' };
+    const described = Object.entries(filters).filter(([, v]) => v).map(([k, v]) => `${names[k]} ${v}`).join(', ');
     if (!described) {
       return fill(bulk, h('p', { class: 'muted' }, 'Set at least one filter to redrive dead items in bulk.'));
     }
@@ -900,7 +906,7 @@ function mountDead(main, target, ctx) {
           h('td', {}, `${item.integrationKey} / ${item.handlerKey}`),
           h('td', { class: 'num' }, num(item.attempts)),
           h('td', { class: 'error-text' }, item.lastError ?? ''),
-          h('td', {}, can('items:redrive') ? h('div', { class: 'actions' },
+          h('td', {}, can('items:redrive') ? h('div', { class: 'cell-actions' },
             redriveItemButton(item),
             can('runs:redrive') ? h('button', {
               type: 'button', 'data-key': `redrive-run-${item.itemId}`, 'aria-label': `Redrive every dead item of run ${shortId(item.runId)}`,
@@ -1101,7 +1107,7 @@ function boot() {
   $('signout').addEventListener('click', () => signOut('Signed out.'));
   $('skip-link').addEventListener('click', (event) => {
     event.preventDefault();
-    $('main').focus();
+    ($('app').hidden ? $('signin-key') : $('main')).focus();
   });
   $('live').addEventListener('change', () => {
     if ($('live').checked) refreshNow();
