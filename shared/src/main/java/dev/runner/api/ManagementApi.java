@@ -50,6 +50,7 @@ public final class ManagementApi {
     private final Guard guard;
     private final Clock clock;
     private final Router router = new Router();
+    private final ConsoleAssets console = new ConsoleAssets();
 
     /**
      * @param apiKey bearer key of the API; null disables it (every call but /health is 401)
@@ -78,11 +79,13 @@ public final class ManagementApi {
                 .on("POST", "/runs/{runId}/redrive", this::redrive)
                 .on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", this::pause)
                 .on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", this::resume)
-                .on("GET", "/breakers/{integrationKey}", this::breaker);
+                .on("GET", "/breakers/{integrationKey}", this::breaker)
+                .on("GET", "/console", console::page)
+                .on("GET", "/console/{asset}", console::asset);
     }
 
     public ApiResponse handle(ApiRequest request) {
-        if (!"/health".equals(request.path()) && !authorized(request)) {
+        if (!"/health".equals(request.path()) && !ConsoleAssets.serves(request.path()) && !authorized(request)) {
             return ApiResponse.error(401, "unauthorized", "missing or wrong bearer API key");
         }
         try {
