@@ -45,7 +45,7 @@ public final class Keys {
         return handler(integrationKey, handlerKey) + ":leases";
     }
 
-    /** Sorted set itemId → admission time (ms): the handler's admissions of the last minute. */
+    /** Sorted set itemId:admittedAt → admission time (ms): the handler's admissions of the last minute, one entry per admission. */
     public String rate(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":rate";
     }

@@ -168,8 +168,9 @@ public final class Redis implements AutoCloseable {
      * Runs the calls pipelined (one round trip; a second only for scripts Redis no longer has)
      * and returns their replies in order.
      *
-     * @throws RedisUnavailableException Redis unreachable or too slow
-     * @throws RedisCommandExecutionException a script failed (a bug, not an outage)
+     * @throws RedisUnavailableException Redis unreachable, too slow, or unable to serve now
+     *         (loading, busy, cluster down, out of memory…: {@link #isOutage})
+     * @throws RedisScriptException a script failed (a bug, not an outage), named in the message
      */
     public List<Object> run(List<Call> calls) {
         if (calls.isEmpty()) {
@@ -221,6 +222,22 @@ public final class Redis implements AutoCloseable {
         return await(commands().hgetall(key));
     }
 
+    /** Error replies of a server that cannot serve now, though the command is right. */
+    private static final List<String> OUTAGE_ERRORS = List.of(
+            "LOADING", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "NOREPLICAS", "OOM", "MISCONF");
+
+    /**
+     * Whether an error reply says the server cannot serve now (an outage: the caller's fallback
+     * applies) rather than that the call is wrong (a bug: a script error, a wrong type).
+     */
+    static boolean isOutage(String errorReply) {
+        if (errorReply == null) {
+            return false;
+        }
+        int end = errorReply.indexOf(' ');
+        return OUTAGE_ERRORS.contains(end < 0 ? errorReply : errorReply.substring(0, end));
+    }
+
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
     private static final Object NO_SCRIPT = new Object();
 
@@ -254,11 +271,13 @@ public final class Redis implements AutoCloseable {
             }
         }
         List<Object> replies = new ArrayList<>(futures.size());
-        for (RedisFuture<Object> future : futures) {
+        for (int i = 0; i < futures.size(); i++) {
             try {
-                replies.add(await(future));
+                replies.add(await(futures.get(i)));
             } catch (RedisNoScriptException e) {
                 replies.add(NO_SCRIPT);
+            } catch (RedisCommandExecutionException e) {
+                throw new RedisScriptException(calls.get(i).script(), e);
             }
         }
         return replies;
@@ -279,6 +298,9 @@ public final class Redis implements AutoCloseable {
                 throw noScript;
             }
             if (cause instanceof RedisCommandExecutionException failed) {
+                if (isOutage(failed.getMessage())) {
+                    throw new RedisUnavailableException("Redis cannot serve now: " + failed.getMessage(), failed);
+                }
                 throw failed;
             }
             throw new RedisUnavailableException("Redis call failed: " + cause, cause);
