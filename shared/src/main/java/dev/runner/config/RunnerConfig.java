@@ -1,5 +1,6 @@
 package dev.runner.config;
 
+import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.trigger.Trigger;
 
 import java.time.Duration;
@@ -25,8 +26,10 @@ public record RunnerConfig(
         Queues queues,
         /* Bearer key of the management API; null disables the API (every call is 401). */
         String apiKey,
-        /* HMAC key Runner signs its handler calls with. */
+        /* HMAC key Runner signs its handler calls with; required, so a missing one fails the start, not the first call. */
         String handlerSigningSecret,
+        /* Handler URLs Runner may call: public https, or inside RUNNER_HANDLER_ALLOWED_NETWORKS (default none). */
+        HandlerUrlPolicy handlerUrls,
         Retry retry,
         Breaker breaker,
         TenantLimit tenantLimit,
@@ -44,7 +47,7 @@ public record RunnerConfig(
         return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
                 + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint + ", awsRegion=" + awsRegion
                 + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", handlerSigningSecret=***"
-                + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
+                + ", handlerUrls=" + handlerUrls + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
                 + ", databasePoolSize=" + databasePoolSize + "]";
     }
@@ -128,7 +131,8 @@ public record RunnerConfig(
                                 read.optional("AWS_SESSION_TOKEN", null)),
                 queues,
                 read.optional("RUNNER_API_KEY", null),
-                read.optional("RUNNER_HANDLER_SIGNING_SECRET", ""),
+                read.required("RUNNER_HANDLER_SIGNING_SECRET"),
+                read.handlerUrls(HandlerUrlPolicy.VARIABLE),
                 new Retry(read.positiveInt("RUNNER_MAX_ATTEMPTS", 3),
                         Duration.ofMillis(read.positiveInt("RUNNER_BACKOFF_BASE_MS", 5000))),
                 new Breaker(read.positiveInt("RUNNER_BREAKER_FAILURE_THRESHOLD", 5),
@@ -158,6 +162,16 @@ public record RunnerConfig(
                 throw new IllegalStateException(name + " is not set");
             }
             return value;
+        }
+
+        /** A comma-separated CIDR list (IPv4 and IPv6); unset = no network allowed. */
+        HandlerUrlPolicy handlerUrls(String name) {
+            try {
+                return HandlerUrlPolicy.parse(optional(name, null));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(name + " must be a comma-separated list of networks such as 10.0.0.0/8,fd00::/8: "
+                        + e.getMessage());
+            }
         }
 
         int positiveInt(String name, int fallback) {
