@@ -65,7 +65,7 @@ public final class Runner implements AutoCloseable {
         this.config = config;
         this.db = Database.connect(config.database(), config.databasePoolSize());
         this.queues = QueueClient.create(config);
-        this.handlers = new HandlerClient(config.handlerSigningSecret(), clock);
+        this.handlers = new HandlerClient(config.handlerSigningSecret(), config.handlerUrls(), clock);
         this.runStore = new RunStore(db);
         this.itemStore = new ItemStore(db, clock);
         this.deadLetterStore = new DeadLetterStore(db);
