@@ -115,6 +115,12 @@ public final class ManagementApi {
 
     private ApiResponse putType(ApiRequest request) {
         IntegrationType type = IntegrationType.fromJson(request.pathParameter("integrationKey"), Json.parse(request.body()));
+        for (var handler : type.handlers().entrySet()) {
+            Optional<String> refusal = config.handlerUrls().check(handler.getValue().url());
+            if (refusal.isPresent()) {
+                return ApiResponse.error(400, "bad_request", "handlers." + handler.getKey() + ".url refused: " + refusal.get());
+            }
+        }
         integrations.putType(type);
         LOG.info("type saved", "integrationKey", type.integrationKey(), "handlers", type.handlers().size());
         return ApiResponse.json(200, type.toJson());
