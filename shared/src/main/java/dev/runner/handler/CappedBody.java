@@ -43,11 +43,15 @@ final class CappedBody implements HttpResponse.BodySubscriber<CappedBody.Body> {
             stopOverLimit();
             return;
         }
-        s.request(1);
+        // All at once: the limit, not demand, bounds what is kept; asking buffer by buffer only slows reading.
+        s.request(Long.MAX_VALUE);
     }
 
     @Override
     public void onNext(List<ByteBuffer> buffers) {
+        if (body.isDone()) {
+            return;
+        }
         for (ByteBuffer buffer : buffers) {
             int room = limit - read.size();
             if (buffer.remaining() > room) {
@@ -57,7 +61,6 @@ final class CappedBody implements HttpResponse.BodySubscriber<CappedBody.Body> {
             }
             append(buffer, buffer.remaining());
         }
-        subscription.get().request(1);
     }
 
     @Override
