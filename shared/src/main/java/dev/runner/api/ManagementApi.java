@@ -3,6 +3,7 @@ package dev.runner.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.http.Router;
@@ -50,6 +51,8 @@ public final class ManagementApi {
     private final Database db;
     private final ItemDispatcher dispatcher;
     private final Clock clock;
+    /** Which handler URLs a type may name. */
+    private final HandlerUrlPolicy handlerUrls;
     private final Router router = new Router();
 
     public ManagementApi(RunnerConfig config, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
@@ -62,6 +65,7 @@ public final class ManagementApi {
         this.db = db;
         this.dispatcher = dispatcher;
         this.clock = clock;
+        this.handlerUrls = new HandlerUrlPolicy(config.handlerAllowedNetworks());
         router.on("GET", "/health", this::health)
                 .on("PUT", "/types/{integrationKey}", this::putType)
                 .on("GET", "/types/{integrationKey}", this::getType)
@@ -116,7 +120,7 @@ public final class ManagementApi {
     private ApiResponse putType(ApiRequest request) {
         IntegrationType type = IntegrationType.fromJson(request.pathParameter("integrationKey"), Json.parse(request.body()));
         for (var handler : type.handlers().entrySet()) {
-            Optional<String> refusal = config.handlerUrls().check(handler.getValue().url());
+            Optional<String> refusal = handlerUrls.check(handler.getValue().url());
             if (refusal.isPresent()) {
                 return ApiResponse.error(400, "bad_request", "handlers." + handler.getKey() + ".url refused: " + refusal.get());
             }

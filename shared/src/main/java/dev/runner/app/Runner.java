@@ -10,6 +10,7 @@ import dev.runner.pause.PauseService;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
 import dev.runner.handler.HandlerClient;
+import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.ingest.IngestService;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
@@ -65,7 +66,7 @@ public final class Runner implements AutoCloseable {
         this.config = config;
         this.db = Database.connect(config.database(), config.databasePoolSize());
         this.queues = QueueClient.create(config);
-        this.handlers = new HandlerClient(config.handlerSigningSecret(), config.handlerUrls(), clock);
+        this.handlers = new HandlerClient(config.handlerSigningSecret(), new HandlerUrlPolicy(config.handlerAllowedNetworks()), clock);
         this.runStore = new RunStore(db);
         this.itemStore = new ItemStore(db, clock);
         this.deadLetterStore = new DeadLetterStore(db);

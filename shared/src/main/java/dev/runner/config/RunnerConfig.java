@@ -1,10 +1,11 @@
 package dev.runner.config;
 
-import dev.runner.handler.HandlerUrlPolicy;
+import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -28,8 +29,8 @@ public record RunnerConfig(
         String apiKey,
         /* HMAC key Runner signs its handler calls with; required, so a missing one fails the start, not the first call. */
         String handlerSigningSecret,
-        /* Handler URLs Runner may call: public https, or inside RUNNER_HANDLER_ALLOWED_NETWORKS (default none). */
-        HandlerUrlPolicy handlerUrls,
+        /* RUNNER_HANDLER_ALLOWED_NETWORKS: where handlers may be besides public https addresses (HandlerUrlPolicy); default none. */
+        List<Cidr> handlerAllowedNetworks,
         Retry retry,
         Breaker breaker,
         TenantLimit tenantLimit,
@@ -47,7 +48,7 @@ public record RunnerConfig(
         return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
                 + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint + ", awsRegion=" + awsRegion
                 + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", handlerSigningSecret=***"
-                + ", handlerUrls=" + handlerUrls + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
+                + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
                 + ", databasePoolSize=" + databasePoolSize + "]";
     }
@@ -132,7 +133,7 @@ public record RunnerConfig(
                 queues,
                 read.optional("RUNNER_API_KEY", null),
                 read.required("RUNNER_HANDLER_SIGNING_SECRET"),
-                read.handlerUrls(HandlerUrlPolicy.VARIABLE),
+                read.networks("RUNNER_HANDLER_ALLOWED_NETWORKS"),
                 new Retry(read.positiveInt("RUNNER_MAX_ATTEMPTS", 3),
                         Duration.ofMillis(read.positiveInt("RUNNER_BACKOFF_BASE_MS", 5000))),
                 new Breaker(read.positiveInt("RUNNER_BREAKER_FAILURE_THRESHOLD", 5),
@@ -164,10 +165,10 @@ public record RunnerConfig(
             return value;
         }
 
-        /** A comma-separated CIDR list (IPv4 and IPv6); unset = no network allowed. */
-        HandlerUrlPolicy handlerUrls(String name) {
+        /** A comma-separated CIDR list (IPv4 and IPv6); unset = none. */
+        List<Cidr> networks(String name) {
             try {
-                return HandlerUrlPolicy.parse(optional(name, null));
+                return Cidr.parseList(optional(name, null));
             } catch (IllegalArgumentException e) {
                 throw new IllegalStateException(name + " must be a comma-separated list of networks such as 10.0.0.0/8,fd00::/8: "
                         + e.getMessage());

@@ -1,5 +1,6 @@
 package dev.runner.handler;
 
+import dev.runner.security.Cidr;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.URI;
@@ -72,15 +73,7 @@ public record HandlerUrlPolicy(List<Cidr> allowedNetworks) {
 
     /** A comma-separated CIDR list as {@value #VARIABLE} holds it; null or blank = none. */
     public static HandlerUrlPolicy parse(String networks) {
-        List<Cidr> allowed = new ArrayList<>();
-        if (networks != null) {
-            for (String entry : networks.split(",")) {
-                if (!entry.isBlank()) {
-                    allowed.add(Cidr.parse(entry));
-                }
-            }
-        }
-        return new HandlerUrlPolicy(allowed);
+        return new HandlerUrlPolicy(Cidr.parseList(networks));
     }
 
     /** Why a type may not name this handler URL, resolving its host now; empty = accepted. */

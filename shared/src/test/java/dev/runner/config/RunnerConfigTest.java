@@ -1,7 +1,6 @@
 package dev.runner.config;
 
-import dev.runner.handler.Cidr;
-import dev.runner.handler.HandlerUrlPolicy;
+import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 
@@ -74,9 +73,9 @@ class RunnerConfigTest {
     @Test
     void handlerNetworksAreNoneUnlessAllowedAndABadOneNamesTheVariable() {
         Map<String, String> env = minimal();
-        assertEquals(HandlerUrlPolicy.publicOnly(), RunnerConfig.from(env).handlerUrls());
+        assertEquals(List.of(), RunnerConfig.from(env).handlerAllowedNetworks());
         env.put("RUNNER_HANDLER_ALLOWED_NETWORKS", "10.0.0.0/8, fd00::/8");
-        assertEquals(List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00::/8")), RunnerConfig.from(env).handlerUrls().allowedNetworks());
+        assertEquals(List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00::/8")), RunnerConfig.from(env).handlerAllowedNetworks());
         env.put("RUNNER_HANDLER_ALLOWED_NETWORKS", "10.0.0.0/8,vpc");
         assertEquals("RUNNER_HANDLER_ALLOWED_NETWORKS must be a comma-separated list of networks such as 10.0.0.0/8,fd00::/8:"
                 + " not an IPv4 or IPv6 address: vpc", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());

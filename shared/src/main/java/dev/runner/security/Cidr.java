@@ -1,14 +1,17 @@
-package dev.runner.handler;
+package dev.runner.security;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Pattern;
 
 /**
  * An IP network in CIDR notation ({@code 10.0.0.0/8}, {@code fd00::/8}); a bare address is a
- * network of that one address. Parsing never asks DNS: only literals are accepted.
+ * network of that one address. Parsing never asks DNS: only literals are accepted. The networks
+ * an operator trusts handlers in ({@code RUNNER_HANDLER_ALLOWED_NETWORKS}) are a list of these.
  *
  * @param network      the first address of the network (no bits set past the prefix)
  * @param prefixLength leading bits that every member shares: 0..32 for IPv4, 0..128 for IPv6
@@ -53,6 +56,19 @@ public record Cidr(InetAddress network, int prefixLength) {
         return new Cidr(network, Integer.parseInt(prefix));
     }
 
+    /** A comma-separated list ({@code 10.0.0.0/8, fd00::/8}); null, blank or empty entries = none. */
+    public static List<Cidr> parseList(String networks) {
+        List<Cidr> parsed = new ArrayList<>();
+        if (networks != null) {
+            for (String entry : networks.split(",")) {
+                if (!entry.isBlank()) {
+                    parsed.add(parse(entry));
+                }
+            }
+        }
+        return List.copyOf(parsed);
+    }
+
     /** True when the address (IPv4-mapped IPv6 read as its IPv4 address) is in this network. */
     public boolean contains(InetAddress address) {
         byte[] candidate = unmapped(address).getAddress();
@@ -74,7 +90,7 @@ public record Cidr(InetAddress network, int prefixLength) {
      * {@code ::ffff:a.b.c.d} as {@code a.b.c.d}: a socket to either reaches the same IPv4 host, so
      * both must be judged alike. (InetAddress usually converts them itself, Inet6Address.getByAddress does not.)
      */
-    static InetAddress unmapped(InetAddress address) {
+    public static InetAddress unmapped(InetAddress address) {
         byte[] bytes = address.getAddress();
         if (address instanceof Inet6Address && isMapped(bytes)) {
             try {
