@@ -1,12 +1,14 @@
 package dev.runner.handler;
 
 import dev.runner.security.Cidr;
+
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -113,7 +115,7 @@ public record HandlerUrlPolicy(List<Cidr> allowedNetworks) {
 
     /** Why a URL is refused whatever its host resolves to. */
     static Optional<String> shapeRefusal(URI url) {
-        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(java.util.Locale.ROOT);
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
         if (!scheme.equals("https") && !scheme.equals("http")) {
             return Optional.of("a handler URL must be https: " + url.getScheme());
         }
