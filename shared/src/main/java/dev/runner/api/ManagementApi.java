@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.guard.Guard;
+import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.http.Router;
@@ -49,6 +50,8 @@ public final class ManagementApi {
     private final PauseService pauses;
     private final Guard guard;
     private final Clock clock;
+    /** Which handler URLs a type may name. */
+    private final HandlerUrlPolicy handlerUrls;
     private final Router router = new Router();
     private final ConsoleAssets console = new ConsoleAssets();
 
@@ -57,7 +60,7 @@ public final class ManagementApi {
      * @param db     only for /health's reachability check
      */
     public ManagementApi(String apiKey, Database db, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
-                         RedriveService redrive, PauseService pauses, Guard guard, Clock clock) {
+                         RedriveService redrive, PauseService pauses, Guard guard, HandlerUrlPolicy handlerUrls, Clock clock) {
         this.apiKey = apiKey;
         this.db = db;
         this.integrations = integrations;
@@ -67,6 +70,7 @@ public final class ManagementApi {
         this.redrive = redrive;
         this.pauses = pauses;
         this.guard = guard;
+        this.handlerUrls = handlerUrls;
         this.clock = clock;
         router.on("GET", "/health", this::health)
                 .on("PUT", "/types/{integrationKey}", this::putType)
@@ -123,6 +127,12 @@ public final class ManagementApi {
 
     private ApiResponse putType(ApiRequest request) {
         IntegrationType type = IntegrationType.fromJson(request.pathParameter("integrationKey"), Json.parse(request.body()));
+        for (var handler : type.handlers().entrySet()) {
+            Optional<String> refusal = handlerUrls.check(handler.getValue().url());
+            if (refusal.isPresent()) {
+                return ApiResponse.error(400, "bad_request", "handlers." + handler.getKey() + ".url refused: " + refusal.get());
+            }
+        }
         integrations.putType(type);
         LOG.info("type saved", "integrationKey", type.integrationKey(), "handlers", type.handlers().size());
         return ApiResponse.json(200, type.toJson());

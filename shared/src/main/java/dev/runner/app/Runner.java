@@ -8,6 +8,7 @@ import dev.runner.delivery.DeliveryStore;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.handler.HandlerClient;
+import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemStore;
@@ -58,7 +59,9 @@ public final class Runner implements AutoCloseable {
     private final Part<Database> db = part("database", () -> Database.connect(config().database(), config().databasePoolSize(), costs()));
     private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(config(), costs()));
     private final Part<Redis> redis = part("redis", () -> Redis.connect(config().redisUrl(), costs()));
-    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(config().handlerSigningSecret(), clock(), costs()));
+    private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
+    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(config().handlerSigningSecret(),
+            handlerUrls.get(), clock(), costs()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
     private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
@@ -86,7 +89,7 @@ public final class Runner implements AutoCloseable {
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
             dispatcher.get()));
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), database(), integrations(),
-            runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), clock()));
+            runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), handlerUrls.get(), clock()));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
             runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));
