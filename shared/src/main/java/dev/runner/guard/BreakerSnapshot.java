@@ -1,5 +1,8 @@
 package dev.runner.guard;
 
+import java.time.Duration;
+import java.util.Map;
+
 /** An integration's breaker as of now; the times are epoch milliseconds, null when not applicable. */
 public record BreakerSnapshot(String integrationKey, BreakerState state, int failures, int halfOpenSuccesses,
                               Long openedAtMs, Long halfOpenAtMs) {
@@ -14,6 +17,32 @@ public record BreakerSnapshot(String integrationKey, BreakerState state, int fai
         node.put("openedAt", openedAtMs == null ? null : java.time.Instant.ofEpochMilli(openedAtMs).toString());
         node.put("halfOpenAt", halfOpenAtMs == null ? null : java.time.Instant.ofEpochMilli(halfOpenAtMs).toString());
         return node;
+    }
+
+    /**
+     * The breaker as its Redis hash holds it, seen at {@code nowMs}: an open breaker whose open
+     * time has passed reads as half-open already (the next admission or report writes that move).
+     */
+    static BreakerSnapshot of(String integrationKey, Map<String, String> hash, long nowMs, Duration openFor) {
+        if (hash.isEmpty()) {
+            return closed(integrationKey);
+        }
+        BreakerState state = BreakerState.fromWire(hash.get("state"));
+        Long openedAt = longOrNull(hash.get("openedAt"));
+        Long halfOpenAt = longOrNull(hash.get("halfOpenAt"));
+        Long successes = longOrNull(hash.get("successes"));
+        if (state == BreakerState.OPEN && openedAt != null && nowMs >= openedAt + openFor.toMillis()) {
+            state = BreakerState.HALF_OPEN;
+            halfOpenAt = openedAt + openFor.toMillis();
+            successes = 0L;
+        }
+        Long failures = longOrNull(hash.get("failures"));
+        return new BreakerSnapshot(integrationKey, state, failures == null ? 0 : failures.intValue(),
+                state == BreakerState.HALF_OPEN && successes != null ? successes.intValue() : 0, openedAt, halfOpenAt);
+    }
+
+    private static Long longOrNull(String value) {
+        return value == null ? null : Long.valueOf(value);
     }
 
     static BreakerSnapshot closed(String integrationKey) {

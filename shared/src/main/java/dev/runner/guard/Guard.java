@@ -12,6 +12,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,6 +59,8 @@ public final class Guard {
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */
     public static final Duration TENANT_WINDOW = Duration.ofMinutes(1);
+    /** How long a minute's deferral counts are kept: the charts go back a day at most. */
+    public static final Duration DEFERRAL_COUNTS_TTL = Duration.ofHours(25);
 
     private static final int PAUSED = 1;
     private static final DeferReason[] REASON_BY_CODE = {
@@ -143,6 +146,7 @@ public final class Guard {
 
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<String>> refunds = new LinkedHashMap<>();
+        Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
             List<?> codes = (List<?>) replies.get(firstGroupCall + g);
@@ -161,6 +165,7 @@ public final class Guard {
                             // Parked until resumed, maybe for hours: a reserved slot would be wasted too.
                             refunds.computeIfAbsent(new Refund(item.tenantId(), Long.MAX_VALUE), r -> new ArrayList<>()).add(item.itemId());
                     case Admission.Deferred deferred -> {
+                        deferrals.merge(deferred.reason(), 1, Integer::sum);
                         if (code == 0) {
                             handlerReleases.add(item.itemId());
                         }
@@ -178,6 +183,7 @@ public final class Guard {
             admissions.add(new GroupAdmission(group, decisions, false, clean));
         }
         refunds.forEach((refund, items) -> giveBacks.add(refundTenantCall(refund.tenantId(), items, refund.cutoffMs())));
+        countDeferrals(deferrals, now);
         return admissions;
     }
 
@@ -206,11 +212,17 @@ public final class Guard {
             return delays;
         }
         int call = 0;
+        int reserved = 0;
         for (List<String> ids : itemIdsByTenant.values()) {
             List<?> reply = (List<?>) replies.get(call++);
             for (int i = 0; i < ids.size(); i++) {
-                delays.put(ids.get(i), Duration.ofMillis((Long) reply.get(i)));
+                long delay = (Long) reply.get(i);
+                delays.put(ids.get(i), Duration.ofMillis(delay));
+                reserved += delay > 0 ? 1 : 0;
             }
+        }
+        if (reserved > 0) {
+            countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
         }
         return delays;
     }
@@ -243,22 +255,25 @@ public final class Guard {
             log.warn("Redis unavailable, breaker of {} reported closed: {}", integrationKey, e.toString());
             return BreakerSnapshot.closed(integrationKey);
         }
-        if (hash.isEmpty()) {
-            return BreakerSnapshot.closed(integrationKey);
+        return BreakerSnapshot.of(integrationKey, hash, clock.millis(), breaker.openFor());
+    }
+
+    /**
+     * Counts deferrals for the operator's charts on the minute they happened; the count rides on
+     * the next round trip this Guard makes (a give-back), so admission costs no extra round trip.
+     * Best effort: an environment that never makes another round trip loses its last counts.
+     */
+    private void countDeferrals(Map<DeferReason, Integer> deferrals, long nowMs) {
+        if (deferrals.isEmpty()) {
+            return;
         }
-        BreakerState state = BreakerState.fromWire(hash.get("state"));
-        Long openedAt = longOrNull(hash.get("openedAt"));
-        Long halfOpenAt = longOrNull(hash.get("halfOpenAt"));
-        int successes = (int) orZero(hash.get("successes"));
-        if (state == BreakerState.OPEN && openedAt != null
-                && clock.millis() >= openedAt + breaker.openFor().toMillis()) {
-            // The next admission or report writes this transition; a read shows it already.
-            state = BreakerState.HALF_OPEN;
-            halfOpenAt = openedAt + breaker.openFor().toMillis();
-            successes = 0;
-        }
-        return new BreakerSnapshot(integrationKey, state, (int) orZero(hash.get("failures")),
-                state == BreakerState.HALF_OPEN ? successes : 0, openedAt, halfOpenAt);
+        List<String> args = new ArrayList<>(1 + 2 * deferrals.size());
+        args.add(Long.toString(DEFERRAL_COUNTS_TTL.toMillis()));
+        deferrals.forEach((reason, count) -> {
+            args.add(reason.wireName());
+            args.add(Integer.toString(count));
+        });
+        giveBacks.add(new Redis.Call(Script.COUNT_DEFERRALS, List.of(keys.deferrals(nowMs / 60_000)), args));
     }
 
     /**
@@ -365,13 +380,5 @@ public final class Guard {
         args.add(Long.toString(cutoffMs));
         args.addAll(itemIds);
         return new Redis.Call(Script.REFUND_TENANT, List.of(keys.tenantWindow(tenantId)), args);
-    }
-
-    private static Long longOrNull(String value) {
-        return value == null ? null : Long.valueOf(value);
-    }
-
-    private static long orZero(String value) {
-        return value == null ? 0 : Long.parseLong(value);
     }
 }

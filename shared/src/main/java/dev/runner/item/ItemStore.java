@@ -241,6 +241,54 @@ public final class ItemStore {
                 """, ItemStore::job, runId);
     }
 
+    /**
+     * Dead items matching {@code filter} back to work like {@link #redrive(Connection, UUID)}: the
+     * oldest dead first, at most {@code limit}, skipping rows another redrive holds. Index
+     * execution_items_dead.
+     */
+    public List<ItemJob> redriveDead(Connection connection, ItemFilter filter, int limit) throws SQLException {
+        return db.query(connection, """
+                update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
+                    finished_at = null, updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.status = 'dead' and e.item_id in (
+                    select item_id from execution_items
+                    where status = 'dead'
+                      and (?::text is null or tenant_id = ?)
+                      and (?::text is null or integration_key = ?)
+                      and (?::text is null or handler_key = ?)
+                      and (?::uuid is null or run_id = ?)
+                    order by dlq_at, item_id
+                    limit ? for update skip locked)
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
+                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId(), limit);
+    }
+
+    /** One item back to work if it is dead; empty otherwise. */
+    public List<ItemJob> redriveItem(Connection connection, UUID itemId) throws SQLException {
+        return db.query(connection, """
+                update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
+                    finished_at = null, updated_at = now()
+                from runs r
+                where r.run_id = e.run_id and e.item_id = ? and e.status = 'dead'
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                """, ItemStore::job, itemId);
+    }
+
+    /** Dead items matching {@code filter}. Index execution_items_dead. */
+    public long countDead(ItemFilter filter) {
+        return db.query("""
+                select count(*) from execution_items
+                where status = 'dead'
+                  and (?::text is null or tenant_id = ?)
+                  and (?::text is null or integration_key = ?)
+                  and (?::text is null or handler_key = ?)
+                  and (?::uuid is null or run_id = ?)
+                """, row -> row.getLong(1), filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
+                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId()).getFirst();
+    }
+
     /** An item as the API shows it. */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
                            JsonNode history, Instant dlqAt, Instant updatedAt) {}

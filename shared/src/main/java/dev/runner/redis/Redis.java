@@ -3,6 +3,7 @@ package dev.runner.redis;
 import dev.runner.cost.CostTracker;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
@@ -219,6 +220,59 @@ public final class Redis implements AutoCloseable {
     public Map<String, String> hashGetAll(String key) {
         costs.redisRoundTrip(1);
         return await(commands().hgetall(key));
+    }
+
+    /** A read-only command, so many keys can be read in one pipelined round trip ({@link #read}). */
+    public sealed interface Read {
+        String key();
+
+        /** HGETALL: the hash as a map (empty when the key is absent). */
+        record Hash(String key) implements Read {}
+
+        /** ZCOUNT over scores in (above, upTo], upTo null = no upper bound: a Long. */
+        record Count(String key, long above, Long upTo) implements Read {}
+    }
+
+    /**
+     * Runs read-only commands pipelined: one round trip whatever their number (on a cluster, one
+     * per node, in parallel). Replies in order.
+     *
+     * @throws RedisUnavailableException Redis unreachable or too slow
+     */
+    public List<Object> read(List<Read> reads) {
+        if (reads.isEmpty()) {
+            return List.of();
+        }
+        costs.redisRoundTrip(reads.size());
+        List<RedisFuture<?>> futures = new ArrayList<>(reads.size());
+        synchronized (this) {
+            var commands = commands();
+            boolean batch = !isCluster();
+            if (batch) {
+                connection.setAutoFlushCommands(false);
+            }
+            try {
+                for (Read read : reads) {
+                    futures.add(switch (read) {
+                        case Read.Hash hash -> commands.hgetall(hash.key());
+                        case Read.Count count -> commands.zcount(count.key(), Range.from(Range.Boundary.excluding((double) count.above()),
+                                count.upTo() == null ? Range.Boundary.unbounded() : Range.Boundary.including((double) count.upTo())));
+                    });
+                }
+                if (batch) {
+                    connection.flushCommands();
+                }
+            } finally {
+                if (batch) {
+                    connection.setAutoFlushCommands(true);
+                }
+            }
+        }
+        List<Object> replies = new ArrayList<>(futures.size());
+        for (RedisFuture<?> future : futures) {
+            replies.add(await(future));
+        }
+        return replies;
     }
 
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */

@@ -21,7 +21,9 @@ public enum Script {
     /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
     RELEASE_HANDLER("releaseHandler", 3),
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
-    REFUND_TENANT("refundTenant", 1);
+    REFUND_TENANT("refundTenant", 1),
+    /** Counts a minute's admission deferrals by reason (the operator's charts). */
+    COUNT_DEFERRALS("countDeferrals", 1);
 
     private final String name;
     private final int keyCount;
