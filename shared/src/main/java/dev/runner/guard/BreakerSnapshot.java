@@ -3,7 +3,10 @@ package dev.runner.guard;
 import java.time.Duration;
 import java.util.Map;
 
-/** An integration's breaker as of now; the times are epoch milliseconds, null when not applicable. */
+/**
+ * An integration's breaker as of now; the times are epoch milliseconds, null when not applicable.
+ * An open breaker's {@code halfOpenAtMs} is when it will go half-open (its "open until").
+ */
 public record BreakerSnapshot(String integrationKey, BreakerState state, int failures, int halfOpenSuccesses,
                               Long openedAtMs, Long halfOpenAtMs) {
 
@@ -31,10 +34,13 @@ public record BreakerSnapshot(String integrationKey, BreakerState state, int fai
         Long openedAt = longOrNull(hash.get("openedAt"));
         Long halfOpenAt = longOrNull(hash.get("halfOpenAt"));
         Long successes = longOrNull(hash.get("successes"));
-        if (state == BreakerState.OPEN && openedAt != null && nowMs >= openedAt + openFor.toMillis()) {
-            state = BreakerState.HALF_OPEN;
+        if (state == BreakerState.OPEN && openedAt != null) {
+            // Open until openedAt + openFor: that is when it goes (or, once past, went) half-open.
             halfOpenAt = openedAt + openFor.toMillis();
-            successes = 0L;
+            if (nowMs >= halfOpenAt) {
+                state = BreakerState.HALF_OPEN;
+                successes = 0L;
+            }
         }
         Long failures = longOrNull(hash.get("failures"));
         return new BreakerSnapshot(integrationKey, state, failures == null ? 0 : failures.intValue(),
