@@ -22,3 +22,7 @@ create index runs_newest on runs (created_at desc, run_id desc);
 create index execution_items_dead on execution_items (dlq_at desc, item_id desc) where status = 'dead';
 -- Successes per minute for the charts, read from the index alone.
 create index execution_items_succeeded on execution_items (finished_at) where status = 'succeeded';
+-- Retries per minute read the history of items that failed at least once; of the succeeded ones,
+-- only those (few) are indexed here.
+create index execution_items_retried_succeeded on execution_items (finished_at)
+    where status = 'succeeded' and history <> '[]'::jsonb;

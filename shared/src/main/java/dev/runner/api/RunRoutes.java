@@ -57,9 +57,9 @@ final class RunRoutes {
         String integrationKey = IntegrationType.requireKey("integrationKey", Json.text(body, "integrationKey"));
         String handlerKey = IntegrationType.requireKey("handlerKey", Json.text(body, "handlerKey"));
         if (!caller.sees(tenantId)) {
-            // The same answer as for a tenant integration that does not exist.
+            // Word for word what RunService answers for a tenant integration that does not exist.
             throw new RunService.RunRefused(RunService.RunRefused.Reason.NO_TENANT_INTEGRATION,
-                    "no tenant integration " + tenantId + "/" + integrationKey);
+                    "tenant " + tenantId + " has no integration " + integrationKey);
         }
         UUID runId = runService.startFetching(new RunService.Request(tenantId, integrationKey, handlerKey, Trigger.MANUAL));
         LOG.info("manual run created", "runId", runId, "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);

@@ -143,7 +143,8 @@ public final class ItemQueries {
      * retries by the time in each failed attempt's history entry (a dead item's last entry is its
      * death, not a retry). Only items that can hold such a time are read: those succeeded or dead
      * since then (indexes execution_items_succeeded and execution_items_dead) and those still open
-     * (execution_items_open). One statement.
+     * (execution_items_open); of the succeeded ones only those that failed first
+     * (execution_items_retried_succeeded). One statement, reading O(items finished in the window).
      */
     public List<MinuteCount> perMinute(Instant since) {
         return db.query("""
