@@ -8,7 +8,8 @@
     ARGV[2] breaker open duration (ms)
   Output:
     { state ('closed' | 'open' | 'half_open'), consecutive failures, successes while half-open
-      (else 0), openedAt (ms) or nil, halfOpenAt (ms) while half-open or nil }
+      (else 0), openedAt (ms) or nil, halfOpenAt (ms): when an open breaker goes half-open (its
+      "open until") or when a half-open one went; nil when closed }
 ]]
 local breakerKey = KEYS[1]
 
@@ -19,8 +20,11 @@ local openMs = tonumber(ARGV[2])
 
 local breaker = readBreaker(breakerKey)
 local state, halfOpenAt = breakerStateAt(breaker, now, openMs)
-if state ~= 'half_open' then
+if state == 'closed' then
   return { state, breaker.failures, 0, breaker.openedAt or false, false }
+end
+if state == 'open' then
+  return { state, breaker.failures, 0, breaker.openedAt or false, halfOpenAt }
 end
 local successes = (breaker.state == 'half_open') and breaker.successes or 0
 return { state, breaker.failures, successes, breaker.openedAt or false, halfOpenAt }

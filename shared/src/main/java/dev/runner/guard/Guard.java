@@ -13,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,6 +67,8 @@ public final class Guard {
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */
     public static final Duration TENANT_WINDOW = Duration.ofMinutes(1);
+    /** How long a minute's deferral counts are kept: the charts go back a day at most. */
+    public static final Duration DEFERRAL_COUNTS_TTL = Duration.ofHours(25);
 
     private final Redis redis;
     private final Keys keys;
@@ -138,6 +141,7 @@ public final class Guard {
 
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<String>> refunds = new LinkedHashMap<>();
+        Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
             HandlerAnswer handler = handlerAnswers.get(g).get();
@@ -148,6 +152,9 @@ public final class Guard {
                 AdmissionRules.Combined combined = AdmissionRules.combine(
                         item.itemId(), handler.verdicts().get(i), tenantDelayByItem.get(item.itemId()), now);
                 decisions.add(combined.admission());
+                if (combined.admission() instanceof Admission.Deferred deferred) {
+                    deferrals.merge(deferred.reason(), 1, Integer::sum);
+                }
                 if (combined.releaseHandler()) {
                     handlerReleases.add(item.itemId());
                 }
@@ -160,6 +167,7 @@ public final class Guard {
             admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean()));
         }
         refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
+        countDeferrals(deferrals, now);
         return admissions;
     }
 
@@ -188,12 +196,18 @@ public final class Guard {
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
-        itemIdsByTenant.forEach((tenant, ids) -> {
-            List<Long> answer = answers.get(tenant).get();
-            for (int i = 0; i < ids.size(); i++) {
-                delays.put(ids.get(i), AdmissionRules.reservedDelay(answer.get(i)));
+        int reserved = 0;
+        for (var tenant : itemIdsByTenant.entrySet()) {
+            List<Long> answer = answers.get(tenant.getKey()).get();
+            for (int i = 0; i < tenant.getValue().size(); i++) {
+                Duration delay = AdmissionRules.reservedDelay(answer.get(i));
+                delays.put(tenant.getValue().get(i), delay);
+                reserved += delay.isZero() ? 0 : 1;
             }
-        });
+        }
+        if (reserved > 0) {
+            countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
+        }
         return delays;
     }
 
@@ -230,6 +244,17 @@ public final class Guard {
             return BreakerSnapshot.closed(integrationKey);
         }
         return snapshot.get();
+    }
+
+    /**
+     * Counts deferrals for the operator's charts on the minute they happened; the count rides on
+     * the next round trip this Guard makes (a give-back), so admission costs no extra round trip.
+     * Best effort: an environment that never makes another round trip loses its last counts.
+     */
+    private void countDeferrals(Map<DeferReason, Integer> deferrals, long nowMs) {
+        if (!deferrals.isEmpty()) {
+            giveBacks.add(scripts.countDeferrals(deferrals, nowMs));
+        }
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.runner.redis.Script;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -145,13 +146,29 @@ final class GuardScripts {
 
     /** readBreaker-1.lua: the breaker as of now, as the next admission or report will see it. */
     Pipeline.Request<BreakerSnapshot> readBreaker(String integrationKey, long now) {
+        return readBreaker(keys, breaker.openFor(), integrationKey, now);
+    }
+
+    /** The same read for a caller that holds no other script arguments (the operator's readings). */
+    static Pipeline.Request<BreakerSnapshot> readBreaker(Keys keys, Duration openFor, String integrationKey, long now) {
         Redis.Call call = new Redis.Call(Script.READ_BREAKER, List.of(keys.breaker(integrationKey)),
-                List.of(Long.toString(now), Long.toString(breaker.openFor().toMillis())));
+                List.of(Long.toString(now), Long.toString(openFor.toMillis())));
         return Pipeline.Request.of(call, reply -> {
             List<?> fields = (List<?>) reply;
             return new BreakerSnapshot(integrationKey, BreakerState.fromWire((String) fields.get(0)),
                     ((Long) fields.get(1)).intValue(), ((Long) fields.get(2)).intValue(),
                     (Long) fields.get(3), (Long) fields.get(4));
         });
+    }
+
+    /** countDeferrals-1.lua: adds a minute's deferrals by reason to that minute's counters (the operator's charts). */
+    Redis.Call countDeferrals(Map<DeferReason, Integer> deferrals, long now) {
+        List<String> args = new ArrayList<>(1 + 2 * deferrals.size());
+        args.add(Long.toString(Guard.DEFERRAL_COUNTS_TTL.toMillis()));
+        deferrals.forEach((reason, count) -> {
+            args.add(reason.wireName());
+            args.add(Integer.toString(count));
+        });
+        return new Redis.Call(Script.COUNT_DEFERRALS, List.of(keys.deferrals(now / 60_000)), args);
     }
 }

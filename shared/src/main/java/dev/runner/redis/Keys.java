@@ -55,6 +55,15 @@ public final class Keys {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
     }
 
+    /**
+     * Hash reason → count: admission deferrals in the minute starting at {@code epochMinute}
+     * (minutes since the epoch). Every minute shares the tag {@code {m}}, so a page of minutes is
+     * read from one node.
+     */
+    public String deferrals(long epochMinute) {
+        return prefix + ":{m}:deferrals:" + epochMinute;
+    }
+
     /** String: the integration type's JSON. */
     public String type(String integrationKey) {
         return integration(integrationKey) + ":type";

@@ -6,13 +6,13 @@ import java.util.Objects;
 import java.util.function.Function;
 
 /**
- * Script calls of several requests sent in one {@link Redis#run} (one round trip), each request
- * decoding its own replies: a codec builds the requests, its caller adds them, runs the pipeline
- * once and reads each answer.
+ * Commands (script calls, plain reads) of several requests sent in one {@link Redis#run} (one
+ * round trip), each request decoding its own replies: a codec builds the requests, its caller adds
+ * them, runs the pipeline once and reads each answer.
  */
 public final class Pipeline {
 
-    /** Calls whose replies, in order, decode into one answer. */
+    /** Script calls whose replies, in order, decode into one answer. */
     public record Request<T>(List<Redis.Call> calls, Function<List<Object>, T> decode) {
         public Request {
             calls = List.copyOf(calls);
@@ -42,19 +42,27 @@ public final class Pipeline {
         }
     }
 
-    private record Entry<T>(Request<T> request, Reply<T> reply) {
+    private record Entry<T>(int size, Function<List<Object>, T> decode, Reply<T> reply) {
         void decode(List<Object> replies) {
-            reply.set(request.decode().apply(replies));
+            reply.set(decode.apply(replies));
         }
     }
 
-    private final List<Redis.Call> calls = new ArrayList<>();
+    private final List<Redis.Command> calls = new ArrayList<>();
     private final List<Entry<?>> entries = new ArrayList<>();
 
     public <T> Reply<T> add(Request<T> request) {
         Reply<T> reply = new Reply<>();
-        entries.add(new Entry<>(request, reply));
+        entries.add(new Entry<>(request.calls().size(), request.decode(), reply));
         calls.addAll(request.calls());
+        return reply;
+    }
+
+    /** A plain read in the same round trip; its reply as Redis gives it (a map for HGETALL, a Long for ZCOUNT). */
+    public Reply<Object> read(Redis.Read read) {
+        Reply<Object> reply = new Reply<>();
+        entries.add(new Entry<>(1, List::getFirst, reply));
+        calls.add(read);
         return reply;
     }
 
@@ -77,7 +85,7 @@ public final class Pipeline {
         List<Object> replies = redis.run(calls);
         int from = 0;
         for (Entry<?> entry : entries) {
-            int to = from + entry.request().calls().size();
+            int to = from + entry.size();
             entry.decode(replies.subList(from, to));
             from = to;
         }

@@ -3,6 +3,7 @@ package dev.runner.redis;
 import dev.runner.cost.CostTracker;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
@@ -41,8 +42,11 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Redis implements AutoCloseable {
 
+    /** What one round trip can carry: script calls and plain reads, in any mix. */
+    public sealed interface Command permits Call, Read {}
+
     /** One script call: keys and arguments as the script's header lists them. */
-    public record Call(Script script, List<String> keys, List<String> args) {
+    public record Call(Script script, List<String> keys, List<String> args) implements Command {
         public Call {
             Objects.requireNonNull(script, "script");
             keys = List.copyOf(keys);
@@ -165,14 +169,14 @@ public final class Redis implements AutoCloseable {
     }
 
     /**
-     * Runs the calls pipelined (one round trip; a second only for scripts Redis no longer has)
+     * Runs the commands pipelined (one round trip; a second only for scripts Redis no longer has)
      * and returns their replies in order.
      *
      * @throws RedisUnavailableException Redis unreachable, too slow, or unable to serve now
      *         (loading, busy, cluster down, out of memory…: {@link #isOutage})
      * @throws RedisScriptException a script failed (a bug, not an outage), named in the message
      */
-    public List<Object> run(List<Call> calls) {
+    public List<Object> run(List<? extends Command> calls) {
         if (calls.isEmpty()) {
             return List.of();
         }
@@ -184,7 +188,7 @@ public final class Redis implements AutoCloseable {
             }
         }
         if (!unknown.isEmpty()) {
-            List<Object> reloaded = dispatch(unknown.stream().map(calls::get).toList(), true);
+            List<Object> reloaded = dispatch(unknown.stream().<Command>map(calls::get).toList(), true);
             for (int i = 0; i < unknown.size(); i++) {
                 replies.set(unknown.get(i), reloaded.get(i));
             }
@@ -238,12 +242,23 @@ public final class Redis implements AutoCloseable {
         return OUTAGE_ERRORS.contains(end < 0 ? errorReply : errorReply.substring(0, end));
     }
 
+    /** A plain read, pipelined with the rest of a round trip ({@link #run}). */
+    public sealed interface Read extends Command {
+        String key();
+
+        /** HGETALL: the hash as a map (empty when the key is absent). */
+        record Hash(String key) implements Read {}
+
+        /** ZCOUNT over scores in (above, upTo], upTo null = no upper bound: a Long. */
+        record Count(String key, long above, Long upTo) implements Read {}
+    }
+
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
     private static final Object NO_SCRIPT = new Object();
 
-    private List<Object> dispatch(List<Call> calls, boolean sendBody) {
+    private List<Object> dispatch(List<? extends Command> calls, boolean sendBody) {
         costs.redisRoundTrip(calls.size());
-        List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
+        List<RedisFuture<?>> futures = new ArrayList<>(calls.size());
         synchronized (this) {
             var commands = commands();
             // Standalone: one flush for all calls. Cluster: Lettuce writes each node's calls without
@@ -254,12 +269,15 @@ public final class Redis implements AutoCloseable {
                 connection.setAutoFlushCommands(false);
             }
             try {
-                for (Call call : calls) {
-                    String[] keys = call.keys().toArray(String[]::new);
-                    String[] args = call.args().toArray(String[]::new);
-                    futures.add(sendBody
-                            ? commands.eval(call.script().body(), ScriptOutputType.MULTI, keys, args)
-                            : commands.evalsha(call.script().sha(), ScriptOutputType.MULTI, keys, args));
+                for (Command command : calls) {
+                    futures.add(switch (command) {
+                        case Call call -> sendBody
+                                ? commands.eval(call.script().body(), ScriptOutputType.MULTI, keys(call), args(call))
+                                : commands.evalsha(call.script().sha(), ScriptOutputType.MULTI, keys(call), args(call));
+                        case Read.Hash hash -> commands.hgetall(hash.key());
+                        case Read.Count count -> commands.zcount(count.key(), Range.from(Range.Boundary.excluding((double) count.above()),
+                                count.upTo() == null ? Range.Boundary.unbounded() : Range.Boundary.including((double) count.upTo())));
+                    });
                 }
                 if (batch) {
                     connection.flushCommands();
@@ -277,10 +295,21 @@ public final class Redis implements AutoCloseable {
             } catch (RedisNoScriptException e) {
                 replies.add(NO_SCRIPT);
             } catch (RedisCommandExecutionException e) {
-                throw new RedisScriptException(calls.get(i).script(), e);
+                if (calls.get(i) instanceof Call call) {
+                    throw new RedisScriptException(call.script(), e);
+                }
+                throw e;
             }
         }
         return replies;
+    }
+
+    private static String[] keys(Call call) {
+        return call.keys().toArray(String[]::new);
+    }
+
+    private static String[] args(Call call) {
+        return call.args().toArray(String[]::new);
     }
 
     private <T> T await(RedisFuture<T> future) {

@@ -24,7 +24,9 @@ public enum Script {
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
     REFUND_TENANT("refundTenant", 1),
     /** An integration's breaker as of now, without writing anything. */
-    READ_BREAKER("readBreaker", 1);
+    READ_BREAKER("readBreaker", 1),
+    /** Counts a minute's admission deferrals by reason (the operator's charts). */
+    COUNT_DEFERRALS("countDeferrals", 1);
 
     private final String name;
     private final int keyCount;

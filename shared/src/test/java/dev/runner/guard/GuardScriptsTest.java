@@ -66,6 +66,7 @@ class GuardScriptsTest {
         calls.add(scripts.releaseHandler("crm-x", "sync", List.of("a-0"), NOW));
         calls.add(scripts.refundTenant("acme", List.of("a-0"), NOW));
         calls.addAll(scripts.readBreaker("crm-x", NOW).calls());
+        calls.add(scripts.countDeferrals(java.util.Map.of(DeferReason.TENANT_LIMIT, 2), NOW));
         assertEquals(Script.values().length, calls.stream().map(Redis.Call::script).distinct().count(), "every script is built here");
         for (Redis.Call call : calls) {
             assertEquals(1, call.keys().stream().map(SlotHash::getSlot).distinct().count(), call.script() + " " + call.keys());
