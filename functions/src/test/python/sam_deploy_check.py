@@ -1,7 +1,7 @@
 """Runs the SAM translator (aws-sam-translator, what CloudFormation's AWS::Serverless transform runs)
 on template.yaml and reports what a deploy would do to the "live" aliases. Used by TemplateDeployIT.
 
-    python3 sam_deploy_check.py TEMPLATE BASE_PARAMETERS_JSON OUTPUT_JSON
+    python3 sam_deploy_check.py TEMPLATE BASE_PARAMETERS_JSON OUTPUT_JSON INFRA_TEMPLATE
 
 For the base parameters, the same again, every parameter changed one at a time, and another code
 artifact, it records each alias's *version identity*: the logical id of the AWS::Lambda::Version it
@@ -14,7 +14,8 @@ it gives it new attribute values.
 It also reports which parameters reach the functions (referenced from Globals.Function or a
 function's properties other than Events), which HTTP routes `sam deploy --guided` would ask about
 ("has no authentication. Is this okay?", the check of samcli/commands/deploy/auth_utils.py), and
-whether the dashboard body is valid JSON once substituted.
+whether the dashboard body is valid JSON once substituted, and whether infra.yaml's ParameterOverrides
+output names only template.yaml parameters and every one that has no default.
 """
 import copy
 import json
@@ -156,7 +157,18 @@ def dashboard_errors(template):
     return errors
 
 
-def main(template_path, base_json, output_path):
+def infra_overrides(template, infra_path):
+    """infra.yaml's ParameterOverrides output against template.yaml's parameters."""
+    with open(infra_path) as f:
+        infra = yaml_parse(f.read())
+    value = infra["Outputs"]["ParameterOverrides"]["Value"]["Fn::Sub"]
+    given = set(re.findall(r"(?:^|\s)([A-Za-z0-9]+)=", value[0] if isinstance(value, list) else value))
+    declared = template.get("Parameters", {})
+    required = {name for name, declaration in declared.items() if "Default" not in declaration}
+    return {"unknown": sorted(given - set(declared)), "missing": sorted(required - given)}
+
+
+def main(template_path, base_json, output_path, infra_path):
     with open(template_path) as f:
         template = yaml_parse(f.read())
     base = json.loads(base_json)
@@ -169,6 +181,7 @@ def main(template_path, base_json, output_path):
         "variants": {},
         "guidedAuthPrompts": guided_auth_prompts(template),
         "dashboardErrors": dashboard_errors(template),
+        "infraOverrides": infra_overrides(template, infra_path),
     }
     for name, declaration in declared.items():
         current = base.get(name, declaration.get("Default"))
@@ -180,4 +193,4 @@ def main(template_path, base_json, output_path):
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -42,7 +42,7 @@ class TemplateDeployIT {
         Path output = Files.createTempFile("sam-deploy-check", ".json");
         try {
             var result = ExternalTool.run(List.of("python3", "functions/src/test/python/sam_deploy_check.py",
-                    "template.yaml", BASE_PARAMETERS, output.toString()), Duration.ofMinutes(3));
+                    "template.yaml", BASE_PARAMETERS, output.toString(), "infra.yaml"), Duration.ofMinutes(3));
             assertEquals(0, result.exitCode(), "the SAM translator failed on template.yaml:\n" + result.output());
             report = Json.parse(Files.readAllBytes(output));
         } finally {
@@ -111,6 +111,13 @@ class TemplateDeployIT {
         if (report.path("dashboardErrors").size() > 0) {
             fail(report.path("dashboardErrors").toString());
         }
+    }
+
+    @Test
+    void infraOutputsGiveEveryParameterTemplateYamlNeeds() {
+        JsonNode overrides = report.path("infraOverrides");
+        assertEquals(0, overrides.path("missing").size(), "infra.yaml ParameterOverrides lacks " + overrides.path("missing"));
+        assertEquals(0, overrides.path("unknown").size(), "template.yaml has no parameters " + overrides.path("unknown"));
     }
 
     private static Set<String> functionParameters() {
