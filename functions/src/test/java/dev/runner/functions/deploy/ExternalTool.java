@@ -1,32 +1,46 @@
 package dev.runner.functions.deploy;
 
+import org.junit.jupiter.api.Assumptions;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A command-line tool the deployment tests run (the SAM translator through python3, cfn-lint):
  * installed on the project's machines, not by the build, so a test without it is skipped with
  * the reason instead of failing.
  */
-record ExternalTool(List<String> command) {
+final class ExternalTool {
 
     /** The repository root: tests run in their module's directory. */
     static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
     record Result(int exitCode, String output) {}
 
-    /** Skips the calling test (or class) unless {@code probe} runs and exits 0. */
+    private ExternalTool() {}
+
+    /** Skips the calling test unless {@code probe} runs and exits 0, saying why. */
     static void assumeInstalled(String what, String... probe) {
+        missing(what, probe).ifPresent(ExternalTool::skip);
+    }
+
+    /** Why {@code what} cannot be used here, or empty when {@code probe} runs and exits 0. */
+    static Optional<String> missing(String what, String... probe) {
         Result result = probe(probe);
-        assumeTrue(result.exitCode() == 0, () -> "skipped: " + what + " is not installed here ("
-                + String.join(" ", probe) + " -> " + result.output().strip() + ")");
+        return result.exitCode() == 0 ? Optional.empty() : Optional.of("skipped: " + what + " is not installed here ("
+                + String.join(" ", probe) + ": " + result.output().strip().lines().reduce((first, last) -> last).orElse("") + ")");
+    }
+
+    /** Skips the calling test with {@code reason}, printed too: the build's output shows no skip reasons. */
+    static void skip(String reason) {
+        System.out.println(reason);
+        Assumptions.abort(reason);
     }
 
     private static Result probe(String... command) {
