@@ -28,9 +28,14 @@ final class ApiKeys {
     private final byte[] adminKeyDigest;
     private final ApiKeyStore store;
     private final Clock clock;
+    private final boolean bearerKeys;
 
-    /** @param adminKey the admin bearer key; null: admin only through IAM */
-    ApiKeys(String adminKey, ApiKeyStore store, Clock clock) {
+    /**
+     * @param adminKey   the admin bearer key; null: admin only through IAM
+     * @param bearerKeys false when only IAM principals may call (ManagementAuth iam): every bearer key is refused
+     */
+    ApiKeys(String adminKey, boolean bearerKeys, ApiKeyStore store, Clock clock) {
+        this.bearerKeys = bearerKeys;
         this.adminKeyDigest = adminKey == null || adminKey.isBlank() ? null : digest(adminKey);
         this.store = store;
         this.clock = clock;
@@ -41,7 +46,7 @@ final class ApiKeys {
         if (request.principal() != null) {
             return Optional.of(new Caller.Admin(request.principal()));
         }
-        String token = bearer(request);
+        String token = bearerKeys ? bearer(request) : null;
         if (token == null) {
             return Optional.empty();
         }

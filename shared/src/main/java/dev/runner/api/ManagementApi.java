@@ -69,8 +69,13 @@ public final class ManagementApi {
 
     /** @param adminKey the admin bearer key; null: admin only through IAM (tenant keys still work) */
     public ManagementApi(String adminKey, Backend backend) {
+        this(adminKey, true, backend);
+    }
+
+    /** @param bearerKeys false: only IAM principals verified by API Gateway may call (ManagementAuth iam) */
+    public ManagementApi(String adminKey, boolean bearerKeys, Backend backend) {
         this.db = backend.db();
-        this.keys = new ApiKeys(adminKey, backend.apiKeys(), backend.clock());
+        this.keys = new ApiKeys(adminKey, bearerKeys, backend.apiKeys(), backend.clock());
         var setup = new SetupRoutes(backend.integrations(), backend.handlerUrls(), backend.pauses(), keys, backend.clock());
         var console = new ConsoleAssets();
         var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.items(), backend.itemQueries(),

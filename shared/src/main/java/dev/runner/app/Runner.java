@@ -93,7 +93,7 @@ public final class Runner implements AutoCloseable {
             dispatcher.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
             dispatcher.get()));
-    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), new ManagementApi.Backend(
+    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(), config(), clock())));

@@ -61,6 +61,15 @@ class ManagementApiTest {
     }
 
     @Test
+    void inIamModeBearerKeysAreRefusedAndOnlyVerifiedPrincipalsCall() {
+        var iamOnly = new ManagementApi(ADMIN_KEY, false, ManagementApi.Backend.none(Clock.systemUTC()));
+        assertError(401, "unauthorized", iamOnly.handle(new ApiRequest("GET", "/session", Map.of(),
+                Map.of("authorization", "Bearer " + ADMIN_KEY), Map.of(), null)));
+        assertEquals(200, iamOnly.handle(new ApiRequest("GET", "/session", Map.of(), Map.of(), Map.of(), null,
+                "arn:aws:iam::123456789012:role/operator")).status());
+    }
+
+    @Test
     void withoutAnAdminKeyNoBearerTokenIsAdmin() {
         var keyless = new ManagementApi(null, ManagementApi.Backend.none(Clock.systemUTC()));
         assertError(401, "unauthorized", keyless.handle(new ApiRequest("GET", "/session", Map.of(), Map.of("authorization", "Bearer "),
