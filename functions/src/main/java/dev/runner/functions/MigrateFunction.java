@@ -2,9 +2,10 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
-import dev.runner.config.RunnerConfig;
+import dev.runner.app.Grants;
+import dev.runner.app.Runner;
+import dev.runner.config.SecretRole;
 import dev.runner.json.Json;
-import dev.runner.store.Database;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,15 +23,19 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
 
     static final String PHYSICAL_ID = "runner-schema";
 
-    private final RunnerConfig.Database database;
+    /** The database login only. */
+    public static final Grants GRANTS = Grants.none().reading(SecretRole.DATABASE);
 
+    private final Runner runner;
+
+    /** Lambda's constructor: a root for the environment the template gives the function. */
     public MigrateFunction() {
-        this(System.getenv());
+        this(Runner.fromEnvironment(System.getenv()));
     }
 
-    public MigrateFunction(Map<String, String> environment) {
-        this.database = new RunnerConfig.Database(environment.get("RUNNER_DATABASE_URL"),
-                environment.get("RUNNER_DATABASE_USER"), environment.get("RUNNER_DATABASE_PASSWORD"));
+    /** Nothing is read or opened until a Create or Update arrives. */
+    public MigrateFunction(Runner runner) {
+        this.runner = runner.serve(GRANTS);
     }
 
     @Override
@@ -40,7 +45,7 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
         String reason = "schema migrated";
         if (!"Delete".equals(requestType)) {
             try {
-                Database.migrate(database);
+                runner.migrate();
             } catch (RuntimeException e) {
                 status = "FAILED";
                 reason = "migration failed: " + e.getMessage();

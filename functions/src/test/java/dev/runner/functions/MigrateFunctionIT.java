@@ -2,12 +2,14 @@ package dev.runner.functions;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
-import dev.runner.embedded.TestServers;
+import dev.runner.app.Runner;
 import dev.runner.json.Json;
+import dev.runner.testing.TestStack;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -32,13 +34,10 @@ class MigrateFunctionIT {
         try {
             Map<String, Object> event = new HashMap<>(Events.load("migrate.json", Map.class));
             event.put("ResponseURL", "http://127.0.0.1:" + cloudFormation.getAddress().getPort() + "/response");
-            var servers = TestServers.get();
-            Map<String, String> env = new HashMap<>();
-            env.put("RUNNER_DATABASE_URL", servers.jdbcUrl());
-            env.put("RUNNER_DATABASE_USER", servers.dbUser());
-            env.put("RUNNER_DATABASE_PASSWORD", servers.dbPassword());
-
-            Map<String, Object> result = new MigrateFunction(env).handleRequest(event, TestContext.of("migrate", 300_000));
+            Map<String, Object> result;
+            try (var stack = TestStack.create(Map.of()); var runner = new Runner(stack.config(), Clock.systemUTC())) {
+                result = new MigrateFunction(runner).handleRequest(event, TestContext.of("migrate", 300_000));
+            }
 
             assertEquals("SUCCESS", result.get("Status"), String.valueOf(result.get("Reason")));
             JsonNode sent = answer.get(10, TimeUnit.SECONDS);
@@ -55,8 +54,10 @@ class MigrateFunctionIT {
         Map<String, Object> event = new HashMap<>(Events.load("migrate.json", Map.class));
         event.put("RequestType", "Delete");
         event.remove("ResponseURL");
-        Map<String, Object> result = new MigrateFunction(Map.of("RUNNER_DATABASE_URL", "jdbc:postgresql://127.0.0.1:1/none"))
-                .handleRequest(event, TestContext.of("migrate", 300_000));
-        assertEquals("SUCCESS", result.get("Status"));
+        try (var stack = TestStack.create(Map.of("RUNNER_DATABASE_URL", "jdbc:postgresql://127.0.0.1:1/none"));
+             var runner = new Runner(stack.config(), Clock.systemUTC())) {
+            Map<String, Object> result = new MigrateFunction(runner).handleRequest(event, TestContext.of("migrate", 300_000));
+            assertEquals("SUCCESS", result.get("Status"));
+        }
     }
 }

@@ -41,7 +41,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
  * free for webhook items, so a manual or schedule backlog never holds every slot.
  *
- * <p><b>Redis down: fail open.</b> {@link #admit} admits everything and logs a warning, the breaker
+ * <p><b>Redis down: fail open.</b> {@link #admit} admits everything, logs a warning and tells {@link GuardEvents}, the breaker
  * counts as closed ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates
  * (leases expire by TTL). No item is lost or parked because Redis is away; handlers are then
  * protected only by their own capacity until Redis is back. {@link #setPaused} is the exception:
@@ -73,6 +73,8 @@ public final class Guard {
     private final Duration leaseTtl;
     /** Give-backs for the next round trip (see class comment). */
     private final ConcurrentLinkedQueue<Redis.Call> giveBacks = new ConcurrentLinkedQueue<>();
+    /** Told each time the guard fails open, so it is counted, not only logged. */
+    private final GuardEvents events;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -80,6 +82,12 @@ public final class Guard {
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
                  Clock clock, Duration leaseTtl) {
+        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, GuardEvents.NONE);
+    }
+
+    public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
+                 Clock clock, Duration leaseTtl, GuardEvents events) {
+        this.events = Objects.requireNonNull(events, "events");
         this.redis = Objects.requireNonNull(redis, "redis");
         this.keys = Objects.requireNonNull(keys, "keys");
         this.breaker = Objects.requireNonNull(breaker, "breaker");
@@ -125,10 +133,12 @@ public final class Guard {
             replies = redis.run(calls);
         } catch (RedisUnavailableException e) {
             log.warn("Redis unavailable, admitting {} groups without limits (fail-open): {}", groups.size(), e.toString());
+            events.failedOpen(GuardEvents.FailOpen.ADMISSION, itemCount(groups));
             return groups.stream().map(Guard::admitAll).toList();
         } catch (RuntimeException e) {
             // A failing script is a bug, not an outage; items still flow rather than pile up.
             log.error("guard scripts failed, admitting {} groups without limits (fail-open)", groups.size(), e);
+            events.failedOpen(GuardEvents.FailOpen.ADMISSION, itemCount(groups));
             return groups.stream().map(Guard::admitAll).toList();
         }
 
@@ -202,6 +212,7 @@ public final class Guard {
             replies = redis.run(calls);
         } catch (RuntimeException e) {
             log.warn("Redis unavailable, enqueueing {} tenants' items without reserved slots: {}", itemIdsByTenant.size(), e.toString());
+            events.failedOpen(GuardEvents.FailOpen.RESERVATION, itemIdsByTenant.values().stream().mapToInt(List::size).sum());
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
@@ -229,8 +240,10 @@ public final class Guard {
         } catch (RedisUnavailableException e) {
             log.warn("Redis unavailable, dropping {} breaker reports; leases expire after {}: {}",
                     reports.size(), leaseTtl, e.toString());
+            events.failedOpen(GuardEvents.FailOpen.REPORT, reports.size());
         } catch (RuntimeException e) {
             log.error("guard report script failed, dropping {} breaker reports", reports.size(), e);
+            events.failedOpen(GuardEvents.FailOpen.REPORT, reports.size());
         }
     }
 
@@ -241,6 +254,7 @@ public final class Guard {
             hash = redis.hashGetAll(keys.breaker(integrationKey));
         } catch (RuntimeException e) {
             log.warn("Redis unavailable, breaker of {} reported closed: {}", integrationKey, e.toString());
+            events.failedOpen(GuardEvents.FailOpen.BREAKER_READ, 1);
             return BreakerSnapshot.closed(integrationKey);
         }
         if (hash.isEmpty()) {
@@ -289,6 +303,10 @@ public final class Guard {
             throw new IllegalStateException("unknown admitHandler code " + code + " for item " + itemId);
         }
         return new Admission.Deferred(itemId, Duration.ofMillis(handlerDelay), REASON_BY_CODE[code]);
+    }
+
+    private static int itemCount(List<GroupRequest> groups) {
+        return groups.stream().mapToInt(group -> group.items().size()).sum();
     }
 
     private static GroupAdmission admitAll(GroupRequest group) {

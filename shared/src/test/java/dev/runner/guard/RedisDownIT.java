@@ -3,12 +3,15 @@ package dev.runner.guard;
 import dev.runner.redis.Redis;
 import dev.runner.redis.RedisTargets;
 import dev.runner.redis.RedisUnavailableException;
+import dev.runner.redis.TestClock;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import redis.embedded.RedisServer;
 
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 
 import static dev.runner.guard.GuardFixture.count;
 import static dev.runner.guard.GuardFixture.group;
@@ -32,6 +35,27 @@ class RedisDownIT {
             assertEquals(5, count(admissions.get(0).decisions(), Admission.Admitted.class));
             assertEquals(2, count(admissions.get(1).decisions(), Admission.Admitted.class));
         }
+    }
+
+    @Test
+    void eachFailOpenIsToldToTheEventsWithWhatItLetThrough() {
+        Map<GuardEvents.FailOpen, Integer> told = new EnumMap<>(GuardEvents.FailOpen.class);
+        GuardEvents events = new GuardEvents() {
+            @Override
+            public void failedOpen(FailOpen where, int count) {
+                told.merge(where, count, Integer::sum);
+            }
+        };
+        try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
+            var guard = new Guard(down, RedisTargets.uniqueKeys(), GuardFixture.BREAKER, GuardFixture.TENANT, TestClock.now(),
+                    Guard.DEFAULT_LEASE_TTL, events);
+            guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.SCHEDULE, 5))));
+            guard.reserveTenantSlots(Map.of("acme", List.of("i-1", "i-2", "i-3")));
+            guard.report(List.of(new GroupReport("crm-x", "sync", 0, 1, List.of("a-0"))));
+            guard.breaker("crm-x");
+        }
+        assertEquals(Map.of(GuardEvents.FailOpen.ADMISSION, 5, GuardEvents.FailOpen.RESERVATION, 3,
+                GuardEvents.FailOpen.REPORT, 1, GuardEvents.FailOpen.BREAKER_READ, 1), told);
     }
 
     @Test
