@@ -45,7 +45,11 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
 
     PipelineFixture(Map<String, String> overrides) {
         stack = TestStack.create(overrides);
-        runner = new Runner(stack.config(), Clock.systemUTC(), costs);
+        // The tests play every function on one root and also call the core directly (a tick, a sweep):
+        // bind all the functions' grants up front so what is allowed does not depend on which ran first.
+        runner = new Runner(stack.config(), Clock.systemUTC(), costs).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS)
+                .serve(SchedulerFunction.GRANTS).serve(RunWorkerFunction.GRANTS).serve(ItemWorkerFunction.GRANTS)
+                .serve(IngestFunction.GRANTS).serve(DeadLetterFunction.GRANTS);
         handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));
         pump = new EventSourcePump(stack, runner);
         apiKey = stack.environment().get("RUNNER_API_KEY");

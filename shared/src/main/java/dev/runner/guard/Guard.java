@@ -49,7 +49,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
  * free for webhook items, so a manual or schedule backlog never holds every slot.
  *
- * <p><b>Redis down: fail open.</b> {@link #admit} admits everything, the breaker counts as closed
+ * <p><b>Redis down: fail open.</b> {@link #admit} admits everything (and tells {@link GuardEvents}), the breaker counts as closed
  * ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates (leases expire
  * by TTL), {@link #reserveTenantSlots} reserves nothing. No item is lost or parked because Redis
  * is away; handlers are then protected only by their own capacity until Redis is back. The same
@@ -79,6 +79,8 @@ public final class Guard {
     private final Duration leaseTtl;
     /** Give-backs for the next round trip (see class comment). */
     private final ConcurrentLinkedQueue<Redis.Call> giveBacks = new ConcurrentLinkedQueue<>();
+    /** Told each time the guard fails open, so it is counted, not only logged. */
+    private final GuardEvents events;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -86,6 +88,12 @@ public final class Guard {
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
                  Clock clock, Duration leaseTtl) {
+        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, GuardEvents.NONE);
+    }
+
+    public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
+                 Clock clock, Duration leaseTtl, GuardEvents events) {
+        this.events = Objects.requireNonNull(events, "events");
         this.redis = Objects.requireNonNull(redis, "redis");
         this.keys = Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(breaker, "breaker");
@@ -128,7 +136,8 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            FailOpen why = failOpen(e, "admitting " + groups.size() + " groups without limits");
+            FailOpen why = failOpen(e, "admitting " + groups.size() + " groups without limits", GuardEvents.Where.ADMISSION,
+                    groups.stream().mapToInt(group -> group.items().size()).sum());
             return groups.stream().map(group -> admitAll(group, why)).toList();
         }
 
@@ -200,7 +209,8 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
+            failOpen(e, "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots", GuardEvents.Where.RESERVATION,
+                    itemIdsByTenant.values().stream().mapToInt(List::size).sum());
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
@@ -234,7 +244,8 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+            failOpen(e, "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl, GuardEvents.Where.REPORT,
+                    reports.size());
         }
     }
 
@@ -248,7 +259,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "breaker of " + integrationKey + " reported closed");
+            failOpen(e, "breaker of " + integrationKey + " reported closed", GuardEvents.Where.BREAKER_READ, 1);
             return BreakerSnapshot.closed(integrationKey);
         }
         return snapshot.get();
@@ -296,14 +307,21 @@ public final class Guard {
         }
     }
 
-    /** Logs why the guard fails open: an outage as a warning, a bug as an error with its stack. */
-    private static FailOpen failOpen(RuntimeException e, String consequence) {
+    /**
+     * Logs why the guard fails open (an outage as a warning, a bug as an error with its stack) and
+     * tells {@link GuardEvents}, so failing open is counted, not only logged.
+     */
+    private FailOpen failOpen(RuntimeException e, String consequence, GuardEvents.Where where, int count) {
+        FailOpen why;
         if (e instanceof RedisUnavailableException) {
             log.warn("Redis unavailable, {} (fail-open): {}", consequence, e.toString());
-            return FailOpen.REDIS_UNAVAILABLE;
+            why = FailOpen.REDIS_UNAVAILABLE;
+        } else {
+            log.error("guard script failed (a bug, not an outage), {} (fail-open)", consequence, e);
+            why = FailOpen.SCRIPT_FAILED;
         }
-        log.error("guard script failed (a bug, not an outage), {} (fail-open)", consequence, e);
-        return FailOpen.SCRIPT_FAILED;
+        events.failedOpen(where, why, count);
+        return why;
     }
 
     private static GroupAdmission admitAll(GroupRequest group, FailOpen why) {

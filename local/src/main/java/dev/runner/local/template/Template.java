@@ -278,7 +278,21 @@ public final class Template implements Intrinsics.Resources {
         }
         return new FunctionDefinition(logicalId, functionName(logicalId), handler,
                 Duration.ofSeconds(wholeNumber(timeout, logicalId + ".Timeout")),
-                wholeNumber(memory, logicalId + ".MemorySize"), environment, events);
+                wholeNumber(memory, logicalId + ".MemorySize"), environment, events, policies(logicalId, properties, events));
+    }
+
+    /** The statements of the role SAM makes for the function; none known when it names a Role of its own. */
+    private Optional<List<PolicyStatement>> policies(String logicalId, Map<String, Object> properties, List<EventSource> events) {
+        if (properties.get("Role") != null) {
+            warn(logicalId + ": its Role is not evaluated locally; its AWS calls are not checked against IAM here");
+            return Optional.empty();
+        }
+        List<PolicyStatement> statements = new ArrayList<>(
+                SamPolicies.statements(logicalId + ".Policies", properties.get("Policies"), intrinsics, this::warn));
+        if (events.stream().anyMatch(EventSource.Queue.class::isInstance)) {
+            statements.add(SamPolicies.SQS_EVENT_SOURCE);
+        }
+        return Optional.of(statements);
     }
 
     private String functionName(String logicalId) {
