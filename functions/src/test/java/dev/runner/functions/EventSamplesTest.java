@@ -23,7 +23,8 @@ class EventSamplesTest {
         ApiRequest request = ApiGatewayToCore.request(Events.load("webhook.json", APIGatewayV2HTTPEvent.class));
         assertEquals("POST", request.method());
         assertEquals("t-demo", request.pathParameter("tenantId"));
-        assertNotNull(request.header("X-Runner-Signature"));
+        assertNotNull(request.header("Webhook-Signature"));
+        assertNotNull(request.header("webhook-id"));
         assertEquals(2, Json.parse(request.body()).size());
     }
 

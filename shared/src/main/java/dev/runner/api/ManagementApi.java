@@ -3,6 +3,7 @@ package dev.runner.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.delivery.IngestProducers;
 import dev.runner.guard.Guard;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
@@ -57,7 +58,7 @@ public final class ManagementApi {
      * @param db     only for /health's reachability check
      */
     public ManagementApi(String apiKey, Database db, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
-                         RedriveService redrive, PauseService pauses, Guard guard, Clock clock) {
+                         RedriveService redrive, PauseService pauses, Guard guard, IngestProducers producers, Clock clock) {
         this.apiKey = apiKey;
         this.db = db;
         this.integrations = integrations;
@@ -82,6 +83,11 @@ public final class ManagementApi {
                 .on("GET", "/breakers/{integrationKey}", this::breaker)
                 .on("GET", "/console", console::page)
                 .on("GET", "/console/{asset}", console::asset);
+        // Admin only (every route here is, behind the one key): a binding lets its producer act for tenants.
+        var ingestProducers = new IngestProducerRoutes(producers);
+        router.on("PUT", "/ingest-producers/{senderId}", ingestProducers::put)
+                .on("GET", "/ingest-producers/{senderId}", ingestProducers::get)
+                .on("DELETE", "/ingest-producers/{senderId}", ingestProducers::delete);
     }
 
     public ApiResponse handle(ApiRequest request) {

@@ -5,6 +5,7 @@ import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
 import dev.runner.delivery.DeliveryStore;
+import dev.runner.delivery.IngestProducers;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.handler.HandlerClient;
@@ -68,6 +69,8 @@ public final class Runner implements AutoCloseable {
     private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));
     private final Part<ScheduleStore> scheduleStore = part("scheduleStore", () -> new ScheduleStore(database()));
     private final Part<DeliveryStore> deliveryStore = part("deliveryStore", () -> new DeliveryStore(database()));
+    private final Part<IngestProducers> ingestProducers = part("ingestProducers", () -> new IngestProducers(database(),
+            LOCAL_TYPES_TTL, clock()));
     private final Part<DeadLetterStore> deadLetterStore = part("deadLetterStore", () -> new DeadLetterStore(database()));
     private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
             new IntegrationStore(database(), scheduleStore.get()),
@@ -86,10 +89,11 @@ public final class Runner implements AutoCloseable {
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
             dispatcher.get()));
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), database(), integrations(),
-            runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), clock()));
+            runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), ingestProducers.get(), clock()));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
             runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
-    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));
+    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
+            deliveryStore.get(), integrations(), ingestProducers.get(), config().webhooks(), clock()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
             runStore(), deadLetterStore()));
 
@@ -127,6 +131,7 @@ public final class Runner implements AutoCloseable {
     public ManagementApi api() { return api.get(); }
     public Scheduler scheduler() { return scheduler.get(); }
     public IngestService ingest() { return ingest.get(); }
+    public IngestProducers ingestProducers() { return ingestProducers.get(); }
     public DeadLetterService deadLetters() { return deadLetters.get(); }
 
     /** Names of the parts built so far: what a function's cold start paid for. */
