@@ -14,6 +14,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 /** Every events/ sample reads with the Lambda runtime's serialization into what the functions expect. */
 class EventSamplesTest {
@@ -50,7 +51,11 @@ class EventSamplesTest {
         QueueMessage dead = SqsEvents.messages(Events.load("sqs-dlq.json", SQSEvent.class)).getFirst();
         assertEquals("runner-items-dlq", dead.sourceQueue());
         assertNotNull(dead.attributes().get("error"));
-        assertNotNull(SqsEvents.messages(Events.load("sqs-ingest.json", SQSEvent.class)).getFirst().body());
+        QueueMessage ingest = SqsEvents.messages(Events.load("sqs-ingest.json", SQSEvent.class)).getFirst();
+        assertNotNull(ingest.body());
+        assertNotNull(ingest.attributes().get("webhook-signature"), "the producer's signature, a message attribute");
+        assertEquals("AIDAEXAMPLEPRODUCER01", ingest.systemAttributes().get("SenderId"), "the producer, as SQS saw it");
+        assertNull(ingest.attributes().get("SenderId"), "never mixed with what a producer may write");
     }
 
     @Test
