@@ -17,9 +17,6 @@ import java.util.UUID;
  */
 public final class DeliveryStore {
 
-    /** The longest delivery id or externalId kept: longer ones are refused before they reach an index. */
-    public static final int MAX_ID_LENGTH = 512;
-
     private final Database db;
 
     public DeliveryStore(Database db) {

@@ -1,6 +1,6 @@
 package dev.runner.pipeline;
 
-import dev.runner.delivery.DeliveryStore;
+import dev.runner.delivery.DeliveryIds;
 import dev.runner.delivery.IngestProducers;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
@@ -58,8 +58,9 @@ final class IngestBinding {
         if (signed) {
             String id = message.attributes().get(StandardWebhooks.ID_HEADER);
             Optional<TenantIntegration> tenant = integrations.tenantIntegrationCached(tenantId, integrationKey);
-            if (id != null && id.length() > DeliveryStore.MAX_ID_LENGTH) {
-                refusal = StandardWebhooks.ID_HEADER + " is longer than " + DeliveryStore.MAX_ID_LENGTH + " characters";
+            String badId = id == null ? null : DeliveryIds.problem(StandardWebhooks.ID_HEADER, id);
+            if (badId != null) {
+                refusal = badId;
             } else if (tenant.isEmpty()) {
                 refusal = "tenant " + tenantId + " has no integration " + integrationKey;
             } else {

@@ -2,6 +2,7 @@ package dev.runner.pipeline;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
+import dev.runner.delivery.DeliveryIds;
 import dev.runner.delivery.DeliveryStore;
 import dev.runner.delivery.IngestProducers;
 import dev.runner.dlq.DeadLetterStore;
@@ -49,11 +50,9 @@ public final class IngestService {
             } else {
                 externalId = Json.text(node, "externalId");
             }
-            if (externalId.length() > DeliveryStore.MAX_ID_LENGTH) {
-                throw new Json.InvalidJsonException("externalId is longer than " + DeliveryStore.MAX_ID_LENGTH + " characters");
-            }
-            if (externalId.indexOf('\u0000') >= 0) {
-                throw new Json.InvalidJsonException("externalId contains \\u0000, which Postgres cannot store");
+            String problem = DeliveryIds.problem("externalId", externalId);
+            if (problem != null) {
+                throw new Json.InvalidJsonException(problem);
             }
             JsonNode payload = node.get("payload");
             if (payload == null || payload.isNull()) {

@@ -2,6 +2,7 @@ package dev.runner.webhook;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
+import dev.runner.delivery.DeliveryIds;
 import dev.runner.delivery.DeliveryStore;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
@@ -107,8 +108,9 @@ public final class WebhookService {
             return ApiResponse.error(404, "not_found", "expected /webhooks/{tenantId}/{integrationKey}/{handlerKey}");
         }
         String webhookId = request.header(StandardWebhooks.ID_HEADER);
-        if (webhookId != null && webhookId.length() > DeliveryStore.MAX_ID_LENGTH) {
-            return ApiResponse.error(400, "bad_request", StandardWebhooks.ID_HEADER + " is longer than " + DeliveryStore.MAX_ID_LENGTH + " characters");
+        String badId = webhookId == null ? null : DeliveryIds.problem(StandardWebhooks.ID_HEADER, webhookId);
+        if (badId != null) {
+            return ApiResponse.error(400, "bad_request", badId);
         }
         if (SIGNATURE_HEADERS.stream().allMatch(name -> isBlank(request.header(name)))) {
             return refused(tenantId, integrationKey, "no signature header");
@@ -183,7 +185,7 @@ public final class WebhookService {
             case STRIPE -> body.isObject() && body.path("id").isTextual() ? body.path("id").asText() : null;
             case GITHUB, SHOPIFY -> null;
         };
-        if (id == null || id.isBlank() || id.length() > DeliveryStore.MAX_ID_LENGTH) {
+        if (id == null || id.isBlank() || DeliveryIds.problem("id", id) != null) {
             return "sha256:" + sha256(rawBody);
         }
         return id;
@@ -219,8 +221,9 @@ public final class WebhookService {
             } else {
                 id = "sha256:" + sha256(Json.write(element).getBytes(StandardCharsets.UTF_8));
             }
-            if (id.length() > DeliveryStore.MAX_ID_LENGTH) {
-                throw new Json.InvalidJsonException("element " + i + ": externalId longer than " + DeliveryStore.MAX_ID_LENGTH + " characters");
+            String problem = DeliveryIds.problem("externalId", id);
+            if (problem != null) {
+                throw new Json.InvalidJsonException("element " + i + ": " + problem);
             }
             items.add(new ItemStore.NewItem(id, element));
         }
