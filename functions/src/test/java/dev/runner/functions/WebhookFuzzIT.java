@@ -78,7 +78,7 @@ class WebhookFuzzIT {
         assertEquals(0L, items(unsigned.tenantId()), () -> "an unsigned request was taken: " + response.getBody());
     }
 
-    @Property(tries = 250)
+    @Property(tries = 120)
     void anySignedRequestIsAnsweredBelow500(@ForAll("bodies") byte[] body, @ForAll("webhookIds") String webhookId,
                                            @ForAll("handlerKeys") String handlerKey, @ForAll("offsets") long offset,
                                            @ForAll boolean base64) {
