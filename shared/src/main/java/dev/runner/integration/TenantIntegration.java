@@ -57,6 +57,9 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
         if (settings != null && !settings.isNull() && !settings.isObject()) {
             throw new Json.InvalidJsonException("settings must be a JSON object");
         }
+        if (settings != null && Json.write(settings).contains("\\u0000")) {
+            throw new Json.InvalidJsonException("settings contain \\u0000, which Postgres cannot store");
+        }
         Map<String, String> schedules = new LinkedHashMap<>();
         JsonNode schedulesNode = node.get("schedules");
         if (schedulesNode != null && !schedulesNode.isNull()) {
