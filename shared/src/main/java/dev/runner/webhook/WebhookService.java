@@ -31,6 +31,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -48,10 +49,9 @@ public final class WebhookService {
 
     private static final Log LOG = Log.of(WebhookService.class);
 
-    /** The one answer to a delivery that is not taken before its handler and body are looked at. */
-    static final int REFUSED_STATUS = 401;
-    static final String REFUSED_ERROR = "unauthorized";
-    static final String REFUSED_MESSAGE = "webhook not accepted: unknown destination, or a missing, stale or wrong signature";
+    /** The one answer to a delivery not taken for who it is for or how it is signed; the reason is logged, not told. */
+    private static final ApiResponse REFUSED = ApiResponse.error(401, "unauthorized",
+            "webhook not accepted: unknown destination, or a missing, stale or wrong signature");
 
     /** Any of these makes a request worth looking up; without all of them it is refused before any lookup. */
     private static final List<String> SIGNATURE_HEADERS = List.of(StandardWebhooks.SIGNATURE_HEADER,
@@ -63,6 +63,9 @@ public final class WebhookService {
 
         record Unknown(String reason) implements Destination {}
     }
+
+    /** A delivery signed with its destination's secret under its type's scheme. */
+    private record Taken(WebhookScheme scheme, WebhookVerification.Verified verified) {}
 
     private final RunnerConfig.Webhooks settings;
     private final Integrations integrations;
@@ -113,29 +116,20 @@ public final class WebhookService {
             return ApiResponse.error(400, "bad_request", badId);
         }
         if (SIGNATURE_HEADERS.stream().allMatch(name -> isBlank(request.header(name)))) {
-            return refused(tenantId, integrationKey, "no signature header");
+            logRefusal(tenantId, integrationKey, "no signature header");
+            return REFUSED;
         }
-        Destination destination = destination(tenantId, integrationKey);
-        WebhookVerification verification = switch (destination) {
-            case Destination.Known known -> WebhookVerifier.verify(known.type().webhookScheme(), known.tenant().webhookSecrets(),
-                    request::header, request.body(), clock.instant(), settings.signatureTolerance());
-            case Destination.Unknown unknown -> WebhookVerifier.verify(WebhookScheme.STANDARD, decoySecrets,
-                    request::header, request.body(), clock.instant(), settings.signatureTolerance());
-        };
-        if (destination instanceof Destination.Unknown unknown) {
-            return refused(tenantId, integrationKey, unknown.reason());
+        Optional<Taken> taken = check(request, tenantId, integrationKey);
+        if (taken.isEmpty()) {
+            return REFUSED;
         }
-        if (verification instanceof WebhookVerification.Refused refusal) {
-            return refused(tenantId, integrationKey, "signature " + refusal.reason().name().toLowerCase(java.util.Locale.ROOT));
-        }
-        WebhookScheme scheme = ((Destination.Known) destination).type().webhookScheme();
         Optional<HandlerSpec> handler = integrations.handlerOrRefresh(integrationKey, handlerKey);
         if (handler.isEmpty()) {
             return ApiResponse.error(404, "unknown_handler", "integration " + integrationKey + " has no handler " + loggable(handlerKey));
         }
         JsonNode body = Json.parse(request.body());
         List<ItemStore.NewItem> items = items(body, request.header("x-event-id"));
-        String deliveryId = deliveryId(scheme, (WebhookVerification.Verified) verification, body, request.body());
+        String deliveryId = deliveryId(taken.get().scheme(), taken.get().verified(), body, request.body());
         RunService.Started started = runs.startWithItems(tenantId, integrationKey, handler.get(), Trigger.WEBHOOK, items,
                 (connection, runId, candidates) -> unseen(connection, tenantId, integrationKey, handlerKey, deliveryId, runId, candidates));
         UUID runId = started.runId() != null ? started.runId() : deliveries.runOf(tenantId, integrationKey, deliveryId).orElse(null);
@@ -146,6 +140,31 @@ public final class WebhookService {
                 .put("runId", runId == null ? null : runId.toString())
                 .put("accepted", started.accepted())
                 .put("duplicates", duplicates));
+    }
+
+    /** Who a delivery is for and how it is signed, answered as one: taken, or empty (the reason logged). */
+    private Optional<Taken> check(ApiRequest request, String tenantId, String integrationKey) {
+        String refusal;
+        switch (destination(tenantId, integrationKey)) {
+            case Destination.Known known -> {
+                switch (verify(known.type().webhookScheme(), known.tenant().webhookSecrets(), request)) {
+                    case WebhookVerification.Verified verified -> {
+                        return Optional.of(new Taken(known.type().webhookScheme(), verified));
+                    }
+                    case WebhookVerification.Refused refused -> refusal = "signature " + refused.reason().name().toLowerCase(Locale.ROOT);
+                }
+            }
+            case Destination.Unknown unknown -> {
+                verify(WebhookScheme.STANDARD, decoySecrets, request); // the work a bad signature costs, so timing tells nothing
+                refusal = unknown.reason();
+            }
+        }
+        logRefusal(tenantId, integrationKey, refusal);
+        return Optional.empty();
+    }
+
+    private WebhookVerification verify(WebhookScheme scheme, List<String> secrets, ApiRequest request) {
+        return WebhookVerifier.verify(scheme, secrets, request::header, request.body(), clock.instant(), settings.signatureTolerance());
     }
 
     /** Cached lookups only (misses too): a flood of made-up destinations reaches Postgres at most once per TTL each. */
@@ -168,9 +187,8 @@ public final class WebhookService {
                 .orElseGet(() -> new Destination.Unknown("no such integration type"));
     }
 
-    private static ApiResponse refused(String tenantId, String integrationKey, String reason) {
+    private static void logRefusal(String tenantId, String integrationKey, String reason) {
         LOG.warn("webhook refused", "tenantId", loggable(tenantId), "integrationKey", loggable(integrationKey), "why", reason);
-        return ApiResponse.error(REFUSED_STATUS, REFUSED_ERROR, REFUSED_MESSAGE);
     }
 
     /**
