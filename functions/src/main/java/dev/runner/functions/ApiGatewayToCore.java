@@ -58,7 +58,7 @@ final class ApiGatewayToCore {
                 && event.getRequestContext().getHttp().getMethod() != null
                 ? event.getRequestContext().getHttp().getMethod() : routeMethod(event.getRouteKey());
         return new ApiRequest(method, event.getRawPath(), withoutNulls(event.getPathParameters()), headers,
-                withoutNulls(event.getQueryStringParameters()), bytes);
+                withoutNulls(event.getQueryStringParameters()), bytes, iamPrincipal(event));
     }
 
     private static Map<String, String> withoutNulls(Map<String, String> map) {
@@ -72,6 +72,21 @@ final class ApiGatewayToCore {
             }
         });
         return copy;
+    }
+
+    /**
+     * The caller API Gateway verified with SigV4 (routes with {@code Authorizer: AWS_IAM}): its ARN.
+     * Only the gateway writes the request context, so a client cannot claim one; null on routes
+     * without the IAM authorizer.
+     */
+    private static String iamPrincipal(APIGatewayV2HTTPEvent event) {
+        var context = event.getRequestContext();
+        if (context == null || context.getAuthorizer() == null || context.getAuthorizer().getIam() == null) {
+            return null;
+        }
+        var iam = context.getAuthorizer().getIam();
+        String arn = iam.getUserArn();
+        return arn == null || arn.isBlank() ? null : arn;
     }
 
     private static String routeMethod(String routeKey) {

@@ -41,6 +41,15 @@ class EventSamplesTest {
     }
 
     @Test
+    void theIamSampleCarriesThePrincipalTheGatewayVerified() {
+        ApiRequest signed = ApiGatewayToCore.request(Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class));
+        assertEquals("arn:aws:iam::123456789012:user/runner-operator", signed.principal());
+        assertEquals("/session", signed.path());
+        assertNull(ApiGatewayToCore.request(Events.load("api-get-run.json", APIGatewayV2HTTPEvent.class)).principal(),
+                "no authorizer in the request context, no principal, whatever the headers say");
+    }
+
+    @Test
     void sqsSamplesCarryTheirJobsAndSourceQueue() {
         List<QueueMessage> items = SqsEvents.messages(Events.load("sqs-item-job.json", SQSEvent.class));
         assertEquals("runner-items-manual", items.getFirst().sourceQueue());

@@ -126,7 +126,7 @@ public final class RunService {
      * delivery leaves no trace but its dedup rows.
      */
     public Started startWithItems(String tenantId, String integrationKey, HandlerSpec handler, Trigger trigger,
-                                  List<ItemStore.NewItem> newItems, ItemFilter fresh) {
+                                  List<ItemStore.NewItem> newItems, Keep fresh) {
         RunJob run = new RunJob(Ids.next(clock), tenantId, integrationKey, handler.handlerKey(), handler.direction(), trigger, null);
         Optional<List<ItemJob>> created = db.inTransaction(connection -> {
             List<ItemStore.NewItem> kept = fresh.keep(connection, run.runId(), newItems);
@@ -148,9 +148,9 @@ public final class RunService {
 
     /** Chooses, inside the run's transaction, which items to store; {@code runId} is the run they would make. */
     @FunctionalInterface
-    public interface ItemFilter {
+    public interface Keep {
         List<ItemStore.NewItem> keep(Connection connection, UUID runId, List<ItemStore.NewItem> items) throws SQLException;
 
-        ItemFilter ALL = (connection, runId, items) -> items;
+        Keep ALL = (connection, runId, items) -> items;
     }
 }
