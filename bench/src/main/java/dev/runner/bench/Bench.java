@@ -2,7 +2,7 @@ package dev.runner.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
-import dev.runner.security.Signature;
+import dev.runner.security.StandardWebhooks;
 import dev.runner.testing.FakeHandler;
 
 import java.nio.charset.StandardCharsets;
@@ -123,8 +123,9 @@ public final class Bench {
             String externalId = "hook-" + label + "-" + i;
             byte[] body = ("{\"externalId\":\"" + externalId + "\"}").getBytes(StandardCharsets.UTF_8);
             long ts = Instant.now().getEpochSecond();
-            int status = stack.post("/webhooks/w2-tenant/w2/sync", body, Map.of("Content-Type", "application/json",
-                    Signature.TIMESTAMP_HEADER, Long.toString(ts), Signature.SIGNATURE_HEADER, Signature.sign(secret, ts, body)));
+            Map<String, String> headers = new java.util.HashMap<>(StandardWebhooks.headers(List.of(secret), "msg_" + label + "_" + i, ts, body));
+            headers.put("Content-Type", "application/json");
+            int status = stack.post("/webhooks/w2-tenant/w2/sync", body, headers);
             if (status != 202) {
                 throw new IllegalStateException("webhook answered " + status);
             }

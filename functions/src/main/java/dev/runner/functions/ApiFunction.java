@@ -34,6 +34,6 @@ public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, 
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.response(api.handle(ApiGatewayToCore.request(event)));
+        return ApiGatewayToCore.handle(event, api::handle);
     }
 }

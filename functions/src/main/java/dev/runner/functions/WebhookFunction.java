@@ -32,6 +32,6 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.response(webhooks.handle(ApiGatewayToCore.request(event)));
+        return ApiGatewayToCore.handle(event, webhooks::handle);
     }
 }

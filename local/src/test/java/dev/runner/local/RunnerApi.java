@@ -16,9 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
 
-/** A user of the local runtime over HTTP only: the management API with the bearer key, signed webhooks. */
+/** A user of the local runtime over HTTP only: the management API with the bearer key, webhooks signed as Standard Webhooks. */
 final class RunnerApi {
 
     /** An answer: status and JSON body. */
@@ -66,15 +65,23 @@ final class RunnerApi {
         return answer.body().path("runId").asText();
     }
 
-    /** POSTs a webhook signed as DESIGN 3.4 says: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
+    /**
+     * POSTs a webhook signed with Standard Webhooks, as docs/webhooks.md says: {@code webhook-signature:
+     * v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>}, the key a {@code whsec_} secret's decoded
+     * base64 or any other secret's UTF-8 bytes.
+     */
     Answer webhook(String tenantId, String integrationKey, String secret, String body) {
+        String id = "msg_" + java.util.UUID.randomUUID();
         String timestamp = Long.toString(Instant.now().getEpochSecond());
-        String signature = "v1=" + hmac(secret, timestamp + "." + body);
+        byte[] key = secret.startsWith("whsec_") ? java.util.Base64.getDecoder().decode(secret.substring(6))
+                : secret.getBytes(StandardCharsets.UTF_8);
+        String signature = "v1," + java.util.Base64.getEncoder().encodeToString(hmac(key, id + "." + timestamp + "." + body));
         return send(HttpRequest.newBuilder(base.resolve("/webhooks/" + tenantId + "/" + integrationKey + "/" + DemoIntegration.HANDLER_KEY))
                 .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json")
-                .header("X-Runner-Timestamp", timestamp)
-                .header("X-Runner-Signature", signature)
+                .header("webhook-id", id)
+                .header("webhook-timestamp", timestamp)
+                .header("webhook-signature", signature)
                 .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
@@ -109,11 +116,11 @@ final class RunnerApi {
         }
     }
 
-    private static String hmac(String secret, String text) {
+    private static byte[] hmac(byte[] key, String text) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            return HexFormat.of().formatHex(mac.doFinal(text.getBytes(StandardCharsets.UTF_8)));
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return mac.doFinal(text.getBytes(StandardCharsets.UTF_8));
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }

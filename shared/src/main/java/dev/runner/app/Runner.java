@@ -8,6 +8,7 @@ import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
 import dev.runner.cost.CostTracker;
 import dev.runner.delivery.DeliveryStore;
+import dev.runner.delivery.IngestProducers;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
@@ -105,6 +106,8 @@ public final class Runner implements AutoCloseable {
     private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));
     private final Part<ScheduleStore> scheduleStore = part("scheduleStore", () -> new ScheduleStore(database()));
     private final Part<DeliveryStore> deliveryStore = part("deliveryStore", () -> new DeliveryStore(database()));
+    private final Part<IngestProducers> ingestProducers = part("ingestProducers", () -> new IngestProducers(database(),
+            LOCAL_TYPES_TTL, clock()));
     private final Part<DeadLetterStore> deadLetterStore = part("deadLetterStore", () -> new DeadLetterStore(database()));
     private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
             new IntegrationStore(database(), scheduleStore.get()),
@@ -125,10 +128,12 @@ public final class Runner implements AutoCloseable {
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
-            guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(), config(), clock())));
+            guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
+            ingestProducers.get(), config(), clock())));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
             runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
-    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));
+    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
+            deliveryStore.get(), integrations(), ingestProducers.get(), config().webhooks(), clock()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
             runStore(), deadLetterStore()));
 
@@ -208,6 +213,7 @@ public final class Runner implements AutoCloseable {
     public ManagementApi api() { return api.get(); }
     public Scheduler scheduler() { return scheduler.get(); }
     public IngestService ingest() { return ingest.get(); }
+    public IngestProducers ingestProducers() { return ingestProducers.get(); }
     public DeadLetterService deadLetters() { return deadLetters.get(); }
 
     private boolean allows(QueueClient.Use use, String queueUrl) {
