@@ -23,8 +23,8 @@
   Output:
     two entries per item, in input order: code, delay (ms); the codes (AdmitCode on the Java side)
       0 admitted, 1 paused, 2 breaker open, 3 breaker probing, 4 handler rate, 5 handler concurrency
-    then, unless paused or open, one more: 1 if the breaker is closed with no failure counted (a report
-    of successes alone would change nothing), else 0
+    then, unless paused or open, two more: 1 if the breaker is closed with no failure counted (a report
+    of successes alone would change nothing), else 0; then 1 if the breaker is half-open, else 0
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -163,4 +163,5 @@ if #newProbes > 0 then
   redis.call('PEXPIRE', probesKey, leaseTtl)
 end
 result[2 * itemCount + 1] = clean
+result[2 * itemCount + 2] = (state == 'half_open') and 1 or 0
 return result

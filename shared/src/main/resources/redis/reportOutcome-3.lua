@@ -21,7 +21,7 @@
     ARGV[6..] the r itemIds whose leases and probes are released; then the calls, each as
               1 (the endpoint answered) or 0 (it failed), its item count n, its n itemIds
   Output:
-    { state after the report: 'closed' | 'open' | 'half_open' }
+    { state after the report: 'closed' | 'open' | 'half_open', 1 if this report opened the breaker else 0 }
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -71,11 +71,11 @@ local function open(consecutiveFailures)
   redis.call('HSET', breakerKey, 'state', 'open', 'openedAt', now, 'failures', consecutiveFailures, 'successes', 0)
   redis.call('HDEL', breakerKey, 'halfOpenAt')
   redis.call('DEL', probesKey)
-  return { 'open' }
+  return { 'open', 1 }
 end
 
 if state == 'open' then
-  return { 'open' }
+  return { 'open', 0 }
 end
 
 if state == 'half_open' then
@@ -85,9 +85,9 @@ if state == 'half_open' then
   if successes > 0 and redis.call('HINCRBY', breakerKey, 'successes', successes) >= successesNeeded then
     -- Absent = closed with no failures.
     redis.call('DEL', breakerKey, probesKey)
-    return { 'closed' }
+    return { 'closed', 0 }
   end
-  return { 'half_open' }
+  return { 'half_open', 0 }
 end
 
 local consecutive = breaker.failures
@@ -105,4 +105,4 @@ if consecutive == 0 then
 else
   redis.call('HSET', breakerKey, 'state', 'closed', 'failures', consecutive)
 end
-return { 'closed' }
+return { 'closed', 0 }

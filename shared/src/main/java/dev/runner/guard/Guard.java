@@ -2,6 +2,7 @@ package dev.runner.guard;
 
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.GuardScripts.HandlerAnswer;
+import dev.runner.metrics.Metrics;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Pipeline;
 import dev.runner.redis.Redis;
@@ -16,9 +17,11 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
@@ -56,6 +59,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * stack, and an admission says which ({@link FailOpen}). {@link #setPaused} is the exception: it
  * throws {@link dev.runner.redis.RedisUnavailableException} so the caller knows the pause did not
  * reach Redis (Postgres' paused_handlers stays the truth).
+ *
+ * <p><b>Metrics</b> (docs/metrics.md) come from what the round trips answer anyway: BreakerOpen
+ * when admission finds a breaker open or half-open, BreakerOpened when a report opens one,
+ * TenantWindowDeferrals for slots reserved ahead, RedisFailOpen for every fail-open.
  */
 public final class Guard {
 
@@ -74,6 +81,7 @@ public final class Guard {
     private final Keys keys;
     private final GuardScripts scripts;
     private final Clock clock;
+    private final Metrics metrics;
     /** How long a concurrency lease (and a half-open probe) lives if its worker never reports. */
     private final Duration leaseTtl;
     /** Give-backs for the next round trip (see class comment). */
@@ -85,6 +93,11 @@ public final class Guard {
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
                  Clock clock, Duration leaseTtl) {
+        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, Metrics.NONE);
+    }
+
+    public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
+                 Clock clock, Duration leaseTtl, Metrics metrics) {
         this.redis = Objects.requireNonNull(redis, "redis");
         this.keys = Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(breaker, "breaker");
@@ -103,6 +116,7 @@ public final class Guard {
             throw new IllegalArgumentException("leaseTtl < 1 ms: " + leaseTtl);
         }
         this.leaseTtl = leaseTtl;
+        this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.scripts = new GuardScripts(keys, breaker, tenantLimit, leaseTtl);
     }
 
@@ -127,7 +141,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            FailOpen why = failOpen(e, "admitting " + groups.size() + " groups without limits");
+            FailOpen why = failOpen(e, "admission", "admitting " + groups.size() + " groups without limits");
             return groups.stream().map(group -> admitAll(group, why)).toList();
         }
 
@@ -142,9 +156,13 @@ public final class Guard {
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<String>> refunds = new LinkedHashMap<>();
         Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
+        Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
             HandlerAnswer handler = handlerAnswers.get(g).get();
+            if (handler.breakerNotClosed()) {
+                breakersNotClosed.add(group.integrationKey());
+            }
             List<Admission> decisions = new ArrayList<>(group.items().size());
             List<String> handlerReleases = new ArrayList<>();
             for (int i = 0; i < group.items().size(); i++) {
@@ -168,6 +186,7 @@ public final class Guard {
         }
         refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
         countDeferrals(deferrals, now);
+        breakersNotClosed.forEach(metrics::breakerOpen);
         return admissions;
     }
 
@@ -192,18 +211,23 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
+            failOpen(e, "slot reservation", "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
         int reserved = 0;
         for (var tenant : itemIdsByTenant.entrySet()) {
             List<Long> answer = answers.get(tenant.getKey()).get();
+            int tenantReserved = 0;
             for (int i = 0; i < tenant.getValue().size(); i++) {
                 Duration delay = AdmissionRules.reservedDelay(answer.get(i));
                 delays.put(tenant.getValue().get(i), delay);
-                reserved += delay.isZero() ? 0 : 1;
+                tenantReserved += delay.isZero() ? 0 : 1;
             }
+            if (tenantReserved > 0) {
+                metrics.tenantWindowDeferrals(tenant.getKey(), tenantReserved);
+            }
+            reserved += tenantReserved;
         }
         if (reserved > 0) {
             countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
@@ -215,9 +239,11 @@ public final class Guard {
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = pipelineWithGiveBacks();
+        Map<String, List<Pipeline.Reply<Boolean>>> opened = new LinkedHashMap<>();
         for (GroupReport report : reports) {
             if (!report.isEmpty()) {
-                pipeline.send(scripts.report(report, now));
+                opened.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
+                        .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts::openedBy)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -226,8 +252,11 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+            failOpen(e, "report", "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+            return;
         }
+        opened.forEach((integrationKey, replies) -> replies.stream().filter(Pipeline.Reply::get)
+                .forEach(reply -> metrics.breakerOpened(integrationKey)));
     }
 
     /**
@@ -240,7 +269,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "breaker of " + integrationKey + " reported closed");
+            failOpen(e, "breaker read", "breaker of " + integrationKey + " reported closed");
             return BreakerSnapshot.closed(integrationKey);
         }
         return snapshot.get();
@@ -271,8 +300,9 @@ public final class Guard {
         }
     }
 
-    /** Logs why the guard fails open: an outage as a warning, a bug as an error with its stack. */
-    private static FailOpen failOpen(RuntimeException e, String consequence) {
+    /** Counts a fail-open and logs why: an outage as a warning, a bug as an error with its stack. */
+    private FailOpen failOpen(RuntimeException e, String operation, String consequence) {
+        metrics.redisFailOpen(operation);
         if (e instanceof RedisUnavailableException) {
             log.warn("Redis unavailable, {} (fail-open): {}", consequence, e.toString());
             return FailOpen.REDIS_UNAVAILABLE;

@@ -28,8 +28,18 @@ final class GuardScripts {
     /** The handler script's answer for one item. */
     record HandlerVerdict(AdmitCode code, long delayMs) {}
 
-    /** The handler script's answer for one group, in the order of its items. */
-    record HandlerAnswer(List<HandlerVerdict> verdicts, boolean breakerClean) {}
+    /**
+     * The handler script's answer for one group, in the order of its items.
+     *
+     * @param breakerHalfOpen the breaker was half-open (an open one shows in the verdicts)
+     */
+    record HandlerAnswer(List<HandlerVerdict> verdicts, boolean breakerClean, boolean breakerHalfOpen) {
+
+        /** Admission found the breaker open or half-open: the metrics' BreakerOpen. */
+        boolean breakerNotClosed() {
+            return breakerHalfOpen || verdicts.stream().anyMatch(v -> v.code() == AdmitCode.BREAKER_OPEN || v.code() == AdmitCode.BREAKER_PROBING);
+        }
+    }
 
     private final Keys keys;
     private final RunnerConfig.Breaker breaker;
@@ -76,7 +86,8 @@ final class GuardScripts {
             verdicts.add(new HandlerVerdict(AdmitCode.of((Long) reply.get(2 * i)), (Long) reply.get(2 * i + 1)));
         }
         boolean clean = reply.size() > 2 * items && (Long) reply.get(2 * items) == 1L;
-        return new HandlerAnswer(verdicts, clean);
+        boolean halfOpen = reply.size() > 2 * items + 1 && (Long) reply.get(2 * items + 1) == 1L;
+        return new HandlerAnswer(verdicts, clean, halfOpen);
     }
 
     /**
@@ -107,7 +118,7 @@ final class GuardScripts {
         });
     }
 
-    /** reportOutcome-3.lua for one group; its reply (the state after) is not read. */
+    /** reportOutcome-3.lua for one group; {@link #openedBy} reads its reply. */
     Redis.Call report(GroupReport report, long now) {
         String integration = report.integrationKey();
         List<String> args = new ArrayList<>();
@@ -125,6 +136,12 @@ final class GuardScripts {
         return new Redis.Call(Script.REPORT_OUTCOME, List.of(
                 keys.breaker(integration), keys.probes(integration),
                 keys.leases(integration, report.handlerKey())), args);
+    }
+
+    /** Whether the report whose reply this is opened the breaker (reportOutcome-3.lua's second value). */
+    static boolean openedBy(Object reply) {
+        List<?> values = (List<?>) reply;
+        return values.size() > 1 && (Long) values.get(1) == 1L;
     }
 
     /** releaseHandler-3.lua: gives back what the admission at {@code admittedAt} took for these items. */
