@@ -11,10 +11,11 @@ import dev.runner.pipeline.ItemWorker;
 public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
     private final ItemWorker worker;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public ItemWorkerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Builds, at init, only what this function uses (connections open on first use). */
@@ -24,6 +25,7 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds());
+        return invocation.run(context, () ->
+                SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds()));
     }
 }

@@ -11,10 +11,11 @@ import dev.runner.pipeline.RunWorker;
 public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
     private final RunWorker worker;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public RunWorkerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Builds, at init, only what this function uses (connections open on first use). */
@@ -24,6 +25,6 @@ public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatc
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis));
+        return invocation.run(context, () -> SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis)));
     }
 }

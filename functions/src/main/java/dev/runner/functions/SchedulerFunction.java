@@ -12,10 +12,11 @@ import java.time.Instant;
 public final class SchedulerFunction implements RequestHandler<ScheduledEvent, String> {
 
     private final Scheduler scheduler;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public SchedulerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Builds, at init, only what this function uses (connections open on first use). */
@@ -26,8 +27,10 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */
     @Override
     public String handleRequest(ScheduledEvent event, Context context) {
-        Scheduler.Tick tick = scheduler.tick(Instant.now());
-        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
-                + " runsCompleted=" + tick.runsCompleted();
+        return invocation.run(context, () -> {
+            Scheduler.Tick tick = scheduler.tick(Instant.now());
+            return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
+                    + " runsCompleted=" + tick.runsCompleted();
+        });
     }
 }

@@ -11,10 +11,11 @@ import dev.runner.webhook.WebhookService;
 public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
 
     private final WebhookService webhooks;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public WebhookFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Builds, at init, only what this function uses (connections open on first use). */
@@ -24,6 +25,6 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.response(webhooks.handle(ApiGatewayToCore.request(event)));
+        return invocation.run(context, () -> ApiGatewayToCore.response(webhooks.handle(ApiGatewayToCore.request(event))));
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
 import dev.runner.cost.CostMeter;
+import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.json.Json;
@@ -45,7 +46,7 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
 
     PipelineFixture(Map<String, String> overrides) {
         stack = TestStack.create(overrides);
-        runner = new Runner(stack.config(), Clock.systemUTC(), costs);
+        runner = new Runner(stack.config(), Clock.systemUTC(), costs, InvocationMetrics.INSTANCE);
         handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));
         pump = new EventSourcePump(stack, runner);
         apiKey = stack.environment().get("RUNNER_API_KEY");
