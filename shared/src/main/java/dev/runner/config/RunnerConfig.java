@@ -43,7 +43,9 @@ public record RunnerConfig(
         /* Claimed items whose worker went silent this long may be claimed again. */
         Duration itemClaimLease,
         int databasePoolSize,
-        Sweeps sweeps) {
+        Sweeps sweeps,
+        /* How long an item worker waits, in its invocation, for a concurrency lease expected back soon, instead of deferring the batch. */
+        Duration laneWait) {
 
     /** Everything but the secrets (API key, signing secret, passwords, credentials in URLs). */
     @Override
@@ -53,7 +55,7 @@ public record RunnerConfig(
                 + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
-                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + "]";
+                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait + "]";
     }
 
     public record Database(String jdbcUrl, String user, String password) {
@@ -163,7 +165,8 @@ public record RunnerConfig(
                 read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4),
                 new Sweeps(Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_ITEMS_OVERDUE_S", 1200)),
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_RUNS_OVERDUE_S", 600)),
-                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60))));
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60))),
+                Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)));
     }
 
     /** Reads variables; blank counts as unset. */

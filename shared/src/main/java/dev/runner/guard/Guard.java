@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Admission of the item worker's batches against the pause flags, the integrations' circuit
@@ -130,7 +131,7 @@ public final class Guard {
         List<Pipeline.Reply<HandlerAnswer>> handlerAnswers = new ArrayList<>(groups.size());
         Map<String, List<String>> itemsByTenant = new LinkedHashMap<>();
         for (GroupRequest group : groups) {
-            handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now)));
+            handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now, leasePrefix())));
             for (Candidate item : group.items()) {
                 itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
             }
@@ -179,10 +180,17 @@ public final class Guard {
                 combined.refundTenantUpTo().ifPresent(upTo ->
                         refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
             }
-            if (!handlerReleases.isEmpty()) {
-                giveBacks.add(scripts.releaseHandler(group.integrationKey(), group.handlerKey(), handlerReleases, now));
+            // Leases were granted for the calls the handler script admitted; items the tenant window
+            // deferred need none, so leases beyond the calls still to make go back at once.
+            int admitted = (int) decisions.stream().filter(Admission.Admitted.class::isInstance).count();
+            int callsLeft = Math.ceilDiv(admitted, group.itemsPerCall());
+            List<String> tokens = handler.leaseTokens();
+            List<String> kept = tokens.subList(0, Math.min(tokens.size(), callsLeft));
+            List<String> surplus = tokens.subList(kept.size(), tokens.size());
+            if (!handlerReleases.isEmpty() || !surplus.isEmpty()) {
+                giveBacks.add(scripts.releaseHandler(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
             }
-            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean()));
+            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now));
         }
         refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
         countDeferrals(deferrals, now);
@@ -287,6 +295,23 @@ public final class Guard {
     }
 
     /**
+     * Gives back, on the next round trip this Guard makes, what an admission took for items that
+     * were admitted but not called after all (a lane that ran out of time): their rate entries,
+     * probes and urgent markers. Their leases go back with the group's report.
+     */
+    public void giveBack(GroupAdmission admission, List<String> itemIds) {
+        if (!itemIds.isEmpty() && !admission.failedOpen()) {
+            giveBacks.add(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
+                    List.of(), itemIds, admission.admittedAtMs()));
+        }
+    }
+
+    /** Names one admission's leases: unique across workers, so a report releases exactly its own. */
+    private static String leasePrefix() {
+        return Long.toHexString(ThreadLocalRandom.current().nextLong()) + Long.toHexString(System.nanoTime());
+    }
+
+    /**
      * Redis mirror of Postgres' paused_handlers.
      *
      * @throws dev.runner.redis.RedisUnavailableException the mirror was not updated
@@ -315,7 +340,7 @@ public final class Guard {
         List<Admission> admitted = group.items().stream()
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
-        return new GroupAdmission(group, admitted, why, false);
+        return new GroupAdmission(group, admitted, why, false, List.of(), 0);
     }
 
     private Pipeline pipelineWithGiveBacks() {
