@@ -36,7 +36,8 @@
     then: 1 if the breaker is closed with no failure counted and nothing else needs a report (a
     report of successes alone would change nothing), else 0;
     then k, the leases granted (0 when concurrency is unlimited), and e, when their holder is
-    expected to be done (ms): the lease members are ARGV[10]:1:e .. ARGV[10]:k:e
+    expected to be done (ms): the lease members are ARGV[10]:1:e .. ARGV[10]:k:e;
+    then 1 if the breaker is half-open, else 0 (an open breaker shows in the codes)
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -78,6 +79,7 @@ local function decideAll(code, delay)
   result[2 * itemCount + 1] = 0
   result[2 * itemCount + 2] = 0
   result[2 * itemCount + 3] = 0
+  result[2 * itemCount + 4] = 0
   return result
 end
 
@@ -169,6 +171,7 @@ if concurrency > 0 then
     result[2 * itemCount + 1] = 0
     result[2 * itemCount + 2] = 0
     result[2 * itemCount + 3] = 0
+    result[2 * itemCount + 4] = (state == 'half_open') and 1 or 0
     return result
   end
 end
@@ -263,4 +266,5 @@ end
 result[2 * itemCount + 1] = (state == 'closed' and breaker.failures == 0 and #markers == 0) and 1 or 0
 result[2 * itemCount + 2] = granted
 result[2 * itemCount + 3] = expectedEnd
+result[2 * itemCount + 4] = (state == 'half_open') and 1 or 0
 return result

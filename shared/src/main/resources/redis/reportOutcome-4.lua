@@ -23,7 +23,7 @@
               markers are released, and the m itemIds; then the calls, each as 1 (the endpoint
               answered) or 0 (it failed), its item count n, its n itemIds
   Output:
-    { state after the report: 'closed' | 'open' | 'half_open' }
+    { state after the report: 'closed' | 'open' | 'half_open', 1 if this report opened the breaker else 0 }
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -80,11 +80,11 @@ local function open(consecutiveFailures)
   redis.call('HSET', breakerKey, 'state', 'open', 'openedAt', now, 'failures', consecutiveFailures, 'successes', 0)
   redis.call('HDEL', breakerKey, 'halfOpenAt')
   redis.call('DEL', probesKey)
-  return { 'open' }
+  return { 'open', 1 }
 end
 
 if state == 'open' then
-  return { 'open' }
+  return { 'open', 0 }
 end
 
 if state == 'half_open' then
@@ -94,9 +94,9 @@ if state == 'half_open' then
   if successes > 0 and redis.call('HINCRBY', breakerKey, 'successes', successes) >= successesNeeded then
     -- Absent = closed with no failures.
     redis.call('DEL', breakerKey, probesKey)
-    return { 'closed' }
+    return { 'closed', 0 }
   end
-  return { 'half_open' }
+  return { 'half_open', 0 }
 end
 
 local consecutive = breaker.failures
@@ -114,4 +114,4 @@ if consecutive == 0 then
 else
   redis.call('HSET', breakerKey, 'state', 'closed', 'failures', consecutive)
 end
-return { 'closed' }
+return { 'closed', 0 }

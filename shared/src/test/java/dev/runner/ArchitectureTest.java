@@ -35,7 +35,7 @@ class ArchitectureTest {
         Architectures.layeredArchitecture().consideringOnlyDependenciesInLayers()
                 .layer("Foundation").definedBy("dev.runner.json..", "dev.runner.log..", "dev.runner.config..", "dev.runner.trigger..",
                         "dev.runner.security..", "dev.runner.http..", "dev.runner.store..", "dev.runner.redis..", "dev.runner.queue..",
-                        "dev.runner.cost..", "dev.runner.cache..", "dev.runner.secrets..")
+                        "dev.runner.cost..", "dev.runner.metrics..", "dev.runner.cache..", "dev.runner.secrets..")
                 .layer("Domain").definedBy("dev.runner.integration..", "dev.runner.run..", "dev.runner.item..", "dev.runner.dlq..",
                         "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..", "dev.runner.handler..",
                         "dev.runner.apikey..", "dev.runner.delivery..")

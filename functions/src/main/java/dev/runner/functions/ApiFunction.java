@@ -21,10 +21,11 @@ public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, 
             .reading(SecretRole.DATABASE, SecretRole.API_KEY, SecretRole.REDIS_AUTH);
 
     private final ManagementApi api;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public ApiFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -34,6 +35,6 @@ public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, 
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.handle(event, api::handle);
+        return invocation.run(context, () -> ApiGatewayToCore.handle(event, api::handle));
     }
 }

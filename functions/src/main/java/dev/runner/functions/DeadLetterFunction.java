@@ -17,10 +17,11 @@ public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBat
             .reading(SecretRole.DATABASE);
 
     private final DeadLetterService deadLetters;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public DeadLetterFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -30,8 +31,10 @@ public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBat
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
-        deadLetters.process(SqsEvents.messages(event));
-        return SqsEvents.response(java.util.List.of());
+        return invocation.run(context, () -> {
+            // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
+            deadLetters.process(SqsEvents.messages(event));
+            return SqsEvents.response(java.util.List.of());
+        });
     }
 }

@@ -19,10 +19,11 @@ public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchRe
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final IngestService ingest;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public IngestFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -32,6 +33,6 @@ public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchRe
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(ingest.process(SqsEvents.messages(event)));
+        return invocation.run(context, () -> SqsEvents.response(ingest.process(SqsEvents.messages(event))));
     }
 }

@@ -20,10 +20,11 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final ItemWorker worker;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public ItemWorkerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -33,6 +34,7 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds());
+        return invocation.run(context, () ->
+                SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds()));
     }
 }

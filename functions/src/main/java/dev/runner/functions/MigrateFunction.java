@@ -31,6 +31,7 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
     private final Map<String, String> environment;
     private final Consumer<Map<String, String>> migrations;
     private final CloudFormationResponse response;
+    private final Invocation invocation = new Invocation();
 
     public MigrateFunction() {
         this(System.getenv());
@@ -50,6 +51,10 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
 
     @Override
     public Map<String, Object> handleRequest(Map<String, Object> event, Context context) {
+        return invocation.run(context, () -> migrate(event, context));
+    }
+
+    private Map<String, Object> migrate(Map<String, Object> event, Context context) {
         String requestType = String.valueOf(event.getOrDefault("RequestType", "Create"));
         Status status = Status.SUCCESS;
         String reason = "Delete".equals(requestType) ? "schema left in place" : "schema migrated";

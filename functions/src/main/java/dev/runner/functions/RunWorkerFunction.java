@@ -19,10 +19,11 @@ public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatc
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final RunWorker worker;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public RunWorkerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -32,6 +33,6 @@ public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatc
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis));
+        return invocation.run(context, () -> SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis)));
     }
 }

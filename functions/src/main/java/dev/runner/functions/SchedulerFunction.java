@@ -22,10 +22,11 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final Scheduler scheduler;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public SchedulerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -36,8 +37,10 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */
     @Override
     public String handleRequest(ScheduledEvent event, Context context) {
-        Scheduler.Tick tick = scheduler.tick(Instant.now());
-        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
-                + " runsCompleted=" + tick.runsCompleted();
+        return invocation.run(context, () -> {
+            Scheduler.Tick tick = scheduler.tick(Instant.now());
+            return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
+                    + " runsCompleted=" + tick.runsCompleted();
+        });
     }
 }

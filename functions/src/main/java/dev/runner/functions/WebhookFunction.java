@@ -19,10 +19,11 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final WebhookService webhooks;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public WebhookFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
@@ -32,6 +33,6 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.handle(event, webhooks::handle);
+        return invocation.run(context, () -> ApiGatewayToCore.handle(event, webhooks::handle));
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
 import dev.runner.cost.CostMeter;
+import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.json.Json;
@@ -48,7 +49,7 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
         stack = TestStack.create(overrides);
         // The tests play every function on one root and also call the core directly (a tick, a sweep):
         // bind all the functions' grants up front so what is allowed does not depend on which ran first.
-        runner = new Runner(stack.config(), Clock.systemUTC(), costs).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS)
+        runner = new Runner(stack.config(), Clock.systemUTC(), costs, InvocationMetrics.INSTANCE).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS)
                 .serve(SchedulerFunction.GRANTS).serve(RunWorkerFunction.GRANTS).serve(ItemWorkerFunction.GRANTS)
                 .serve(IngestFunction.GRANTS).serve(DeadLetterFunction.GRANTS);
         handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));

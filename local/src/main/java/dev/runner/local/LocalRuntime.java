@@ -8,6 +8,9 @@ import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
 import dev.runner.cost.CostMeter;
 import dev.runner.embedded.EmbeddedServers;
+import dev.runner.functions.telemetry.InvocationMetrics;
+import dev.runner.functions.telemetry.JsonLogProvider;
+import dev.runner.functions.telemetry.LogSettings;
 import dev.runner.local.demo.DemoHandlerService;
 import dev.runner.local.demo.DemoIntegration;
 import dev.runner.local.http.ApiServer;
@@ -76,9 +79,13 @@ import java.util.concurrent.CountDownLatch;
  */
 public final class LocalRuntime implements AutoCloseable {
 
+    private static final String QUIET_LIBRARIES = "warn,dev.runner=info";
+    private static final List<String> PLAIN_LOGGERS = List.of("dev.runner.local", "dev.runner.embedded", "org.elasticmq",
+            "org.apache.pekko", "io.zonky", "redis.embedded");
+
     static {
-        // Before the first logger exists: slf4j-simple reads its levels once.
-        quietLibraries();
+        // Before the first line, so that even the first is written as configured.
+        configureOutput();
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalRuntime.class);
@@ -338,7 +345,8 @@ public final class LocalRuntime implements AutoCloseable {
 
     private Runner root(Map<String, String> environment) {
         synchronized (roots) {
-            return roots.computeIfAbsent(Map.copyOf(environment), env -> new Runner(RunnerConfig.from(env), clock, costs));
+            return roots.computeIfAbsent(Map.copyOf(environment), env -> new Runner(RunnerConfig.from(env), clock, costs,
+                    InvocationMetrics.INSTANCE));
         }
     }
 
@@ -579,12 +587,24 @@ public final class LocalRuntime implements AutoCloseable {
         }
     }
 
-    /** Library start-up chatter (initdb, Pekko, Flyway) stays out of the way; the runtime's own lines remain. */
-    private static void quietLibraries() {
-        setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        setIfAbsent("org.slf4j.simpleLogger.log.dev.runner", "info");
-        setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
-        setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+    /**
+     * The functions' lines are JSON here too, as in Lambda; the runtime's own lines and those of the
+     * servers it embeds stay plain text for people; all of them on stderr, as before. Library start-up chatter (initdb, Pekko, Flyway)
+     * stays out of the way unless RUNNER_LOG_LEVEL (or -Drunner.log.level) asks for it. Metrics
+     * are printed as lines among the logs ({@link LocalMetrics}) where Lambda writes EMF.
+     */
+    private static void configureOutput() {
+        String spec = System.getProperty(LogSettings.LEVEL_PROPERTY, System.getenv(LogSettings.LEVEL_VARIABLE));
+        LogSettings settings;
+        try {
+            settings = LogSettings.parse(spec == null || spec.isBlank() ? QUIET_LIBRARIES : spec, PLAIN_LOGGERS);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage() + "; logging as " + QUIET_LIBRARIES);
+            settings = LogSettings.parse(QUIET_LIBRARIES, PLAIN_LOGGERS);
+        }
+        // stdout is for the READY line and the API key, which scripts read.
+        JsonLogProvider.configure(settings.onStderr());
+        InvocationMetrics.publishTo(new LocalMetrics());
     }
 
     private static String randomHex(int bytes) {

@@ -12,7 +12,6 @@ import dev.runner.delivery.IngestProducers;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
-import dev.runner.guard.GuardEvents;
 import dev.runner.handler.HandlerClient;
 import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.integration.IntegrationQueries;
@@ -20,6 +19,7 @@ import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
+import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.IngestService;
@@ -81,7 +81,7 @@ public final class Runner implements AutoCloseable {
     private final RunnerConfig config;
     private final Clock clock;
     private final CostTracker costs;
-    private final GuardEvents guardEvents;
+    private final Metrics metrics;
     private final List<Part<?>> parts = new ArrayList<>();
     /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
     private volatile Grants served;
@@ -95,13 +95,13 @@ public final class Runner implements AutoCloseable {
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
             redisAuth()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
-    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(handlerSigningKey(), handlerUrls.get(),
-            clock(), costs()));
+    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(handlerSigningKey(),
+            handlerUrls.get(), clock(), costs(), metrics()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
     private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
-            clock(), config().itemClaimLease(), guardEvents()));
-    private final Part<RunStore> runStore = part("runStore", () -> new RunStore(database()));
+            clock(), config().itemClaimLease(), metrics()));
+    private final Part<RunStore> runStore = part("runStore", () -> new RunStore(database(), metrics()));
     private final Part<ItemStore> itemStore = part("itemStore", () -> new ItemStore(database(), clock()));
     private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));
     private final Part<ScheduleStore> scheduleStore = part("scheduleStore", () -> new ScheduleStore(database()));
@@ -111,14 +111,14 @@ public final class Runner implements AutoCloseable {
     private final Part<DeadLetterStore> deadLetterStore = part("deadLetterStore", () -> new DeadLetterStore(database()));
     private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
             new IntegrationStore(database(), scheduleStore.get()),
-            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock()), LOCAL_TYPES_TTL, clock()));
+            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
     private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard()));
     private final Part<RunService> runService = part("runService", () -> new RunService(config().queues(), database(), runStore(),
             itemStore(), integrations(), queues(), dispatcher.get(), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
             handlers(), queues(), deadLetterStore(), dispatcher.get()));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
-            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard()));
+            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard(), metrics()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
@@ -135,27 +135,31 @@ public final class Runner implements AutoCloseable {
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
             deliveryStore.get(), integrations(), ingestProducers.get(), config().webhooks(), clock()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
-            runStore(), deadLetterStore()));
+            runStore(), deadLetterStore(), metrics()));
 
     public Runner(RunnerConfig config, Clock clock) {
         this(config, clock, CostTracker.NONE);
     }
 
     public Runner(RunnerConfig config, Clock clock, CostTracker costs) {
-        this(config, clock, costs, GuardEvents.NONE);
+        this(config, clock, costs, Metrics.NONE);
     }
 
-    /** @param guardEvents hears the guard failing open (Redis away), for the RedisFailOpen metric */
-    public Runner(RunnerConfig config, Clock clock, CostTracker costs, GuardEvents guardEvents) {
+    /** {@code metrics} hears what the parts do (docs/metrics.md); the functions plug one that publishes per invocation. */
+    public Runner(RunnerConfig config, Clock clock, CostTracker costs, Metrics metrics) {
         this.config = config;
         this.clock = clock;
         this.costs = costs;
-        this.guardEvents = guardEvents;
+        this.metrics = metrics;
     }
 
     /** Lambda's root: the configuration the template gives the function. */
     public static Runner fromEnvironment(Map<String, String> environment) {
-        return new Runner(RunnerConfig.from(environment), Clock.systemUTC());
+        return fromEnvironment(environment, Metrics.NONE);
+    }
+
+    public static Runner fromEnvironment(Map<String, String> environment, Metrics metrics) {
+        return new Runner(RunnerConfig.from(environment), Clock.systemUTC(), CostTracker.NONE, metrics);
     }
 
     /**
@@ -196,7 +200,7 @@ public final class Runner implements AutoCloseable {
     public RunnerConfig config() { return config; }
     public Clock clock() { return clock; }
     public CostTracker costs() { return costs; }
-    public GuardEvents guardEvents() { return guardEvents; }
+    public Metrics metrics() { return metrics; }
     public Database database() { return db.get(); }
     public QueueClient queues() { return queues.get(); }
     public Redis redis() { return redis.get(); }

@@ -2,6 +2,7 @@ package dev.runner.guard;
 
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.GuardScripts.HandlerAnswer;
+import dev.runner.metrics.Metrics;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Pipeline;
 import dev.runner.redis.Redis;
@@ -16,9 +17,11 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -49,7 +52,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
  * free for webhook items, so a manual or schedule backlog never holds every slot.
  *
- * <p><b>Redis down: fail open.</b> {@link #admit} admits everything (and tells {@link GuardEvents}), the breaker counts as closed
+ * <p><b>Redis down: fail open.</b> {@link #admit} admits everything (and counts it: {@code RedisFailOpen}), the breaker counts as closed
  * ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates (leases expire
  * by TTL), {@link #reserveTenantSlots} reserves nothing. No item is lost or parked because Redis
  * is away; handlers are then protected only by their own capacity until Redis is back. The same
@@ -57,6 +60,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * stack, and an admission says which ({@link FailOpen}). {@link #setPaused} is the exception: it
  * throws {@link dev.runner.redis.RedisUnavailableException} so the caller knows the pause did not
  * reach Redis (Postgres' paused_handlers stays the truth).
+ *
+ * <p><b>Metrics</b> (docs/metrics.md) come from what the round trips answer anyway: BreakerOpen
+ * when admission finds a breaker open or half-open, BreakerOpened when a report opens one,
+ * TenantWindowDeferrals for slots reserved ahead, RedisFailOpen for every fail-open.
  */
 public final class Guard {
 
@@ -75,12 +82,11 @@ public final class Guard {
     private final Keys keys;
     private final GuardScripts scripts;
     private final Clock clock;
+    private final Metrics metrics;
     /** How long a concurrency lease (and a half-open probe) lives if its worker never reports. */
     private final Duration leaseTtl;
     /** Give-backs for the next round trip (see class comment). */
     private final ConcurrentLinkedQueue<Redis.Call> giveBacks = new ConcurrentLinkedQueue<>();
-    /** Told each time the guard fails open, so it is counted, not only logged. */
-    private final GuardEvents events;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -88,12 +94,11 @@ public final class Guard {
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
                  Clock clock, Duration leaseTtl) {
-        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, GuardEvents.NONE);
+        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, Metrics.NONE);
     }
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
-                 Clock clock, Duration leaseTtl, GuardEvents events) {
-        this.events = Objects.requireNonNull(events, "events");
+                 Clock clock, Duration leaseTtl, Metrics metrics) {
         this.redis = Objects.requireNonNull(redis, "redis");
         this.keys = Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(breaker, "breaker");
@@ -112,6 +117,7 @@ public final class Guard {
             throw new IllegalArgumentException("leaseTtl < 1 ms: " + leaseTtl);
         }
         this.leaseTtl = leaseTtl;
+        this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.scripts = new GuardScripts(keys, breaker, tenantLimit, leaseTtl);
     }
 
@@ -136,8 +142,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            FailOpen why = failOpen(e, "admitting " + groups.size() + " groups without limits", GuardEvents.Where.ADMISSION,
-                    groups.stream().mapToInt(group -> group.items().size()).sum());
+            FailOpen why = failOpen(e, "admission", "admitting " + groups.size() + " groups without limits");
             return groups.stream().map(group -> admitAll(group, why)).toList();
         }
 
@@ -152,9 +157,13 @@ public final class Guard {
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<String>> refunds = new LinkedHashMap<>();
         Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
+        Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
             HandlerAnswer handler = handlerAnswers.get(g).get();
+            if (handler.breakerNotClosed()) {
+                breakersNotClosed.add(group.integrationKey());
+            }
             List<Admission> decisions = new ArrayList<>(group.items().size());
             List<String> handlerReleases = new ArrayList<>();
             for (int i = 0; i < group.items().size(); i++) {
@@ -185,6 +194,7 @@ public final class Guard {
         }
         refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
         countDeferrals(deferrals, now);
+        breakersNotClosed.forEach(metrics::breakerOpen);
         return admissions;
     }
 
@@ -209,19 +219,23 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots", GuardEvents.Where.RESERVATION,
-                    itemIdsByTenant.values().stream().mapToInt(List::size).sum());
+            failOpen(e, "slot reservation", "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
         int reserved = 0;
         for (var tenant : itemIdsByTenant.entrySet()) {
             List<Long> answer = answers.get(tenant.getKey()).get();
+            int tenantReserved = 0;
             for (int i = 0; i < tenant.getValue().size(); i++) {
                 Duration delay = AdmissionRules.reservedDelay(answer.get(i));
                 delays.put(tenant.getValue().get(i), delay);
-                reserved += delay.isZero() ? 0 : 1;
+                tenantReserved += delay.isZero() ? 0 : 1;
             }
+            if (tenantReserved > 0) {
+                metrics.tenantWindowDeferrals(tenant.getKey(), tenantReserved);
+            }
+            reserved += tenantReserved;
         }
         if (reserved > 0) {
             countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
@@ -233,9 +247,11 @@ public final class Guard {
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = pipelineWithGiveBacks();
+        Map<String, List<Pipeline.Reply<Boolean>>> opened = new LinkedHashMap<>();
         for (GroupReport report : reports) {
             if (!report.isEmpty()) {
-                pipeline.send(scripts.report(report, now));
+                opened.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
+                        .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts::openedBy)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -244,9 +260,11 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl, GuardEvents.Where.REPORT,
-                    reports.size());
+            failOpen(e, "report", "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+            return;
         }
+        opened.forEach((integrationKey, replies) -> replies.stream().filter(Pipeline.Reply::get)
+                .forEach(reply -> metrics.breakerOpened(integrationKey)));
     }
 
     /**
@@ -259,7 +277,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "breaker of " + integrationKey + " reported closed", GuardEvents.Where.BREAKER_READ, 1);
+            failOpen(e, "breaker read", "breaker of " + integrationKey + " reported closed");
             return BreakerSnapshot.closed(integrationKey);
         }
         return snapshot.get();
@@ -307,21 +325,15 @@ public final class Guard {
         }
     }
 
-    /**
-     * Logs why the guard fails open (an outage as a warning, a bug as an error with its stack) and
-     * tells {@link GuardEvents}, so failing open is counted, not only logged.
-     */
-    private FailOpen failOpen(RuntimeException e, String consequence, GuardEvents.Where where, int count) {
-        FailOpen why;
+    /** Counts a fail-open and logs why: an outage as a warning, a bug as an error with its stack. */
+    private FailOpen failOpen(RuntimeException e, String operation, String consequence) {
+        metrics.redisFailOpen(operation);
         if (e instanceof RedisUnavailableException) {
             log.warn("Redis unavailable, {} (fail-open): {}", consequence, e.toString());
-            why = FailOpen.REDIS_UNAVAILABLE;
-        } else {
-            log.error("guard script failed (a bug, not an outage), {} (fail-open)", consequence, e);
-            why = FailOpen.SCRIPT_FAILED;
+            return FailOpen.REDIS_UNAVAILABLE;
         }
-        events.failedOpen(where, why, count);
-        return why;
+        log.error("guard script failed (a bug, not an outage), {} (fail-open)", consequence, e);
+        return FailOpen.SCRIPT_FAILED;
     }
 
     private static GroupAdmission admitAll(GroupRequest group, FailOpen why) {

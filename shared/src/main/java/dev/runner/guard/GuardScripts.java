@@ -28,8 +28,18 @@ final class GuardScripts {
     /** The handler script's answer for one item. */
     record HandlerVerdict(AdmitCode code, long delayMs) {}
 
-    /** The handler script's answer for one group, in the order of its items, with the leases it granted. */
-    record HandlerAnswer(List<HandlerVerdict> verdicts, boolean breakerClean, List<String> leaseTokens) {}
+    /**
+     * The handler script's answer for one group, in the order of its items, with the leases it granted.
+     *
+     * @param breakerHalfOpen the breaker was half-open (an open one shows in the verdicts)
+     */
+    record HandlerAnswer(List<HandlerVerdict> verdicts, boolean breakerClean, List<String> leaseTokens, boolean breakerHalfOpen) {
+
+        /** Admission found the breaker open or half-open: the metrics' BreakerOpen. */
+        boolean breakerNotClosed() {
+            return breakerHalfOpen || verdicts.stream().anyMatch(v -> v.code() == AdmitCode.BREAKER_OPEN || v.code() == AdmitCode.BREAKER_PROBING);
+        }
+    }
 
     private final Keys keys;
     private final RunnerConfig.Breaker breaker;
@@ -72,7 +82,7 @@ final class GuardScripts {
     }
 
     private static HandlerAnswer handlerAnswer(List<?> reply, int items, String tokenPrefix) {
-        if (reply.size() != 2 * items + 3) {
+        if (reply.size() != 2 * items + 4) {
             throw new IllegalStateException("admitHandler answered " + reply.size() + " values for " + items + " items");
         }
         List<HandlerVerdict> verdicts = new ArrayList<>(items);
@@ -86,7 +96,8 @@ final class GuardScripts {
         for (int n = 1; n <= granted; n++) {
             tokens.add(tokenPrefix + ":" + n + ":" + expectedEnd);
         }
-        return new HandlerAnswer(verdicts, clean, tokens);
+        boolean halfOpen = (Long) reply.get(2 * items + 3) == 1L;
+        return new HandlerAnswer(verdicts, clean, tokens, halfOpen);
     }
 
     /**
@@ -117,7 +128,7 @@ final class GuardScripts {
         });
     }
 
-    /** reportOutcome-4.lua for one group; its reply (the state after) is not read. */
+    /** reportOutcome-4.lua for one group; {@link #openedBy} reads its reply. */
     Redis.Call report(GroupReport report, long now) {
         String integration = report.integrationKey();
         List<String> args = new ArrayList<>();
@@ -136,6 +147,12 @@ final class GuardScripts {
         }
         return new Redis.Call(Script.REPORT_OUTCOME, List.of(keys.breaker(integration), keys.probes(integration),
                 keys.leases(integration, report.handlerKey()), keys.urgent(integration, report.handlerKey())), args);
+    }
+
+    /** Whether the report whose reply this is opened the breaker (reportOutcome-4.lua's second value). */
+    static boolean openedBy(Object reply) {
+        List<?> values = (List<?>) reply;
+        return values.size() > 1 && (Long) values.get(1) == 1L;
     }
 
     /**

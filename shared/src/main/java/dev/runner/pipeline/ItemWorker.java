@@ -21,6 +21,7 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
@@ -87,11 +88,12 @@ public final class ItemWorker {
     private final QueueClient queues;
     private final DeadLetterStore deadLetters;
     private final Guard guard;
+    private final Metrics metrics;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
     private final CallTimes callTimes = new CallTimes();
 
     public ItemWorker(RunnerConfig config, ItemStore items, PauseStore pauses, RunStore runs, Integrations integrations,
-                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard) {
+                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard, Metrics metrics) {
         this.config = config;
         this.settlement = new Settlement(config.retry(), config.queues());
         this.items = items;
@@ -102,6 +104,7 @@ public final class ItemWorker {
         this.queues = queues;
         this.deadLetters = deadLetters;
         this.guard = guard;
+        this.metrics = metrics;
     }
 
     /** @param remainingMillis the invocation's time left: handler calls never outlive it */
@@ -156,7 +159,9 @@ public final class ItemWorker {
                     fates.add(new Fate.Called(byItem.get(itemId), claimed.get(itemId).attempt(), outcome)));
         }
         fates.addAll(calls.unstarted());
-        return carryOut(settlement.plan(fates));
+        Set<String> tenants = new LinkedHashSet<>();
+        byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
+        return carryOut(settlement.plan(fates), tenants);
     }
 
     /** Items of one handler, most urgent first: admission serves them in this order. */
@@ -514,11 +519,11 @@ public final class ItemWorker {
                     ids.add(item.itemId().toString());
                 }
                 Map<UUID, Outcome> outcomes = new HashMap<>();
-                handlers.processBatch(spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+                handlers.processBatch(group.integrationKey(), spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
                 return CallResult.of(group, outcomes);
             }
             Item item = chunk.getFirst();
-            Outcome outcome = handlers.process(spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
+            Outcome outcome = handlers.process(group.integrationKey(), spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
             return CallResult.of(group, Map.of(item.itemId(), outcome));
         } catch (RuntimeException e) {
             LOG.error("handler call crashed", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "error", e);
@@ -545,7 +550,7 @@ public final class ItemWorker {
      * The plan, in its order (see {@link Settlement.Plan}). A re-send that fails leaves its item's
      * original message undeleted (listed as failed), so it comes back rather than being lost.
      */
-    private BatchResult carryOut(Settlement.Plan plan) {
+    private BatchResult carryOut(Settlement.Plan plan, Set<String> tenants) {
         if (!plan.toDlq().isEmpty()) {
             queues.sendAll(config.queues().itemsDlq(), plan.toDlq());
             LOG.warn("sent to DLQ", "items", plan.toDlq().size());
@@ -568,6 +573,9 @@ public final class ItemWorker {
         if (tally.deferredTotal() > 0) {
             LOG.info("deferred", "items", tally.deferredTotal(), "why", tally.deferred().keySet().stream().map(Reason::wireName).toList());
         }
+        Map<String, Integer> deferred = new LinkedHashMap<>();
+        tally.deferred().forEach((reason, count) -> deferred.put(reason.wireName(), count));
+        metrics.itemsSettled(new Metrics.ItemBatch(tally.succeeded(), tally.retried(), tally.parked(), deferred, tenants));
         return new BatchResult(failed);
     }
 }
