@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  * {@code Fn::And}, and {@code Condition} by which one condition names another. Any other form
  * fails naming itself and where it occurs, rather than running the template on a guess.
  * What a resource answers to {@code Ref} and {@code Fn::GetAtt} is the {@link Resources}'
- * business; pseudo parameters, parameters and conditions are handled here.
+ * business; parameters, conditions and the pseudo parameters template.yaml uses are handled here.
  * {@code {{resolve:…}}} dynamic references are replaced through the given function.
  */
 public final class Intrinsics {
@@ -165,15 +165,15 @@ public final class Intrinsics {
     private Object ref(String name, String where) {
         return switch (name) {
             case "AWS::StackName" -> stack.name();
-            case "AWS::StackId" -> "arn:aws:cloudformation:" + stack.region() + ":" + stack.accountId()
-                    + ":stack/" + stack.name() + "/local";
             case "AWS::Region" -> stack.region();
             case "AWS::AccountId" -> stack.accountId();
             case "AWS::Partition" -> "aws";
             case "AWS::URLSuffix" -> "amazonaws.com";
-            case "AWS::NotificationARNs" -> List.of();
             case "AWS::NoValue" -> NO_VALUE;
             default -> {
+                if (name.startsWith("AWS::")) {
+                    throw unsupported(name, where);
+                }
                 if (parameters.containsKey(name)) {
                     yield parameters.get(name);
                 }

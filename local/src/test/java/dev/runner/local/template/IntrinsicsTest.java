@@ -50,8 +50,10 @@ class IntrinsicsTest {
             !Cidr [10.0.0.0/16, 2, 8]         | Fn::Cidr
             {'Fn::ToJsonString': {a: b}}      | Fn::ToJsonString
             {'Fn::Length': [a, b]}            | Fn::Length
+            !Ref AWS::StackId                 | AWS::StackId
+            !Sub '${AWS::NotificationARNs}'   | AWS::NotificationARNs
             """)
-    void aFormTheLocalRuntimeDoesNotEvaluateIsRefusedNamingItselfAndWhere(String expression, String form) {
+    void aFormOrPseudoParameterTheLocalRuntimeLacksIsRefusedNamingItselfAndWhere(String expression, String form) {
         var error = assertThrows(TemplateException.class, () -> value("Jobs.Properties.Tags", expression));
         assertEquals(form + " is not supported by the local runtime (Jobs.Properties.Tags)", error.getMessage());
     }
