@@ -32,7 +32,7 @@ final class SamPolicies {
         if (policies == null) {
             return List.of();
         }
-        Object resolved = intrinsics.resolve(policies);
+        Object resolved = intrinsics.resolve(policies, where);
         List<?> entries = resolved instanceof List<?> list ? list : List.of(resolved);
         List<PolicyStatement> statements = new ArrayList<>();
         for (Object entry : entries) {
@@ -49,7 +49,7 @@ final class SamPolicies {
                 }
                 Map<?, ?> parameters = map.get(name) instanceof Map<?, ?> given ? given : Map.of();
                 Object definition = substitute(((Map<?, ?>) template).get("Definition"), parameters, where + "." + name);
-                statements.addAll(document(where, (Map<?, ?>) intrinsics.resolve(definition), warn));
+                statements.addAll(document(where, (Map<?, ?>) intrinsics.resolve(definition, where + "." + name), warn));
             } else {
                 warn.accept(where + ": policy " + entry + " is not understood locally; it grants nothing here");
             }

@@ -125,7 +125,7 @@ class FunctionGrantsTest {
         for (FunctionDefinition function : functions) {
             Map<String, Object> role = roles.get(function.logicalId());
             List<PolicyStatement> sam = new ArrayList<>();
-            Object policies = template.intrinsics().resolve(role.get("Policies"));
+            Object policies = template.intrinsics().resolve(role.get("Policies"), function.logicalId() + ".Policies");
             for (Object policy : (List<?>) policies) {
                 Map<?, ?> document = (Map<?, ?>) ((Map<?, ?>) policy).get("PolicyDocument");
                 for (Object statement : (List<?>) document.get("Statement")) {
