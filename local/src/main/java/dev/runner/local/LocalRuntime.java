@@ -176,6 +176,19 @@ public final class LocalRuntime implements AutoCloseable {
         return Map.copyOf(queueUrls);
     }
 
+    /**
+     * Fault injection (the fault run): embedded Redis goes away for {@code down} and comes back on
+     * its port, empty. The functions keep running and must ride it out.
+     */
+    public void restartRedis(Duration down) {
+        servers.restartRedis(down);
+    }
+
+    /** Fault injection (the fault run): embedded Postgres goes away for {@code down} and comes back on its port with its data. */
+    public void restartPostgres(Duration down) {
+        servers.restartPostgres(down);
+    }
+
     /** The demo handler service, or null when started without the demo. */
     public DemoHandlerService demo() {
         return demo;
