@@ -47,6 +47,9 @@ public final class EmbeddedServers implements AutoCloseable {
         }
     }
 
+    /** How long a stop may take: pg_ctl's own wait, with room. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+
     private final List<AutoCloseable> started = new ArrayList<>();
     private Endpoints endpoints;
     private Path postgresData;
@@ -185,9 +188,27 @@ public final class EmbeddedServers implements AutoCloseable {
         }
     }
 
+    /**
+     * Deletes the data directory once Postgres has left it. At JVM exit the library's own stop hook
+     * may still be stopping the server when this runs: its pid file goes last, so this waits for
+     * it, and leaves the directory rather than pull it from under a server that is still running.
+     */
     private void deletePostgresData() throws IOException {
         if (postgresData == null || !Files.exists(postgresData)) {
             return;
+        }
+        Path pidFile = postgresData.resolve("postmaster.pid");
+        long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+        while (Files.exists(pidFile) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (Files.exists(pidFile)) {
+            throw new IOException("Postgres has not left " + postgresData + "; the directory is kept");
         }
         try (Stream<Path> paths = Files.walk(postgresData)) {
             for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
