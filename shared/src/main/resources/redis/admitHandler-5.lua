@@ -9,7 +9,8 @@
     KEYS[2] probes    sorted set itemId -> probe expiry (ms), half-open only
     KEYS[3] paused    string, present = handler paused
     KEYS[4] leases    sorted set itemId -> lease expiry (ms)
-    KEYS[5] rate      sorted set itemId -> admission time (ms), the last minute
+    KEYS[5] rate      sorted set itemId:admittedAt -> admission time (ms), the last minute: one
+                      entry per admission, so retries of one item count each time
     ARGV[1] now (ms)
     ARGV[2] breaker open duration (ms)
     ARGV[3] probes allowed in flight while half-open
@@ -20,9 +21,9 @@
     ARGV[8] urgent priority: items at or below it may use the whole limit
     ARGV[9..] pairs: itemId, priority
   Output:
-    two entries per item, in input order: code, delay (ms)
+    two entries per item, in input order: code, delay (ms); the codes (AdmitCode on the Java side)
       0 admitted, 1 paused, 2 breaker open, 3 breaker probing, 4 handler rate, 5 handler concurrency
-    then, when the breaker was read, one more: 1 if it is closed with no failure counted (a report
+    then, unless paused or open, one more: 1 if the breaker is closed with no failure counted (a report
     of successes alone would change nothing), else 0
 ]]
 local breakerKey = KEYS[1]
@@ -43,6 +44,9 @@ local FIRST_ITEM = 9
 
 local ADMITTED, PAUSED, BREAKER_OPEN, BREAKER_PROBING, HANDLER_RATE, HANDLER_CONCURRENCY = 0, 1, 2, 3, 4, 5
 local MINUTE = 60000
+
+--- @include "includes/advanceBreaker"
+--- @include "includes/sliced"
 
 local itemCount = (#ARGV - FIRST_ITEM + 1) / 2
 local result = {}
@@ -66,17 +70,11 @@ if redis.call('EXISTS', pausedKey) == 1 then
   return decideAll(PAUSED, 0)
 end
 
-local breaker = redis.call('HMGET', breakerKey, 'state', 'openedAt', 'failures')
-local state = breaker[1] or 'closed'
-local clean = (state == 'closed' and (tonumber(breaker[3]) or 0) == 0) and 1 or 0
+local breaker = advanceBreaker(breakerKey, probesKey, now, openMs)
+local state = breaker.state
+local clean = (state == 'closed' and breaker.failures == 0) and 1 or 0
 if state == 'open' then
-  local halfOpenAt = tonumber(breaker[2]) + openMs
-  if now < halfOpenAt then
-    return decideAll(BREAKER_OPEN, halfOpenAt - now)
-  end
-  redis.call('HSET', breakerKey, 'state', 'half_open', 'halfOpenAt', halfOpenAt, 'successes', 0)
-  redis.call('DEL', probesKey)
-  state = 'half_open'
+  return decideAll(BREAKER_OPEN, breaker.halfOpenAt - now)
 end
 
 -- -1: no probe bound (closed)
@@ -103,7 +101,7 @@ local rateDeferred = 0
 -- Rate entries of this call are written before a deferral reads the window's order.
 local function writeRates()
   if #newRates > 0 then
-    redis.call('ZADD', rateKey, unpack(newRates))
+    callSliced('ZADD', rateKey, newRates, 1, #newRates, 2)
     newRates = {}
   end
 end
@@ -139,7 +137,7 @@ for i = 1, itemCount do
     end
     if ratePerMinute > 0 then
       newRates[#newRates + 1] = now
-      newRates[#newRates + 1] = itemId
+      newRates[#newRates + 1] = itemId .. ':' .. now
       inWindow = inWindow + 1
     end
     if probeRoom > 0 then
@@ -153,7 +151,7 @@ for i = 1, itemCount do
 end
 
 if #newLeases > 0 then
-  redis.call('ZADD', leasesKey, unpack(newLeases))
+  callSliced('ZADD', leasesKey, newLeases, 1, #newLeases, 2)
   redis.call('PEXPIRE', leasesKey, leaseTtl)
 end
 if ratePerMinute > 0 and inWindow > 0 then
@@ -161,7 +159,7 @@ if ratePerMinute > 0 and inWindow > 0 then
   redis.call('PEXPIRE', rateKey, MINUTE)
 end
 if #newProbes > 0 then
-  redis.call('ZADD', probesKey, unpack(newProbes))
+  callSliced('ZADD', probesKey, newProbes, 1, #newProbes, 2)
   redis.call('PEXPIRE', probesKey, leaseTtl)
 end
 result[2 * itemCount + 1] = clean

@@ -25,20 +25,22 @@ local limit = tonumber(ARGV[3])
 local shortestMs = tonumber(ARGV[4])
 local FIRST_ITEM = 5
 
+--- @include "includes/sliced"
+
 local ids = {}
 for i = FIRST_ITEM, #ARGV do
   ids[#ids + 1] = ARGV[i]
 end
 
 redis.call('ZREMRANGEBYSCORE', windowKey, '-inf', now - windowMs)
-local slots = redis.call('ZMSCORE', windowKey, unpack(ids))
+local slots = scoresSliced(windowKey, ids, 1, #ids)
 local count = redis.call('ZCARD', windowKey)
 
 -- Admissions at `now` are written in one ZADD, before any reservation reads the set.
 local pending = {}
 local function writePending()
   if #pending > 0 then
-    redis.call('ZADD', windowKey, unpack(pending))
+    callSliced('ZADD', windowKey, pending, 1, #pending, 2)
     pending = {}
   end
 end

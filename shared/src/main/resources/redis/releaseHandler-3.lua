@@ -3,9 +3,10 @@
   tenant window) in the same admission: lease, rate entry and probe. The handler was not called.
   Input:
     KEYS[1] leases    sorted set itemId -> lease expiry (ms)
-    KEYS[2] rate      sorted set itemId -> admission time (ms)
+    KEYS[2] rate      sorted set itemId:admittedAt -> admission time (ms)
     KEYS[3] probes    sorted set itemId -> probe expiry (ms)
-    ARGV[1..] itemIds
+    ARGV[1] the admission's time (ms): its rate entries are itemId:admittedAt
+    ARGV[2..] itemIds
   Output:
     { number of leases released }
 ]]
@@ -13,7 +14,17 @@ local leasesKey = KEYS[1]
 local rateKey = KEYS[2]
 local probesKey = KEYS[3]
 
-local released = redis.call('ZREM', leasesKey, unpack(ARGV))
-redis.call('ZREM', rateKey, unpack(ARGV))
-redis.call('ZREM', probesKey, unpack(ARGV))
+local admittedAt = ARGV[1]
+local FIRST_ITEM = 2
+
+--- @include "includes/sliced"
+
+local rateEntries = {}
+for i = FIRST_ITEM, #ARGV do
+  rateEntries[#rateEntries + 1] = ARGV[i] .. ':' .. admittedAt
+end
+
+local released = callSliced('ZREM', leasesKey, ARGV, FIRST_ITEM, #ARGV)
+callSliced('ZREM', rateKey, rateEntries, 1, #rateEntries)
+callSliced('ZREM', probesKey, ARGV, FIRST_ITEM, #ARGV)
 return { released }

@@ -1,10 +1,14 @@
 --[[
   Record the outcome of a group's handler calls on the integration's breaker and release their
-  leases and probes. Successes count before failures within one report (the order inside a
-  batch is unknown; a failure after the last success is the pessimistic reading).
-    closed:    any success resets the consecutive failures; failures >= threshold opens
-    open:      outcomes are late answers from before it opened; ignored
-    half-open: a failure re-opens; successes >= needed closes
+  leases and probes. Each call counts once, whatever its item count. Which calls count depends on
+  the state:
+    closed:    every call; a success resets the consecutive failures (successes count before
+               failures within one report: the order inside a batch is unknown, and a failure
+               after the last success is the pessimistic reading); failures >= threshold opens
+    open:      none: they are late answers to calls admitted before it opened
+    half-open: probe calls only, i.e. calls carrying an item that holds a live probe slot (a late
+               answer to a call admitted before the breaker opened, or to a probe of an earlier
+               half-open period, holds none); a failure re-opens; successes >= needed closes
   Input:
     KEYS[1] breaker   hash: state, failures, successes, openedAt, halfOpenAt (absent = closed)
     KEYS[2] probes    sorted set itemId -> probe expiry (ms)
@@ -13,9 +17,9 @@
     ARGV[2] failure threshold
     ARGV[3] breaker open duration (ms)
     ARGV[4] half-open successes needed to close
-    ARGV[5] successes in this report
-    ARGV[6] failures in this report
-    ARGV[7..] itemIds whose leases and probes are released
+    ARGV[5] number of released itemIds, r
+    ARGV[6..] the r itemIds whose leases and probes are released; then the calls, each as
+              1 (the endpoint answered) or 0 (it failed), its item count n, its n itemIds
   Output:
     { state after the report: 'closed' | 'open' | 'half_open' }
 ]]
@@ -27,9 +31,41 @@ local now = tonumber(ARGV[1])
 local threshold = tonumber(ARGV[2])
 local openMs = tonumber(ARGV[3])
 local successesNeeded = tonumber(ARGV[4])
-local successes = tonumber(ARGV[5])
-local failures = tonumber(ARGV[6])
-local FIRST_ITEM = 7
+local releasedCount = tonumber(ARGV[5])
+local FIRST_RELEASED = 6
+local FIRST_CALL = FIRST_RELEASED + releasedCount
+
+--- @include "includes/advanceBreaker"
+--- @include "includes/sliced"
+
+local breaker = advanceBreaker(breakerKey, probesKey, now, openMs)
+local state = breaker.state
+
+-- Probe slots are checked (and freed) before the release below frees the rest.
+local successes, failures = 0, 0
+local call = FIRST_CALL
+while call <= #ARGV do
+  local answered = ARGV[call] == '1'
+  local itemCount = tonumber(ARGV[call + 1])
+  local counts = state == 'closed'
+  if state == 'half_open' and itemCount > 0 then
+    counts = callSliced('ZREM', probesKey, ARGV, call + 2, call + 1 + itemCount) > 0
+  end
+  if counts and answered then
+    successes = successes + 1
+  elseif counts then
+    failures = failures + 1
+  end
+  call = call + 2 + itemCount
+end
+
+if releasedCount > 0 then
+  callSliced('ZREM', leasesKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
+  -- Probes exist only while half-open (opening and closing delete them).
+  if state == 'half_open' then
+    callSliced('ZREM', probesKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
+  end
+end
 
 local function open(consecutiveFailures)
   redis.call('HSET', breakerKey, 'state', 'open', 'openedAt', now, 'failures', consecutiveFailures, 'successes', 0)
@@ -38,25 +74,8 @@ local function open(consecutiveFailures)
   return { 'open' }
 end
 
-local breaker = redis.call('HMGET', breakerKey, 'state', 'openedAt', 'failures')
-local state = breaker[1] or 'closed'
-
-if #ARGV >= FIRST_ITEM then
-  redis.call('ZREM', leasesKey, unpack(ARGV, FIRST_ITEM))
-  -- Probes exist only while half-open (opening and closing delete them).
-  if state ~= 'closed' then
-    redis.call('ZREM', probesKey, unpack(ARGV, FIRST_ITEM))
-  end
-end
-
 if state == 'open' then
-  local halfOpenAt = tonumber(breaker[2]) + openMs
-  if now < halfOpenAt then
-    return { 'open' }
-  end
-  redis.call('HSET', breakerKey, 'state', 'half_open', 'halfOpenAt', halfOpenAt, 'successes', 0)
-  redis.call('DEL', probesKey)
-  state = 'half_open'
+  return { 'open' }
 end
 
 if state == 'half_open' then
@@ -71,7 +90,7 @@ if state == 'half_open' then
   return { 'half_open' }
 end
 
-local consecutive = tonumber(breaker[3]) or 0
+local consecutive = breaker.failures
 if successes > 0 then
   consecutive = 0
 end
@@ -80,7 +99,7 @@ if consecutive >= threshold then
   return open(consecutive)
 end
 if consecutive == 0 then
-  if breaker[1] then
+  if breaker.failures > 0 then
     redis.call('DEL', breakerKey)
   end
 else

@@ -37,7 +37,8 @@ class ArchitectureTest {
                         "dev.runner.security..", "dev.runner.http..", "dev.runner.store..", "dev.runner.redis..", "dev.runner.queue..",
                         "dev.runner.cost..", "dev.runner.cache..")
                 .layer("Domain").definedBy("dev.runner.integration..", "dev.runner.run..", "dev.runner.item..", "dev.runner.dlq..",
-                        "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..", "dev.runner.handler..")
+                        "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..", "dev.runner.handler..",
+                        "dev.runner.apikey..")
                 .layer("Pipeline").definedBy("dev.runner.pipeline..")
                 .layer("Edge").definedBy("dev.runner.api..", "dev.runner.webhook..")
                 .layer("Composition").definedBy("dev.runner.app..")

@@ -30,8 +30,18 @@ import java.util.stream.Stream;
  */
 public final class EmbeddedServers implements AutoCloseable {
 
-    /** Where the started servers listen. {@code jdbcUrl} carries no credentials; see user/password. */
-    public record Endpoints(String jdbcUrl, String dbUser, String dbPassword, String redisUrl, String sqsEndpoint) {}
+    /**
+     * Where the servers listen, embedded or in containers ({@link TestServers}). {@code jdbcUrl}
+     * may carry credentials, but user and password are given apart too. {@code secretsManagerEndpoint}
+     * is null where there is none (nothing embedded speaks Secrets Manager; LocalStack does).
+     */
+    public record Endpoints(String jdbcUrl, String dbUser, String dbPassword, String redisUrl, String sqsEndpoint,
+                            String secretsManagerEndpoint) {
+        /** Servers without Secrets Manager: the embedded ones. */
+        public Endpoints(String jdbcUrl, String dbUser, String dbPassword, String redisUrl, String sqsEndpoint) {
+            this(jdbcUrl, dbUser, dbPassword, redisUrl, sqsEndpoint, null);
+        }
+    }
 
     /** Requested ports; 0 = any free port. */
     public record Ports(int postgres, int redis, int sqs) {

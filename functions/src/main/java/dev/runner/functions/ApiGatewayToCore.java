@@ -27,7 +27,22 @@ final class ApiGatewayToCore {
         String method = event.getRequestContext() != null && event.getRequestContext().getHttp() != null
                 ? event.getRequestContext().getHttp().getMethod() : routeMethod(event.getRouteKey());
         return new ApiRequest(method, event.getRawPath(), event.getPathParameters(), headers,
-                event.getQueryStringParameters(), bytes);
+                event.getQueryStringParameters(), bytes, iamPrincipal(event));
+    }
+
+    /**
+     * The caller API Gateway verified with SigV4 (routes with {@code Authorizer: AWS_IAM}): its ARN.
+     * Only the gateway writes the request context, so a client cannot claim one; null on routes
+     * without the IAM authorizer.
+     */
+    private static String iamPrincipal(APIGatewayV2HTTPEvent event) {
+        var context = event.getRequestContext();
+        if (context == null || context.getAuthorizer() == null || context.getAuthorizer().getIam() == null) {
+            return null;
+        }
+        var iam = context.getAuthorizer().getIam();
+        String arn = iam.getUserArn();
+        return arn == null || arn.isBlank() ? null : arn;
     }
 
     private static String routeMethod(String routeKey) {

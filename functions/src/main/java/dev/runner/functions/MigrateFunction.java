@@ -3,73 +3,91 @@ package dev.runner.functions;
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import dev.runner.config.RunnerConfig;
-import dev.runner.json.Json;
+import dev.runner.functions.CloudFormationResponse.Status;
+import dev.runner.log.Log;
 import dev.runner.store.Database;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
- * The CloudFormation custom resource that applies schema migrations on deploy. Create and Update
- * apply what is pending (Flyway is idempotent); Delete leaves the schema alone. The answer goes to
- * the pre-signed ResponseURL, always, or the stack would wait an hour for it.
+ * The CloudFormation custom resource that applies schema migrations on deploy (template.yaml
+ * {@code Migration}). Create and Update apply what is pending (Flyway is idempotent); Delete leaves
+ * the schema alone. Whatever happens, the answer goes to the pre-signed ResponseURL, or the stack
+ * would wait for the whole ServiceTimeout: a failed migration answers FAILED, which fails and rolls
+ * back the deploy, with the cause as the reason CloudFormation shows in the stack's events.
  */
 public final class MigrateFunction implements RequestHandler<Map<String, Object>, Map<String, Object>> {
 
     static final String PHYSICAL_ID = "runner-schema";
+    private static final Log LOG = Log.of(MigrateFunction.class);
 
-    private final RunnerConfig.Database database;
+    private final Map<String, String> environment;
+    private final Consumer<RunnerConfig.Database> migrations;
+    private final CloudFormationResponse response;
 
     public MigrateFunction() {
-        this(System.getenv());
+        this(System.getenv(), Database::migrate, Duration.ofSeconds(2));
     }
 
     public MigrateFunction(Map<String, String> environment) {
-        this.database = new RunnerConfig.Database(environment.get("RUNNER_DATABASE_URL"),
-                environment.get("RUNNER_DATABASE_USER"), environment.get("RUNNER_DATABASE_PASSWORD"));
+        this(environment, Database::migrate, Duration.ofSeconds(2));
+    }
+
+    /** {@code migrations} applies the schema; {@code retryDelay} spaces the retries of the answer. */
+    MigrateFunction(Map<String, String> environment, Consumer<RunnerConfig.Database> migrations, Duration retryDelay) {
+        this.environment = Map.copyOf(environment);
+        this.migrations = migrations;
+        this.response = new CloudFormationResponse(retryDelay);
     }
 
     @Override
     public Map<String, Object> handleRequest(Map<String, Object> event, Context context) {
         String requestType = String.valueOf(event.getOrDefault("RequestType", "Create"));
-        String status = "SUCCESS";
-        String reason = "schema migrated";
+        Status status = Status.SUCCESS;
+        String reason = "Delete".equals(requestType) ? "schema left in place" : "schema migrated";
         if (!"Delete".equals(requestType)) {
             try {
-                Database.migrate(database);
-            } catch (RuntimeException e) {
-                status = "FAILED";
-                reason = "migration failed: " + e.getMessage();
+                migrations.accept(database());
+            } catch (RuntimeException | LinkageError e) {
+                // Anything short of the JVM dying: an exception escaping here would leave the
+                // stack waiting for an answer that never comes.
+                LOG.error("migration failed", "requestType", requestType, "error", e);
+                status = Status.FAILED;
+                reason = "Migration failed (log stream " + context.getLogStreamName() + "): " + causes(e);
             }
         }
-        Map<String, Object> answer = Map.of("Status", status, "Reason", reason, "PhysicalResourceId", PHYSICAL_ID,
-                "StackId", String.valueOf(event.get("StackId")), "RequestId", String.valueOf(event.get("RequestId")),
-                "LogicalResourceId", String.valueOf(event.get("LogicalResourceId")));
+        byte[] body = CloudFormationResponse.body(event, status, reason, PHYSICAL_ID);
         Object responseUrl = event.get("ResponseURL");
         if (responseUrl != null) {
-            respond(responseUrl.toString(), answer);
+            response.send(responseUrl.toString(), body);
         }
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("Status", status.name());
+        answer.put("Reason", reason);
+        answer.put("PhysicalResourceId", PHYSICAL_ID);
         return answer;
     }
 
-    private static void respond(String url, Map<String, Object> answer) {
-        var body = Json.object();
-        answer.forEach((key, value) -> body.put(key, String.valueOf(value)));
-        // The pre-signed S3 URL is signed for an empty content type.
-        var request = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
-                .header("Content-Type", "")
-                .PUT(HttpRequest.BodyPublishers.ofString(Json.write(body))).build();
-        try {
-            HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.discarding());
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("could not answer CloudFormation: " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted answering CloudFormation", e);
+    private RunnerConfig.Database database() {
+        String url = environment.get("RUNNER_DATABASE_URL");
+        if (url == null || url.isBlank()) {
+            throw new IllegalStateException("RUNNER_DATABASE_URL is not set: the function has no database to migrate");
         }
+        return new RunnerConfig.Database(url, environment.get("RUNNER_DATABASE_USER"), environment.get("RUNNER_DATABASE_PASSWORD"));
+    }
+
+    /** The messages of the exception and its causes, outermost first: Flyway wraps the SQL error. */
+    private static String causes(Throwable error) {
+        var text = new StringBuilder();
+        for (Throwable cause = error; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (!text.isEmpty()) {
+                text.append(" <- ");
+            }
+            text.append(cause.getClass().getSimpleName()).append(": ").append(cause.getMessage());
+        }
+        return text.toString();
     }
 }

@@ -14,6 +14,7 @@ import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 /** Every events/ sample reads with the Lambda runtime's serialization into what the functions expect. */
 class EventSamplesTest {
@@ -36,6 +37,15 @@ class EventSamplesTest {
         ApiRequest get = ApiGatewayToCore.request(Events.load("api-get-run.json", APIGatewayV2HTTPEvent.class));
         assertEquals("GET", get.method());
         assertNotNull(get.pathParameter("runId"));
+    }
+
+    @Test
+    void theIamSampleCarriesThePrincipalTheGatewayVerified() {
+        ApiRequest signed = ApiGatewayToCore.request(Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class));
+        assertEquals("arn:aws:iam::123456789012:user/runner-operator", signed.principal());
+        assertEquals("/session", signed.path());
+        assertNull(ApiGatewayToCore.request(Events.load("api-get-run.json", APIGatewayV2HTTPEvent.class)).principal(),
+                "no authorizer in the request context, no principal, whatever the headers say");
     }
 
     @Test

@@ -148,7 +148,7 @@ class IntegrityIT {
         saveTenant(integration, false);
         HandlerSpec handler = handler(integration);
         RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler, Trigger.MANUAL, newItems(4), RunService.ItemFilter.ALL);
+                handler, Trigger.MANUAL, newItems(4), RunService.Keep.ALL);
 
         await().atMost(Duration.ofSeconds(20)).until(() -> fixture.runner.itemStore().countByStatus(started.runId())
                 .getOrDefault(ItemStatus.PARKED, 0L) == 4);
@@ -172,7 +172,7 @@ class IntegrityIT {
         HandlerSpec addedSpec = HandlerSpec.fromJson(added, spec);
 
         RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                addedSpec, Trigger.MANUAL, newItems(2), RunService.ItemFilter.ALL);
+                addedSpec, Trigger.MANUAL, newItems(2), RunService.Keep.ALL);
 
         Run run = fixture.awaitRun(started.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
         assertEquals(RunStatus.COMPLETED, run.status(), "not completed_with_errors: no item went dead as unknown");
@@ -209,7 +209,7 @@ class IntegrityIT {
     /** A running run with {@code n} stored items and no message sent for them: what a lost send leaves. */
     private static UUID storedRun(PipelineFixture.Integration integration, int n) {
         RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler(integration), Trigger.MANUAL, List.of(), RunService.ItemFilter.ALL);
+                handler(integration), Trigger.MANUAL, List.of(), RunService.Keep.ALL);
         UUID runId = started.runId();
         fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", runId);
         RunJob job = new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),

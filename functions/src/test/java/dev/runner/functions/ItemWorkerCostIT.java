@@ -37,7 +37,7 @@ class ItemWorkerCostIT {
                 .mapToObj(i -> new ItemStore.NewItem("cost-" + i, Json.object().put("i", i))).toList();
         // Stored directly, not sent: this test plays the event source with one hand-made batch.
         RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler, Trigger.MANUAL, List.of(), RunService.ItemFilter.ALL);
+                handler, Trigger.MANUAL, List.of(), RunService.Keep.ALL);
         List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
                 new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
                         Direction.INBOUND, Trigger.MANUAL), items));

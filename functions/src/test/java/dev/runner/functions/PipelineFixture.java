@@ -78,6 +78,21 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
                 body == null ? null : Json.writeBytes(body)));
     }
 
+    /** A management API call through {@code runner}'s API with bearer {@code key}; {@code pathAndQuery} may carry a query string. */
+    static ApiResponse call(Runner runner, String key, String method, String pathAndQuery, JsonNode body) {
+        int question = pathAndQuery.indexOf('?');
+        String path = question < 0 ? pathAndQuery : pathAndQuery.substring(0, question);
+        Map<String, String> query = new HashMap<>();
+        if (question >= 0) {
+            for (String pair : pathAndQuery.substring(question + 1).split("&")) {
+                int equals = pair.indexOf('=');
+                query.put(pair.substring(0, equals), pair.substring(equals + 1));
+            }
+        }
+        return runner.api().handle(new ApiRequest(method, path, Map.of(), Map.of("authorization", "Bearer " + key), query,
+                body == null ? null : Json.writeBytes(body)));
+    }
+
     private static void expectOk(ApiResponse response) {
         if (response.status() != 200) {
             throw new IllegalStateException("setup call failed: " + response.status() + " " + response.body());

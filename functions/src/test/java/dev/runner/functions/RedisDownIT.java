@@ -47,6 +47,26 @@ class RedisDownIT {
         fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(20));
     }
 
+    @Test
+    void operatorViewsSayUnknownInsteadOfFailingWhileRedisIsAway() {
+        var integration = fixture.integration(false);
+        var handlers = fixture.api("GET", "/handlers", null);
+        assertEquals(200, handlers.status(), handlers.body());
+        var body = Json.parse(handlers.body());
+        assertEquals("unavailable", body.path("redis").asText());
+        var handler = java.util.stream.StreamSupport.stream(body.path("handlers").spliterator(), false)
+                .filter(h -> h.path("integrationKey").asText().equals(integration.integrationKey())).findFirst().orElseThrow();
+        assertTrue(handler.path("breaker").isNull(), "unknown, not closed: " + handler);
+        assertTrue(handler.path("concurrency").path("inUse").isNull(), handler.toString());
+
+        var tenants = Json.parse(fixture.api("GET", "/tenants", null).body());
+        assertTrue(tenants.path("tenants").get(0).path("deferred").isNull(), tenants.toString());
+        var metrics = Json.parse(fixture.api("GET", "/metrics/items", null).body());
+        assertEquals(60, metrics.path("minutes").size());
+        assertTrue(metrics.path("minutes").get(59).path("deferred").isNull(), "deferrals unknown, outcomes still counted");
+        assertTrue(metrics.path("minutes").get(59).path("succeeded").isIntegralNumber());
+    }
+
     private static int closedPort() {
         try (var socket = new ServerSocket(0)) {
             return socket.getLocalPort();

@@ -329,6 +329,8 @@ public final class LocalRuntime implements AutoCloseable {
         environment.put("RUNNER_SQS_ENDPOINT", servers.endpoints().sqsEndpoint());
         environment.put("RUNNER_API_KEY", apiKey);
         environment.put("RUNNER_HANDLER_SIGNING_SECRET", signingSecret);
+        // The demo's and a developer's handlers listen on this machine: loopback only, unless the caller names networks.
+        environment.put("RUNNER_HANDLER_ALLOWED_NETWORKS", callerOr("RUNNER_HANDLER_ALLOWED_NETWORKS", () -> "127.0.0.0/8,::1/128"));
         environment.put("AWS_REGION", stack.region());
         environment.put("AWS_DEFAULT_REGION", stack.region());
         environment.put("AWS_ACCESS_KEY_ID", LOCAL_ACCESS_KEY);

@@ -136,6 +136,7 @@ class LocalEngineIT {
         assertEquals(runtime.endpoints().sqsEndpoint(), environment.get("RUNNER_SQS_ENDPOINT"));
         assertEquals("us-east-1", environment.get("AWS_REGION"));
         assertNotNull(environment.get("RUNNER_HANDLER_SIGNING_SECRET"));
+        assertEquals("127.0.0.0/8,::1/128", environment.get("RUNNER_HANDLER_ALLOWED_NETWORKS"), "handlers on this machine, nowhere else inside");
     }
 
     @Test

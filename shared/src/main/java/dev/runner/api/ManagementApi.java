@@ -1,93 +1,124 @@
 package dev.runner.api;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.apikey.ApiKeyStore;
+import dev.runner.config.RunnerConfig;
 import dev.runner.guard.Guard;
+import dev.runner.guard.GuardReadings;
+import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.http.Router;
-import dev.runner.integration.HandlerRef;
-import dev.runner.integration.IntegrationType;
+import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.Integrations;
-import dev.runner.integration.TenantIntegration;
-import dev.runner.item.ItemStatus;
+import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.pause.PauseStore;
 import dev.runner.pipeline.PauseService;
 import dev.runner.pipeline.RedriveService;
 import dev.runner.pipeline.RunService;
-import dev.runner.run.Run;
+import dev.runner.queue.QueueClient;
+import dev.runner.run.RunQueries;
 import dev.runner.run.RunStore;
-import dev.runner.security.Signature;
 import dev.runner.store.Database;
-import dev.runner.trigger.Trigger;
 
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Optional;
-import java.util.UUID;
-import java.util.stream.Collectors;
+import java.util.Set;
+
+import static dev.runner.api.Access.ADMIN;
+import static dev.runner.api.Access.PUBLIC;
+import static dev.runner.api.Access.SCOPED;
 
 /**
- * The management API (DESIGN 3.5), behind a bearer API key compared in constant time. Every
- * answer is JSON; bad input is a 4xx naming the field, never a 5xx.
+ * The management API (docs/management-api.md). The route table below is the one place that says
+ * who may call what: {@link Access} per route, the capability it grants (listed by GET /session
+ * for the console), and for tenant keys the per-resource scoping inside the routes. Every answer
+ * is JSON; bad input is a 4xx naming the field, never a 5xx.
  */
 public final class ManagementApi {
 
     private static final Log LOG = Log.of(ManagementApi.class);
-    private static final int MAX_PAGE = 500;
-
-    private final String apiKey;
-    private final Database db;
-    private final Integrations integrations;
-    private final RunService runService;
-    private final RunStore runs;
-    private final ItemStore items;
-    private final RedriveService redrive;
-    private final PauseService pauses;
-    private final Guard guard;
-    private final Clock clock;
-    private final Router router = new Router();
-    private final ConsoleAssets console = new ConsoleAssets();
 
     /**
-     * @param apiKey bearer key of the API; null disables it (every call but /health is 401)
-     * @param db     only for /health's reachability check
+     * What the routes reach, built by the composition root. A unit test may leave null what its
+     * requests never reach.
      */
-    public ManagementApi(String apiKey, Database db, Integrations integrations, RunService runService, RunStore runs, ItemStore items,
-                         RedriveService redrive, PauseService pauses, Guard guard, Clock clock) {
-        this.apiKey = apiKey;
-        this.db = db;
-        this.integrations = integrations;
-        this.runService = runService;
-        this.runs = runs;
-        this.items = items;
-        this.redrive = redrive;
-        this.pauses = pauses;
-        this.guard = guard;
-        this.clock = clock;
-        router.on("GET", "/health", this::health)
-                .on("PUT", "/types/{integrationKey}", this::putType)
-                .on("GET", "/types/{integrationKey}", this::getType)
-                .on("PUT", "/tenants/{tenantId}/integrations/{integrationKey}", this::putTenantIntegration)
-                .on("GET", "/tenants/{tenantId}/integrations/{integrationKey}", this::getTenantIntegration)
-                .on("POST", "/runs", this::createRun)
-                .on("GET", "/runs/{runId}", this::getRun)
-                .on("GET", "/runs/{runId}/items", this::listItems)
-                .on("POST", "/runs/{runId}/redrive", this::redrive)
-                .on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", this::pause)
-                .on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", this::resume)
-                .on("GET", "/breakers/{integrationKey}", this::breaker)
-                .on("GET", "/console", console::page)
-                .on("GET", "/console/{asset}", console::asset);
+    public record Backend(Database db, Integrations integrations, IntegrationQueries integrationQueries, RunService runService,
+                          RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, ApiKeyStore apiKeys,
+                          RedriveService redrive, PauseService pauses, PauseStore pauseStore, Guard guard,
+                          GuardReadings readings, QueueClient queues, HandlerUrlPolicy handlerUrls, RunnerConfig config,
+                          Clock clock) {
+
+        /** Nothing behind the routes: for what is decided before any part is reached (access, validation, the route table). */
+        public static Backend none(Clock clock) {
+            return new Backend(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, clock);
+        }
+    }
+
+    /** A route as the table declares it. */
+    private record Entry(String method, String template, Access access, String capability) {}
+
+    private final Database db;
+    private final ApiKeys keys;
+    private final Router router = new Router();
+    private final List<Entry> entries = new ArrayList<>();
+
+    /** @param adminKey the admin bearer key; null: admin only through IAM (tenant keys still work) */
+    public ManagementApi(String adminKey, Backend backend) {
+        this(adminKey, true, backend);
+    }
+
+    /** @param bearerKeys false: only IAM principals verified by API Gateway may call (ManagementAuth iam) */
+    public ManagementApi(String adminKey, boolean bearerKeys, Backend backend) {
+        this.db = backend.db();
+        this.keys = new ApiKeys(adminKey, bearerKeys, backend.apiKeys(), backend.clock());
+        var setup = new SetupRoutes(backend.integrations(), backend.handlerUrls(), backend.pauses(), keys, backend.clock());
+        var console = new ConsoleAssets();
+        var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.items(), backend.itemQueries(),
+                backend.redrive());
+        var items = new ItemRoutes(backend.itemQueries(), backend.redrive());
+        var operations = new OperationsRoutes(backend.integrationQueries(), backend.pauseStore(), backend.pauses(),
+                backend.itemQueries(), backend.guard(), backend.readings(), backend.queues(), backend.config(), backend.clock());
+
+        on("GET", "/health", PUBLIC, null, this::health);
+        on("GET", "/session", SCOPED, null, this::session);
+        // The page itself holds no data: it signs in with a key and calls the routes below.
+        on("GET", "/console", PUBLIC, null, (request, caller) -> console.page(request));
+        on("GET", "/console/{asset}", PUBLIC, null, (request, caller) -> console.asset(request));
+
+        on("PUT", "/types/{integrationKey}", ADMIN, "types:write", setup::putType);
+        on("GET", "/types/{integrationKey}", ADMIN, "types:read", setup::getType);
+        on("PUT", "/tenants/{tenantId}/integrations/{integrationKey}", SCOPED, "integrations:write", setup::putTenantIntegration);
+        on("GET", "/tenants/{tenantId}/integrations/{integrationKey}", SCOPED, "integrations:read", setup::getTenantIntegration);
+        on("POST", "/keys", ADMIN, "keys:manage", setup::createKey);
+        on("GET", "/keys", ADMIN, "keys:manage", setup::listKeys);
+        on("DELETE", "/keys/{keyId}", ADMIN, "keys:manage", setup::revokeKey);
+
+        on("POST", "/runs", SCOPED, "runs:create", runs::create);
+        on("GET", "/runs", SCOPED, "runs:read", runs::list);
+        on("GET", "/runs/{runId}", SCOPED, "runs:read", runs::get);
+        on("GET", "/runs/{runId}/items", SCOPED, "runs:read", runs::items);
+        on("POST", "/runs/{runId}/redrive", SCOPED, "runs:redrive", runs::redrive);
+
+        on("GET", "/items", SCOPED, "items:read", items::list);
+        on("GET", "/items/{itemId}", SCOPED, "items:read", items::get);
+        on("POST", "/items/{itemId}/redrive", SCOPED, "items:redrive", items::redriveOne);
+        on("POST", "/redrive", SCOPED, "items:redrive", items::redriveMatching);
+
+        on("GET", "/tenants", SCOPED, "tenants:read", operations::tenants);
+        on("GET", "/handlers", ADMIN, "handlers:read", operations::handlers);
+        on("GET", "/breakers/{integrationKey}", ADMIN, "handlers:read", operations::breaker);
+        on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", ADMIN, "handlers:pause", operations::pause);
+        on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", ADMIN, "handlers:pause", operations::resume);
+        on("GET", "/queues", ADMIN, "queues:read", operations::queues);
+        on("GET", "/metrics/items", ADMIN, "metrics:read", operations::itemMetrics);
     }
 
     public ApiResponse handle(ApiRequest request) {
-        if (!"/health".equals(request.path()) && !ConsoleAssets.serves(request.path()) && !authorized(request)) {
-            return ApiResponse.error(401, "unauthorized", "missing or wrong bearer API key");
-        }
         try {
             return router.route(request);
         } catch (Json.InvalidJsonException | BadRequest e) {
@@ -103,167 +134,56 @@ public final class ManagementApi {
         }
     }
 
-    private boolean authorized(ApiRequest request) {
-        String header = request.header("authorization");
-        if (apiKey == null || header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            return false;
-        }
-        return Signature.secretsEqual(apiKey, header.substring(7).strip());
+    /** "METHOD /template access" of every route, in table order: what docs/management-api.md lists. */
+    public List<String> routeTable() {
+        return entries.stream().map(e -> e.method() + " " + e.template() + " " + e.access().name().toLowerCase(java.util.Locale.ROOT)).toList();
     }
 
-    private ApiResponse health(ApiRequest request) {
+    /** Registers a route behind its access check: authentication happens only on routes that need it. */
+    private void on(String method, String template, Access access, String capability, Route route) {
+        entries.add(new Entry(method, template, access, capability));
+        router.on(method, template, request -> {
+            if (access == PUBLIC) {
+                return route.handle(request, new Caller.Anonymous());
+            }
+            Caller caller = keys.authenticate(request).orElse(null);
+            if (caller == null) {
+                return ApiResponse.error(401, "unauthorized", "missing or wrong bearer API key");
+            }
+            if (access == ADMIN && !(caller instanceof Caller.Admin)) {
+                return ApiResponse.error(403, "forbidden", "this route needs the admin key");
+            }
+            return route.handle(request, caller);
+        });
+    }
+
+    /** Capabilities the caller's routes grant, for the console to show only what works. */
+    private List<String> capabilities(Caller caller) {
+        Set<String> can = new LinkedHashSet<>();
+        for (Entry entry : entries) {
+            boolean allowed = switch (entry.access()) {
+                case PUBLIC -> true;
+                case SCOPED -> !(caller instanceof Caller.Anonymous);
+                case ADMIN -> caller instanceof Caller.Admin;
+            };
+            if (allowed && entry.capability() != null) {
+                can.add(entry.capability());
+            }
+        }
+        return List.copyOf(can);
+    }
+
+    private ApiResponse session(ApiRequest request, Caller caller) {
+        return ApiResponse.json(200, Views.session(caller, capabilities(caller)));
+    }
+
+    private ApiResponse health(ApiRequest request, Caller caller) {
         try {
             db.query("select 1", row -> row.getInt(1));
             return ApiResponse.json(200, Json.object().put("status", "ok"));
         } catch (Database.StoreException e) {
             LOG.error("health check failed", "error", e);
             return ApiResponse.json(503, Json.object().put("status", "unavailable").put("message", "postgres unreachable"));
-        }
-    }
-
-    private ApiResponse putType(ApiRequest request) {
-        IntegrationType type = IntegrationType.fromJson(request.pathParameter("integrationKey"), Json.parse(request.body()));
-        integrations.putType(type);
-        LOG.info("type saved", "integrationKey", type.integrationKey(), "handlers", type.handlers().size());
-        return ApiResponse.json(200, type.toJson());
-    }
-
-    private ApiResponse getType(ApiRequest request) {
-        return integrations.type(request.pathParameter("integrationKey"))
-                .map(type -> ApiResponse.json(200, type.toJson()))
-                .orElseGet(() -> ApiResponse.error(404, "not_found", "no type " + request.pathParameter("integrationKey")));
-    }
-
-    private ApiResponse putTenantIntegration(ApiRequest request) {
-        String tenantId = request.pathParameter("tenantId");
-        String integrationKey = request.pathParameter("integrationKey");
-        TenantIntegration integration = TenantIntegration.fromJson(tenantId, integrationKey, Json.parse(request.body()));
-        return switch (integrations.putTenantIntegration(integration, clock.instant())) {
-            case Integrations.Saved.Ok ok -> {
-                if (ok.integration().enabled()) {
-                    pauses.tenantEnabled(tenantId, integrationKey);
-                }
-                LOG.info("tenant integration saved", "tenantId", tenantId, "integrationKey", integrationKey,
-                        "enabled", ok.integration().enabled(), "schedules", ok.integration().schedules().size());
-                yield ApiResponse.json(200, ok.integration().toJson());
-            }
-            case Integrations.Saved.UnknownType unknown ->
-                    ApiResponse.error(404, "not_found", "no type " + integrationKey + "; PUT /types/" + integrationKey + " first");
-            case Integrations.Saved.Invalid invalid -> ApiResponse.error(400, "bad_request", invalid.message());
-        };
-    }
-
-    private ApiResponse getTenantIntegration(ApiRequest request) {
-        return integrations.tenantIntegration(request.pathParameter("tenantId"), request.pathParameter("integrationKey"))
-                .map(found -> ApiResponse.json(200, found.toJson()))
-                .orElseGet(() -> ApiResponse.error(404, "not_found", "no such tenant integration"));
-    }
-
-    private ApiResponse createRun(ApiRequest request) {
-        JsonNode body = Json.requireObject(Json.parse(request.body()), "body");
-        String tenantId = IntegrationType.requireKey("tenantId", Json.text(body, "tenantId"));
-        String integrationKey = IntegrationType.requireKey("integrationKey", Json.text(body, "integrationKey"));
-        String handlerKey = IntegrationType.requireKey("handlerKey", Json.text(body, "handlerKey"));
-        UUID runId = runService.startFetching(new RunService.Request(tenantId, integrationKey, handlerKey, Trigger.MANUAL));
-        LOG.info("manual run created", "runId", runId, "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);
-        return ApiResponse.json(202, Json.object().put("runId", runId.toString()));
-    }
-
-    private ApiResponse getRun(ApiRequest request) {
-        return findRun(request)
-                .map(run -> ApiResponse.json(200, Views.run(run, items.countByStatus(run.runId()))))
-                .orElseGet(() -> ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId")));
-    }
-
-    private ApiResponse listItems(ApiRequest request) {
-        Optional<Run> run = findRun(request);
-        if (run.isEmpty()) {
-            return ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId"));
-        }
-        String statusParam = request.query().get("status");
-        ItemStatus status = null;
-        if (statusParam != null) {
-            status = ItemStatus.parse(statusParam).orElseThrow(() -> new BadRequest(
-                    "status must be one of " + List.of(ItemStatus.values()).stream().map(ItemStatus::wireName).collect(Collectors.joining(", "))));
-        }
-        int limit = parseLimit(request.query().get("limit"));
-        String after = request.query().get("after");
-        List<ItemStore.ItemView> page = items.list(run.get().runId(), status, after == null ? null : parseUuid("after", after), limit + 1);
-        ObjectNode body = Json.object();
-        ArrayNode array = body.putArray("items");
-        page.stream().limit(limit).forEach(item -> array.add(Views.item(item)));
-        body.put("next", page.size() > limit ? page.get(limit - 1).itemId().toString() : null);
-        return ApiResponse.json(200, body);
-    }
-
-    private ApiResponse redrive(ApiRequest request) {
-        Optional<Run> run = findRun(request);
-        if (run.isEmpty()) {
-            return ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId"));
-        }
-        int redriven = redrive.redriveRun(run.get().runId());
-        return ApiResponse.json(202, Json.object().put("runId", run.get().runId().toString()).put("redriven", redriven));
-    }
-
-    private ApiResponse pause(ApiRequest request) {
-        return switch (pauses.pause(handlerRef(request))) {
-            case PauseService.Paused.Recorded recorded when !recorded.mirrored() -> ApiResponse.error(503, "unavailable",
-                    "the pause is recorded but Redis did not take it; retry (pausing is idempotent)");
-            case PauseService.Paused.Recorded recorded -> ApiResponse.json(200, handlerJson(recorded.handler()).put("paused", true));
-            case PauseService.Paused.UnknownHandler unknown -> ApiResponse.error(404, "not_found",
-                    "integration " + unknown.handler().integrationKey() + " has no handler " + unknown.handler().handlerKey());
-        };
-    }
-
-    private ApiResponse resume(ApiRequest request) {
-        PauseService.Resumed resumed = pauses.resume(handlerRef(request));
-        return ApiResponse.json(200, handlerJson(resumed.handler()).put("paused", false)
-                .put("wasPaused", resumed.wasPaused()).put("resumed", resumed.unparked()));
-    }
-
-    private ApiResponse breaker(ApiRequest request) {
-        return ApiResponse.json(200, guard.breaker(request.pathParameter("integrationKey")).toJson());
-    }
-
-    private static HandlerRef handlerRef(ApiRequest request) {
-        return new HandlerRef(request.pathParameter("integrationKey"), request.pathParameter("handlerKey"));
-    }
-
-    private static ObjectNode handlerJson(HandlerRef handler) {
-        return Json.object().put("integrationKey", handler.integrationKey()).put("handlerKey", handler.handlerKey());
-    }
-
-    private Optional<Run> findRun(ApiRequest request) {
-        return runs.find(parseUuid("runId", request.pathParameter("runId")));
-    }
-
-    /** Input the caller got wrong; its message says what. */
-    static final class BadRequest extends RuntimeException {
-        BadRequest(String message) {
-            super(message);
-        }
-    }
-
-    private static UUID parseUuid(String field, String value) {
-        try {
-            return UUID.fromString(value);
-        } catch (IllegalArgumentException e) {
-            throw new BadRequest(field + " must be a UUID: " + value);
-        }
-    }
-
-    private static int parseLimit(String value) {
-        if (value == null) {
-            return 100;
-        }
-        try {
-            int limit = Integer.parseInt(value);
-            if (limit < 1 || limit > MAX_PAGE) {
-                throw new BadRequest("limit must be 1.." + MAX_PAGE + ": " + value);
-            }
-            return limit;
-        } catch (NumberFormatException e) {
-            throw new BadRequest("limit must be a whole number: " + value);
         }
     }
 }

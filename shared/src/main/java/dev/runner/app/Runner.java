@@ -1,15 +1,20 @@
 package dev.runner.app;
 
 import dev.runner.api.ManagementApi;
+import dev.runner.apikey.ApiKeyStore;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
 import dev.runner.delivery.DeliveryStore;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
+import dev.runner.guard.GuardReadings;
 import dev.runner.handler.HandlerClient;
+import dev.runner.handler.HandlerUrlPolicy;
+import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
+import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.pause.PauseStore;
 import dev.runner.pipeline.DeadLetterService;
@@ -24,6 +29,7 @@ import dev.runner.pipeline.Scheduler;
 import dev.runner.queue.QueueClient;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
+import dev.runner.run.RunQueries;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
@@ -58,7 +64,9 @@ public final class Runner implements AutoCloseable {
     private final Part<Database> db = part("database", () -> Database.connect(config().database(), config().databasePoolSize(), costs()));
     private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(config(), costs()));
     private final Part<Redis> redis = part("redis", () -> Redis.connect(config().redisUrl(), costs()));
-    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(config().handlerSigningSecret(), clock(), costs()));
+    private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
+    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(config().handlerSigningSecret(),
+            handlerUrls.get(), clock(), costs()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
     private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
@@ -85,8 +93,10 @@ public final class Runner implements AutoCloseable {
             dispatcher.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
             dispatcher.get()));
-    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), database(), integrations(),
-            runService(), runStore(), itemStore(), redrive.get(), pauses.get(), guard(), clock()));
+    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
+            database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
+            itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
+            guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(), config(), clock())));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
             runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));

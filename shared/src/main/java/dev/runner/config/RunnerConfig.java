@@ -1,9 +1,11 @@
 package dev.runner.config;
 
+import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -25,8 +27,12 @@ public record RunnerConfig(
         Queues queues,
         /* Bearer key of the management API; null disables the API (every call is 401). */
         String apiKey,
-        /* HMAC key Runner signs its handler calls with. */
+        /* False when only IAM principals verified by API Gateway may call the management API (ManagementAuth iam). */
+        boolean managementBearerKeys,
+        /* HMAC key Runner signs its handler calls with; required, so a missing one fails the start, not the first call. */
         String handlerSigningSecret,
+        /* RUNNER_HANDLER_ALLOWED_NETWORKS: where handlers may be besides public https addresses (HandlerUrlPolicy); default none. */
+        List<Cidr> handlerAllowedNetworks,
         Retry retry,
         Breaker breaker,
         TenantLimit tenantLimit,
@@ -44,8 +50,8 @@ public record RunnerConfig(
     public String toString() {
         return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
                 + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint + ", awsRegion=" + awsRegion
-                + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", handlerSigningSecret=***"
-                + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
+                + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
+                + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
                 + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + "]";
     }
@@ -138,7 +144,9 @@ public record RunnerConfig(
                                 read.optional("AWS_SESSION_TOKEN", null)),
                 queues,
                 read.optional("RUNNER_API_KEY", null),
-                read.optional("RUNNER_HANDLER_SIGNING_SECRET", ""),
+                read.managementBearerKeys(),
+                read.required("RUNNER_HANDLER_SIGNING_SECRET"),
+                read.networks("RUNNER_HANDLER_ALLOWED_NETWORKS"),
                 new Retry(read.positiveInt("RUNNER_MAX_ATTEMPTS", 3),
                         Duration.ofMillis(read.positiveInt("RUNNER_BACKOFF_BASE_MS", 5000))),
                 new Breaker(read.positiveInt("RUNNER_BREAKER_FAILURE_THRESHOLD", 5),
@@ -171,6 +179,26 @@ public record RunnerConfig(
                 throw new IllegalStateException(name + " is not set");
             }
             return value;
+        }
+
+        /** A comma-separated CIDR list (IPv4 and IPv6); unset = none. */
+        List<Cidr> networks(String name) {
+            try {
+                return Cidr.parseList(optional(name, null));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(name + " must be a comma-separated list of networks such as 10.0.0.0/8,fd00::/8: "
+                        + e.getMessage());
+            }
+        }
+
+        /** RUNNER_MANAGEMENT_AUTH: apiKey (default: bearer keys) or iam (SigV4 principals only). */
+        boolean managementBearerKeys() {
+            String mode = optional("RUNNER_MANAGEMENT_AUTH", "apiKey");
+            return switch (mode) {
+                case "apiKey" -> true;
+                case "iam" -> false;
+                default -> throw new IllegalStateException("RUNNER_MANAGEMENT_AUTH must be apiKey or iam: " + mode);
+            };
         }
 
         int positiveInt(String name, int fallback) {

@@ -1,6 +1,9 @@
 package dev.runner.guard;
 
-/** An integration's breaker as of now; the times are epoch milliseconds, null when not applicable. */
+/**
+ * An integration's breaker as of now; the times are epoch milliseconds, null when not applicable.
+ * An open breaker's {@code halfOpenAtMs} is when it will go half-open (its "open until").
+ */
 public record BreakerSnapshot(String integrationKey, BreakerState state, int failures, int halfOpenSuccesses,
                               Long openedAtMs, Long halfOpenAtMs) {
 

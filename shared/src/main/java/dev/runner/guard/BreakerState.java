@@ -2,7 +2,12 @@ package dev.runner.guard;
 
 import java.util.Set;
 
-/** The states of an integration's circuit breaker, as reportOutcome-3.lua and admitHandler-5.lua apply them. */
+/**
+ * The states of an integration's circuit breaker, as reportOutcome-3.lua and admitHandler-5.lua
+ * apply them (the open → half-open rule is written once, in redis/includes/breakerAt.lua).
+ * BreakerTransitionsIT drives those scripts and checks every change it sees against
+ * {@link #TRANSITIONS}.
+ */
 public enum BreakerState {
     /** Calls flow; consecutive failures are counted. */
     CLOSED,

@@ -11,5 +11,10 @@ public enum DeferReason {
     /** The handler's calls in flight reached its concurrency. */
     HANDLER_CONCURRENCY,
     /** The tenant's sliding window is full; the delay ends at the slot reserved for the item. */
-    TENANT_LIMIT
+    TENANT_LIMIT;
+
+    /** Lower case, as the API and the charts name it. */
+    public String wireName() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
 }

@@ -1,22 +1,37 @@
 package dev.runner.guard;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
- * What happened to a group's handler calls: breaker outcomes (a failure here is an integration
- * failure: timeout, 5xx, connection; not a business rejection) and the admitted items whose
- * leases end now.
+ * What happened to a group's handler calls: one {@link Call} per call that observed the endpoint
+ * (the breaker's input: each call counts once, whatever its item count), and the admitted items
+ * whose leases end now, called or not.
  */
-public record GroupReport(String integrationKey, String handlerKey, int successes, int failures,
-                          List<String> releasedItemIds) {
+public record GroupReport(String integrationKey, String handlerKey, List<Call> calls, List<String> releasedItemIds) {
+
+    /**
+     * One handler call. The guard tells probe calls from others by their items: while the
+     * breaker is half-open only a call carrying an item admitted as a probe counts.
+     *
+     * @param up true when the endpoint answered (a success or a business rejection), false when
+     *           it failed (timeout, 5xx, connection): an integration failure
+     */
+    public record Call(List<String> itemIds, boolean up) {
+        public Call {
+            itemIds = List.copyOf(itemIds);
+        }
+    }
 
     public GroupReport {
-        if (successes < 0) {
-            throw new IllegalArgumentException("successes < 0: " + successes);
-        }
-        if (failures < 0) {
-            throw new IllegalArgumentException("failures < 0: " + failures);
-        }
+        Objects.requireNonNull(integrationKey, "integrationKey");
+        Objects.requireNonNull(handlerKey, "handlerKey");
+        calls = calls == null ? List.of() : List.copyOf(calls);
         releasedItemIds = releasedItemIds == null ? List.of() : List.copyOf(releasedItemIds);
+    }
+
+    /** Nothing to tell the guard. */
+    public boolean isEmpty() {
+        return calls.isEmpty() && releasedItemIds.isEmpty();
     }
 }

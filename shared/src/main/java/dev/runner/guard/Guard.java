@@ -1,10 +1,11 @@
 package dev.runner.guard;
 
 import dev.runner.config.RunnerConfig;
+import dev.runner.guard.GuardScripts.HandlerAnswer;
 import dev.runner.redis.Keys;
+import dev.runner.redis.Pipeline;
 import dev.runner.redis.Redis;
 import dev.runner.redis.RedisUnavailableException;
-import dev.runner.redis.Script;
 import dev.runner.trigger.Trigger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,28 +27,35 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * Redis, every check one Lua script on one cluster slot.
  *
  * <p><b>Round trips.</b> {@link #admit} runs one admitHandler script per group (keys tagged by
- * integration) and one admitTenant script per tenant (keys tagged by tenant), all pipelined:
- * one round trip per batch. {@link #report} is the second.
+ * integration) and one admitTenant script per tenant and 1,000 items (keys tagged by tenant), all
+ * pipelined: one round trip per batch. {@link #report} is the second.
  *
  * <p><b>Two scripts, one decision.</b> The handler script and the tenant script run side by side,
- * so neither knows the other's answer. The worker gets the combined decision: paused wins; else
- * the longest delay of the two (with its reason); admitted only if both admitted. What a script
- * took for an item that ends up not admitted is given back in the next round trip this Guard
- * makes (report or admit): a lease/rate entry/probe via releaseHandler, a tenant slot taken at
- * now via refundTenant. A tenant slot reserved in the future is kept for a deferred item, since
- * it comes back to it, and given back for a paused one. If no round trip follows, leases expire
- * after leaseTtl and window entries age out.
+ * so neither knows the other's answer; {@code AdmissionRules} combines them (paused wins; else
+ * the longest delay of the two, with its reason, never under one second; admitted only if both
+ * admitted) and says what to give back. What a script took for an item that ends up not admitted
+ * is given back in the next round trip this Guard makes (report or admit): a lease/rate
+ * entry/probe via releaseHandler, a tenant slot taken at now via refundTenant. A tenant slot
+ * reserved in the future is kept for a deferred item, since it comes back to it, and given back
+ * for a paused one. If no round trip follows, leases expire after leaseTtl and window entries
+ * age out. Script calls and replies are {@code GuardScripts}' business.
+ *
+ * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
+ * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
+ * (see reportOutcome-3.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
  * free for webhook items, so a manual or schedule backlog never holds every slot.
  *
- * <p><b>Redis down: fail open.</b> {@link #admit} admits everything and logs a warning, the breaker
- * counts as closed ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates
- * (leases expire by TTL). No item is lost or parked because Redis is away; handlers are then
- * protected only by their own capacity until Redis is back. {@link #setPaused} is the exception:
- * it throws {@link dev.runner.redis.RedisUnavailableException} so the caller knows the pause did
- * not reach Redis (Postgres' paused_handlers stays the truth).
+ * <p><b>Redis down: fail open.</b> {@link #admit} admits everything, the breaker counts as closed
+ * ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates (leases expire
+ * by TTL), {@link #reserveTenantSlots} reserves nothing. No item is lost or parked because Redis
+ * is away; handlers are then protected only by their own capacity until Redis is back. The same
+ * holds when a script fails, but that is a bug, not an outage: it is logged as an error with its
+ * stack, and an admission says which ({@link FailOpen}). {@link #setPaused} is the exception: it
+ * throws {@link dev.runner.redis.RedisUnavailableException} so the caller knows the pause did not
+ * reach Redis (Postgres' paused_handlers stays the truth).
  */
 public final class Guard {
 
@@ -58,16 +67,12 @@ public final class Guard {
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */
     public static final Duration TENANT_WINDOW = Duration.ofMinutes(1);
-
-    private static final int PAUSED = 1;
-    private static final DeferReason[] REASON_BY_CODE = {
-            null, null, DeferReason.BREAKER_OPEN, DeferReason.BREAKER_PROBING,
-            DeferReason.HANDLER_RATE, DeferReason.HANDLER_CONCURRENCY};
+    /** How long a minute's deferral counts are kept: the charts go back a day at most. */
+    public static final Duration DEFERRAL_COUNTS_TTL = Duration.ofHours(25);
 
     private final Redis redis;
     private final Keys keys;
-    private final RunnerConfig.Breaker breaker;
-    private final RunnerConfig.TenantLimit tenantLimit;
+    private final GuardScripts scripts;
     private final Clock clock;
     /** How long a concurrency lease (and a half-open probe) lives if its worker never reports. */
     private final Duration leaseTtl;
@@ -82,8 +87,8 @@ public final class Guard {
                  Clock clock, Duration leaseTtl) {
         this.redis = Objects.requireNonNull(redis, "redis");
         this.keys = Objects.requireNonNull(keys, "keys");
-        this.breaker = Objects.requireNonNull(breaker, "breaker");
-        this.tenantLimit = Objects.requireNonNull(tenantLimit, "tenantLimit");
+        Objects.requireNonNull(breaker, "breaker");
+        Objects.requireNonNull(tenantLimit, "tenantLimit");
         if (breaker.failureThreshold() < 1) {
             throw new IllegalArgumentException("failureThreshold < 1: " + breaker.failureThreshold());
         }
@@ -98,6 +103,7 @@ public final class Guard {
             throw new IllegalArgumentException("leaseTtl < 1 ms: " + leaseTtl);
         }
         this.leaseTtl = leaseTtl;
+        this.scripts = new GuardScripts(keys, breaker, tenantLimit, leaseTtl);
     }
 
     /** Admission for all groups of one SQS batch: ONE pipelined round trip in total. */
@@ -106,78 +112,62 @@ public final class Guard {
             return List.of();
         }
         long now = clock.millis();
-        List<Redis.Call> calls = drainGiveBacks();
-        int firstGroupCall = calls.size();
+        Pipeline pipeline = pipelineWithGiveBacks();
+        List<Pipeline.Reply<HandlerAnswer>> handlerAnswers = new ArrayList<>(groups.size());
         Map<String, List<String>> itemsByTenant = new LinkedHashMap<>();
         for (GroupRequest group : groups) {
-            calls.add(admitHandlerCall(group, now));
+            handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now)));
             for (Candidate item : group.items()) {
                 itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
             }
         }
-        int firstTenantCall = calls.size();
-        for (var tenant : itemsByTenant.entrySet()) {
-            calls.add(admitTenantCall(tenant.getKey(), tenant.getValue(), now));
-        }
+        Map<String, Pipeline.Reply<List<Long>>> tenantAnswers = new LinkedHashMap<>();
+        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(scripts.admitTenant(tenant, ids, now))));
 
-        List<Object> replies;
         try {
-            replies = redis.run(calls);
-        } catch (RedisUnavailableException e) {
-            log.warn("Redis unavailable, admitting {} groups without limits (fail-open): {}", groups.size(), e.toString());
-            return groups.stream().map(Guard::admitAll).toList();
+            pipeline.run(redis);
         } catch (RuntimeException e) {
-            // A failing script is a bug, not an outage; items still flow rather than pile up.
-            log.error("guard scripts failed, admitting {} groups without limits (fail-open)", groups.size(), e);
-            return groups.stream().map(Guard::admitAll).toList();
+            FailOpen why = failOpen(e, "admitting " + groups.size() + " groups without limits");
+            return groups.stream().map(group -> admitAll(group, why)).toList();
         }
 
         Map<String, Long> tenantDelayByItem = new HashMap<>();
-        int tenantCall = firstTenantCall;
-        for (var tenant : itemsByTenant.entrySet()) {
-            List<?> delays = (List<?>) replies.get(tenantCall++);
-            for (int i = 0; i < tenant.getValue().size(); i++) {
-                tenantDelayByItem.put(tenant.getValue().get(i), (Long) delays.get(i));
+        itemsByTenant.forEach((tenant, ids) -> {
+            List<Long> delays = tenantAnswers.get(tenant).get();
+            for (int i = 0; i < ids.size(); i++) {
+                tenantDelayByItem.put(ids.get(i), delays.get(i));
             }
-        }
+        });
 
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<String>> refunds = new LinkedHashMap<>();
+        Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
-            List<?> codes = (List<?>) replies.get(firstGroupCall + g);
+            HandlerAnswer handler = handlerAnswers.get(g).get();
             List<Admission> decisions = new ArrayList<>(group.items().size());
             List<String> handlerReleases = new ArrayList<>();
             for (int i = 0; i < group.items().size(); i++) {
                 Candidate item = group.items().get(i);
-                int code = ((Long) codes.get(2 * i)).intValue();
-                long handlerDelay = (Long) codes.get(2 * i + 1);
-                long tenantDelay = tenantDelayByItem.get(item.itemId());
-                Admission decision = combine(item.itemId(), code, handlerDelay, tenantDelay);
-                decisions.add(decision);
-                switch (decision) {
-                    case Admission.Admitted admitted -> { }
-                    case Admission.Paused paused ->
-                            // Parked until resumed, maybe for hours: a reserved slot would be wasted too.
-                            refunds.computeIfAbsent(new Refund(item.tenantId(), Long.MAX_VALUE), r -> new ArrayList<>()).add(item.itemId());
-                    case Admission.Deferred deferred -> {
-                        if (code == 0) {
-                            handlerReleases.add(item.itemId());
-                        }
-                        if (tenantDelay == 0) {
-                            refunds.computeIfAbsent(new Refund(item.tenantId(), now), r -> new ArrayList<>()).add(item.itemId());
-                        }
-                    }
+                AdmissionRules.Combined combined = AdmissionRules.combine(
+                        item.itemId(), handler.verdicts().get(i), tenantDelayByItem.get(item.itemId()), now);
+                decisions.add(combined.admission());
+                if (combined.admission() instanceof Admission.Deferred deferred) {
+                    deferrals.merge(deferred.reason(), 1, Integer::sum);
                 }
+                if (combined.releaseHandler()) {
+                    handlerReleases.add(item.itemId());
+                }
+                combined.refundTenantUpTo().ifPresent(upTo ->
+                        refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
             }
             if (!handlerReleases.isEmpty()) {
-                giveBacks.add(releaseHandlerCall(group.integrationKey(), group.handlerKey(), handlerReleases));
+                giveBacks.add(scripts.releaseHandler(group.integrationKey(), group.handlerKey(), handlerReleases, now));
             }
-            int items = group.items().size();
-            boolean clean = codes.size() > 2 * items && ((Long) codes.get(2 * items)) == 1L;
-            admissions.add(new GroupAdmission(group, decisions, false, clean));
+            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean()));
         }
-        refunds.forEach((refund, items) -> giveBacks.add(refundTenantCall(refund.tenantId(), items, refund.cutoffMs())));
+        refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
+        countDeferrals(deferrals, now);
         return admissions;
     }
 
@@ -186,8 +176,9 @@ public final class Guard {
      * with the delay until its slot (deferral at the source: a tenant's backlog waits invisible in
      * SQS instead of standing in front of other tenants' items and cycling through the worker).
      * The worker's admission later finds the slot and admits on it without counting again.
-     * Returns each item's delay (zero = room now), in order. One pipelined round trip for all
-     * tenants; Redis down: no delays (fail-open, the worker's admission still applies).
+     * Returns each item's delay (zero = room now, else at least a second), in order. One
+     * pipelined round trip for all tenants, however many items; Redis down: no delays
+     * (fail-open, the worker's admission still applies).
      */
     public Map<String, Duration> reserveTenantSlots(Map<String, List<String>> itemIdsByTenant) {
         Map<String, Duration> delays = new HashMap<>();
@@ -195,22 +186,27 @@ public final class Guard {
             return delays;
         }
         long now = clock.millis();
-        List<Redis.Call> calls = new ArrayList<>();
-        itemIdsByTenant.forEach((tenant, ids) -> calls.add(admitTenantCall(tenant, ids, now)));
-        List<Object> replies;
+        Pipeline pipeline = new Pipeline();
+        Map<String, Pipeline.Reply<List<Long>>> answers = new LinkedHashMap<>();
+        itemIdsByTenant.forEach((tenant, ids) -> answers.put(tenant, pipeline.add(scripts.admitTenant(tenant, ids, now))));
         try {
-            replies = redis.run(calls);
+            pipeline.run(redis);
         } catch (RuntimeException e) {
-            log.warn("Redis unavailable, enqueueing {} tenants' items without reserved slots: {}", itemIdsByTenant.size(), e.toString());
+            failOpen(e, "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
-        int call = 0;
-        for (List<String> ids : itemIdsByTenant.values()) {
-            List<?> reply = (List<?>) replies.get(call++);
-            for (int i = 0; i < ids.size(); i++) {
-                delays.put(ids.get(i), Duration.ofMillis((Long) reply.get(i)));
+        int reserved = 0;
+        for (var tenant : itemIdsByTenant.entrySet()) {
+            List<Long> answer = answers.get(tenant.getKey()).get();
+            for (int i = 0; i < tenant.getValue().size(); i++) {
+                Duration delay = AdmissionRules.reservedDelay(answer.get(i));
+                delays.put(tenant.getValue().get(i), delay);
+                reserved += delay.isZero() ? 0 : 1;
             }
+        }
+        if (reserved > 0) {
+            countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
         }
         return delays;
     }
@@ -218,47 +214,47 @@ public final class Guard {
     /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
-        List<Redis.Call> calls = drainGiveBacks();
+        Pipeline pipeline = pipelineWithGiveBacks();
         for (GroupReport report : reports) {
-            if (report.successes() > 0 || report.failures() > 0 || !report.releasedItemIds().isEmpty()) {
-                calls.add(reportCall(report, now));
+            if (!report.isEmpty()) {
+                pipeline.send(scripts.report(report, now));
             }
         }
+        if (pipeline.isEmpty()) {
+            return;
+        }
         try {
-            redis.run(calls);
-        } catch (RedisUnavailableException e) {
-            log.warn("Redis unavailable, dropping {} breaker reports; leases expire after {}: {}",
-                    reports.size(), leaseTtl, e.toString());
+            pipeline.run(redis);
         } catch (RuntimeException e) {
-            log.error("guard report script failed, dropping {} breaker reports", reports.size(), e);
+            failOpen(e, "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
         }
     }
 
-    /** The breaker as of now; closed when Redis is unavailable (the fail-open policy). */
+    /**
+     * The breaker as of now, as the next admission or report will see it (readBreaker-1.lua applies
+     * the scripts' own open → half-open rule); closed when Redis cannot tell (the fail-open policy).
+     */
     public BreakerSnapshot breaker(String integrationKey) {
-        Map<String, String> hash;
+        Pipeline pipeline = new Pipeline();
+        Pipeline.Reply<BreakerSnapshot> snapshot = pipeline.add(scripts.readBreaker(integrationKey, clock.millis()));
         try {
-            hash = redis.hashGetAll(keys.breaker(integrationKey));
+            pipeline.run(redis);
         } catch (RuntimeException e) {
-            log.warn("Redis unavailable, breaker of {} reported closed: {}", integrationKey, e.toString());
+            failOpen(e, "breaker of " + integrationKey + " reported closed");
             return BreakerSnapshot.closed(integrationKey);
         }
-        if (hash.isEmpty()) {
-            return BreakerSnapshot.closed(integrationKey);
+        return snapshot.get();
+    }
+
+    /**
+     * Counts deferrals for the operator's charts on the minute they happened; the count rides on
+     * the next round trip this Guard makes (a give-back), so admission costs no extra round trip.
+     * Best effort: an environment that never makes another round trip loses its last counts.
+     */
+    private void countDeferrals(Map<DeferReason, Integer> deferrals, long nowMs) {
+        if (!deferrals.isEmpty()) {
+            giveBacks.add(scripts.countDeferrals(deferrals, nowMs));
         }
-        BreakerState state = BreakerState.fromWire(hash.get("state"));
-        Long openedAt = longOrNull(hash.get("openedAt"));
-        Long halfOpenAt = longOrNull(hash.get("halfOpenAt"));
-        int successes = (int) orZero(hash.get("successes"));
-        if (state == BreakerState.OPEN && openedAt != null
-                && clock.millis() >= openedAt + breaker.openFor().toMillis()) {
-            // The next admission or report writes this transition; a read shows it already.
-            state = BreakerState.HALF_OPEN;
-            halfOpenAt = openedAt + breaker.openFor().toMillis();
-            successes = 0;
-        }
-        return new BreakerSnapshot(integrationKey, state, (int) orZero(hash.get("failures")),
-                state == BreakerState.HALF_OPEN ? successes : 0, openedAt, halfOpenAt);
     }
 
     /**
@@ -275,103 +271,31 @@ public final class Guard {
         }
     }
 
-    private Admission combine(String itemId, int code, long handlerDelay, long tenantDelay) {
-        if (code == PAUSED) {
-            return new Admission.Paused(itemId);
+    /** Logs why the guard fails open: an outage as a warning, a bug as an error with its stack. */
+    private static FailOpen failOpen(RuntimeException e, String consequence) {
+        if (e instanceof RedisUnavailableException) {
+            log.warn("Redis unavailable, {} (fail-open): {}", consequence, e.toString());
+            return FailOpen.REDIS_UNAVAILABLE;
         }
-        if (code == 0 && tenantDelay == 0) {
-            return new Admission.Admitted(itemId);
-        }
-        if (code == 0 || tenantDelay > handlerDelay) {
-            return new Admission.Deferred(itemId, Duration.ofMillis(tenantDelay), DeferReason.TENANT_LIMIT);
-        }
-        if (code < 0 || code >= REASON_BY_CODE.length || REASON_BY_CODE[code] == null) {
-            throw new IllegalStateException("unknown admitHandler code " + code + " for item " + itemId);
-        }
-        return new Admission.Deferred(itemId, Duration.ofMillis(handlerDelay), REASON_BY_CODE[code]);
+        log.error("guard script failed (a bug, not an outage), {} (fail-open)", consequence, e);
+        return FailOpen.SCRIPT_FAILED;
     }
 
-    private static GroupAdmission admitAll(GroupRequest group) {
+    private static GroupAdmission admitAll(GroupRequest group, FailOpen why) {
         List<Admission> admitted = group.items().stream()
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
-        return new GroupAdmission(group, admitted, true, false);
+        return new GroupAdmission(group, admitted, why, false);
     }
 
-    private List<Redis.Call> drainGiveBacks() {
-        List<Redis.Call> calls = new ArrayList<>();
+    private Pipeline pipelineWithGiveBacks() {
+        Pipeline pipeline = new Pipeline();
         for (Redis.Call call; (call = giveBacks.poll()) != null; ) {
-            calls.add(call);
+            pipeline.send(call);
         }
-        return calls;
+        return pipeline;
     }
 
-    private Redis.Call admitHandlerCall(GroupRequest group, long now) {
-        String integration = group.integrationKey();
-        String handler = group.handlerKey();
-        List<String> args = new ArrayList<>(8 + 2 * group.items().size());
-        args.add(Long.toString(now));
-        args.add(Long.toString(breaker.openFor().toMillis()));
-        args.add(Integer.toString(breaker.halfOpenSuccesses()));
-        args.add(Integer.toString(group.limits().concurrency()));
-        args.add(Integer.toString(group.limits().ratePerMinute()));
-        args.add(Long.toString(leaseTtl.toMillis()));
-        args.add(Long.toString(tenantLimit.shortestDeferral().toMillis()));
-        args.add(Integer.toString(URGENT_PRIORITY));
-        for (Candidate item : group.items()) {
-            args.add(item.itemId());
-            args.add(Integer.toString(item.priority()));
-        }
-        return new Redis.Call(Script.ADMIT_HANDLER, List.of(
-                keys.breaker(integration), keys.probes(integration), keys.paused(integration, handler),
-                keys.leases(integration, handler), keys.rate(integration, handler)), args);
-    }
-
-    private Redis.Call admitTenantCall(String tenantId, List<String> itemIds, long now) {
-        List<String> args = new ArrayList<>(4 + itemIds.size());
-        args.add(Long.toString(now));
-        args.add(Long.toString(TENANT_WINDOW.toMillis()));
-        args.add(Integer.toString(tenantLimit.perMinute()));
-        args.add(Long.toString(tenantLimit.shortestDeferral().toMillis()));
-        args.addAll(itemIds);
-        return new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow(tenantId)), args);
-    }
-
-    private Redis.Call reportCall(GroupReport report, long now) {
-        String integration = report.integrationKey();
-        List<String> args = new ArrayList<>(6 + report.releasedItemIds().size());
-        args.add(Long.toString(now));
-        args.add(Integer.toString(breaker.failureThreshold()));
-        args.add(Long.toString(breaker.openFor().toMillis()));
-        args.add(Integer.toString(breaker.halfOpenSuccesses()));
-        args.add(Integer.toString(report.successes()));
-        args.add(Integer.toString(report.failures()));
-        args.addAll(report.releasedItemIds());
-        return new Redis.Call(Script.REPORT_OUTCOME, List.of(
-                keys.breaker(integration), keys.probes(integration),
-                keys.leases(integration, report.handlerKey())), args);
-    }
-
-    private Redis.Call releaseHandlerCall(String integration, String handler, List<String> itemIds) {
-        return new Redis.Call(Script.RELEASE_HANDLER, List.of(
-                keys.leases(integration, handler), keys.rate(integration, handler), keys.probes(integration)), itemIds);
-    }
-
-    /** Tenant slots to give back: those at or before the cutoff. */
-    private record Refund(String tenantId, long cutoffMs) {}
-
-    private Redis.Call refundTenantCall(String tenantId, List<String> itemIds, long cutoffMs) {
-        List<String> args = new ArrayList<>(1 + itemIds.size());
-        args.add(Long.toString(cutoffMs));
-        args.addAll(itemIds);
-        return new Redis.Call(Script.REFUND_TENANT, List.of(keys.tenantWindow(tenantId)), args);
-    }
-
-    private static Long longOrNull(String value) {
-        return value == null ? null : Long.valueOf(value);
-    }
-
-    private static long orZero(String value) {
-        return value == null ? 0 : Long.parseLong(value);
-    }
+    /** Tenant slots to give back: those at or before upToMs. */
+    private record Refund(String tenantId, long upToMs) {}
 }

@@ -3,8 +3,12 @@
  * integration, concurrency and rate per handler, and a sliding window per tenant.
  *
  * <p>{@link dev.runner.guard.Guard} is the entry point: {@code admit} before the handler calls,
- * {@code report} after them, one pipelined Redis round trip each. Every check is a Lua script in
- * {@code resources/redis/}, whose header is its contract; time comes from the injected clock.
+ * {@code report} after them, one pipelined Redis round trip each. It holds the policy (fail-open,
+ * give-backs); {@code AdmissionRules} the pure decisions (how the handler's and
+ * the tenant's answers combine); {@code GuardScripts} the codec (arguments into
+ * script calls, replies into records, reply codes as {@code AdmitCode}). Every
+ * check is a Lua script in {@code resources/redis/}, whose header is its contract, with shared
+ * code in {@code resources/redis/includes/}; time comes from the injected clock.
  *
  * <p>The rules, in one place:
  * <ul>
@@ -12,12 +16,16 @@
  *       failureThreshold consecutive failures; open → half-open after openFor; half-open admits at
  *       most halfOpenSuccesses probes in flight (others wait as BREAKER_PROBING for
  *       shortestDeferral) and closes after halfOpenSuccesses successes; any half-open failure
- *       re-opens. While open, items are deferred until half-open: an outage burns no attempt.</li>
+ *       re-opens. Only probe calls (calls carrying an item admitted as a probe) decide half-open; a
+ *       late answer to a call admitted before the breaker opened is ignored. While open, items are
+ *       deferred until half-open: an outage burns no attempt. The open → half-open rule is written
+ *       once ({@code includes/breakerAt.lua}); reading the breaker applies it without writing.</li>
  *   <li><b>Concurrency</b>: one lease per admitted item, expiring after leaseTtl if its worker
  *       never reports; leases (and half-open probes) are taken inside one script, so concurrent workers never exceed the
  *       limit. Full: HANDLER_CONCURRENCY for shortestDeferral.</li>
- *   <li><b>Rate</b>: a one-minute sliding log per handler. Full: HANDLER_RATE until the entry
- *       ahead of the item leaves the window; deferred items of one call queue behind each other.</li>
+ *   <li><b>Rate</b>: a one-minute sliding log per handler, one entry per admission (a retried item
+ *       counts each time). Full: HANDLER_RATE until the entry ahead of the item leaves the window;
+ *       deferred items of one call queue behind each other.</li>
  *   <li><b>Priority inside a handler</b>: items with priority above 1 (manual, queue, schedule) may fill
  *       only limit − ⌈limit/4⌉ of concurrency and of rate (for limits ≥ 2); the rest stays for
  *       webhook items.</li>
@@ -29,10 +37,15 @@
  *       for those beyond 15 minutes). Memory: one entry per admitted item of the last minute plus
  *       one per waiting item.</li>
  *   <li><b>Handler and tenant decide side by side</b> (two slots, one round trip): the item is
- *       admitted only if both admit; paused wins; otherwise the longer delay and its reason. What
+ *       admitted only if both admit; paused wins; otherwise the longer delay and its reason, never
+ *       under one second (no deferral comes straight back to be deferred again). What
  *       one side took for an item that did not pass the other is given back on the next round
  *       trip; a future tenant slot is kept.</li>
- *   <li><b>Redis unavailable</b>: fail open (see {@link dev.runner.guard.Guard}).</li>
+ *   <li><b>Redis unavailable, or a script failing</b>: fail open (see {@link dev.runner.guard.Guard});
+ *       the admission says which ({@link dev.runner.guard.FailOpen}), the log tells an outage
+ *       (warning) from a bug (error).</li>
+ *   <li><b>Size</b>: any number of items; scripts unpack at most 1,000 values at a time (Lua's
+ *       stack holds about 8,000) and a tenant's items go in calls of 1,000, all pipelined.</li>
  * </ul>
  *
  * <p>Cost at batch 10, one group, one tenant, both handler limits set: 2 round trips and 21

@@ -6,42 +6,68 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.cost.CostTracker;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.json.Json;
+import dev.runner.log.Log;
 import dev.runner.security.Signature;
 
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Runner's side of the handler contract (DESIGN 3.3): {@code /fetch}, {@code /process} and
  * {@code /process-batch} over HTTP POST, every call signed, every item call carrying
- * {@code Idempotency-Key}. Answers are classified here, once: 2xx success; 5xx, timeouts and
- * connection errors retryable; 4xx permanent except 408/425/429; 429 with Retry-After a deferral.
+ * {@code Idempotency-Key}. Whatever a handler does, a call ends by its deadline (the earlier of
+ * the handler's {@code timeout_ms} and the caller's time left, body included) with a classified
+ * result ({@link HandlerAnswers}); nothing a handler answers throws out of here. Bodies are read
+ * up to a limit, redirects are not followed, and only URLs the {@link HandlerUrlPolicy} accepts
+ * are called, their addresses screened again as they are connected to ({@link HandlerAddressFilter}).
  */
 public final class HandlerClient {
 
+    private static final Log LOG = Log.of(HandlerClient.class);
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    private static final int EXCEPTION_CHARS = 200;
+
     private final HttpClient http;
+    /** Virtual threads for the HTTP client and for name lookups, which cannot be given a timeout of their own. */
+    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final String signingSecret;
+    private final HandlerUrlPolicy urls;
     private final Clock clock;
     private final CostTracker costs;
 
-    public HandlerClient(String signingSecret, Clock clock, CostTracker costs) {
+    public HandlerClient(String signingSecret, HandlerUrlPolicy urls, Clock clock, CostTracker costs) {
+        if (signingSecret == null || signingSecret.isBlank()) {
+            throw new IllegalArgumentException("the handler signing secret is empty: handlers could not tell Runner's calls from anyone's");
+        }
+        HandlerAddressFilter.requireInstalled();
         this.http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5))
-                .executor(Executors.newVirtualThreadPerTaskExecutor())
+                .connectTimeout(CONNECT_TIMEOUT)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .executor(executor)
                 .build();
         this.signingSecret = signingSecret;
+        this.urls = urls;
         this.clock = clock;
         this.costs = costs;
     }
@@ -65,95 +91,100 @@ public final class HandlerClient {
         }
     }
 
-    public Page fetch(HandlerSpec handler, ObjectNode request) throws HandlerCallException {
-        Answer answer = post(handler.endpoint("fetch"), handler, request, null, Duration.ofMillis(handler.configs().timeoutMs()));
-        Outcome outcome = answer.outcome();
-        if (!(outcome instanceof Outcome.Succeeded)) {
-            throw new HandlerCallException(outcome instanceof Outcome.Failed f ? f
-                    : new Outcome.Failed("fetch deferred by the handler (429)", true));
-        }
-        try {
-            JsonNode body = Json.requireObject(Json.parse(answer.body()), "fetch answer");
-            JsonNode items = body.get("items");
-            if (items == null || !items.isArray()) {
-                throw new Json.InvalidJsonException("fetch answer: items must be an array");
-            }
-            List<FetchedItem> fetched = new ArrayList<>(items.size());
-            for (JsonNode item : items) {
-                Json.requireObject(item, "fetch answer item");
-                JsonNode externalId = item.get("externalId");
-                if (externalId == null || !(externalId.isTextual() || externalId.isIntegralNumber()) || externalId.asText().isBlank()) {
-                    throw new Json.InvalidJsonException("fetch answer: every item needs an externalId");
+    /**
+     * {@code /fetch}: one page, or the classified failure. An unusable page (unreadable, over
+     * 1 MiB, ids Runner cannot store) is a permanent failure: the same cursor would bring it again.
+     */
+    public Page fetch(HandlerSpec handler, ObjectNode request, Duration timeLeft) throws HandlerCallException {
+        switch (post(handler, "fetch", request, null, timeLeft, HandlerAnswers.RESULT_LIMIT)) {
+            case NoReply none -> throw new HandlerCallException(none.failure());
+            case Replied replied -> {
+                switch (HandlerAnswers.outcome(replied.reply(), clock.instant())) {
+                    case Outcome.Failed failed -> throw new HandlerCallException(failed);
+                    case Outcome.Deferred deferred ->
+                            throw new HandlerCallException(new Outcome.Failed("fetch deferred: " + deferred.reason(), true));
+                    case Outcome.Succeeded succeeded -> {
+                        return HandlerAnswers.page(replied.reply());
+                    }
                 }
-                fetched.add(new FetchedItem(externalId.asText(), item.has("payload") ? item.get("payload") : Json.object()));
             }
-            return new Page(fetched, Json.optionalText(body, "nextCursor"));
-        } catch (Json.InvalidJsonException e) {
-            // A handler that answers garbage will likely do so again: not worth retrying.
-            throw new HandlerCallException(new Outcome.Failed("handler " + e.getMessage(), false));
         }
     }
 
-    /** {@code /process} for one item. */
+    /** {@code /process} for one item; only the status of the answer counts. */
     public Outcome process(HandlerSpec handler, ObjectNode item, String itemId, Duration timeLeft) {
         ObjectNode request = Json.object();
         request.set("item", item);
-        return post(handler.endpoint("process"), handler, request, itemId, timeLeft).outcome();
+        return switch (post(handler, "process", request, itemId, timeLeft, HandlerAnswers.EXCERPT_LIMIT)) {
+            case NoReply none -> none.failure();
+            case Replied replied -> HandlerAnswers.outcome(replied.reply(), clock.instant());
+        };
     }
 
-    /**
-     * {@code /process-batch}: outcomes by itemId. A non-200 answer fails every item alike; an
-     * item the answer leaves out is a retryable failure (the handler may not have seen it).
-     */
+    /** {@code /process-batch}: an outcome for every itemId asked ({@link HandlerAnswers#batch}). */
     public Map<String, Outcome> processBatch(HandlerSpec handler, List<ObjectNode> items, List<String> itemIds, Duration timeLeft) {
         ObjectNode request = Json.object();
         ArrayNode array = request.putArray("items");
         items.forEach(array::add);
-        Answer answer = post(handler.endpoint("process-batch"), handler, request, String.join(",", itemIds), timeLeft);
-        Map<String, Outcome> outcomes = new HashMap<>();
-        if (!(answer.outcome() instanceof Outcome.Succeeded) || answer.status() != 200) {
-            Outcome shared = answer.outcome() instanceof Outcome.Succeeded
-                    ? new Outcome.Failed("process-batch answered " + answer.status() + ", not 200", true)
-                    : answer.outcome();
-            itemIds.forEach(id -> outcomes.put(id, shared));
-            return outcomes;
-        }
-        try {
-            JsonNode results = Json.requireObject(Json.parse(answer.body()), "process-batch answer").get("results");
-            if (results == null || !results.isArray()) {
-                throw new Json.InvalidJsonException("results must be an array");
+        return switch (post(handler, "process-batch", request, String.join(",", itemIds), timeLeft, HandlerAnswers.RESULT_LIMIT)) {
+            case NoReply none -> {
+                Map<String, Outcome> outcomes = new LinkedHashMap<>();
+                itemIds.forEach(id -> outcomes.put(id, none.failure()));
+                yield outcomes;
             }
-            for (JsonNode result : results) {
-                String itemId = result.path("itemId").asText(null);
-                if (itemId == null || !itemIds.contains(itemId)) {
-                    continue;
-                }
-                if (result.path("ok").asBoolean(false)) {
-                    outcomes.put(itemId, new Outcome.Succeeded());
-                } else {
-                    String error = result.path("error").asText("handler reported failure");
-                    outcomes.put(itemId, new Outcome.Failed(error, result.path("retryable").asBoolean(true)));
-                }
-            }
-        } catch (Json.InvalidJsonException e) {
-            Outcome bad = new Outcome.Failed("process-batch answer unreadable: " + e.getMessage(), true);
-            itemIds.forEach(id -> outcomes.putIfAbsent(id, bad));
-        }
-        for (String itemId : itemIds) {
-            outcomes.putIfAbsent(itemId, new Outcome.Failed("process-batch answer has no result for this item", true));
-        }
-        return outcomes;
+            case Replied replied -> HandlerAnswers.batch(replied.reply(), itemIds, clock.instant());
+        };
     }
 
-    private record Answer(int status, String body, Outcome outcome) {}
+    /** How a call ended: with an answer to classify, or without one. */
+    private sealed interface Exchange {}
 
-    /** @param timeLeft the caller's own deadline: the call times out at the earlier of it and the handler's timeout_ms */
-    private Answer post(URI uri, HandlerSpec handler, ObjectNode payload, String idempotencyKey, Duration timeLeft) {
+    private record Replied(HandlerAnswers.Reply reply) implements Exchange {}
+
+    private record NoReply(Outcome.Failed failure) implements Exchange {}
+
+    /**
+     * One signed POST, ended by its deadline whatever the handler does. The URL is checked first
+     * (in the deadline too: a name lookup has no timeout of its own); on the deadline the request
+     * is cancelled and its body reading stopped, which drops the connection.
+     *
+     * @param resultLimit what is read of a 2xx body; other bodies are read up to an excerpt
+     */
+    private Exchange post(HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey, Duration timeLeft,
+                          int resultLimit) {
+        long deadlineMs = Math.max(1, Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
+        costs.handlerCall();
+        Call call = new Call();
+        try {
+            URI uri = handler.endpoint(operation);
+            CompletableFuture<Exchange> exchange = CompletableFuture
+                    .supplyAsync(() -> admit(uri), executor)
+                    .thenCompose(refused -> refused.isPresent()
+                            ? CompletableFuture.completedFuture(refused.get())
+                            : send(request(uri, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs));
+            return exchange.get(deadlineMs, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            call.abandon();
+            return new NoReply(timedOut(deadlineMs));
+        } catch (InterruptedException e) {
+            call.abandon();
+            Thread.currentThread().interrupt();
+            return new NoReply(new Outcome.Failed("interrupted while calling the handler", true));
+        } catch (ExecutionException | RuntimeException e) {
+            // Not an answer of the handler's (those are classified on the way): a fault here, kept retryable.
+            call.abandon();
+            Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+            LOG.error("handler call failed", "handlerKey", handler.handlerKey(), "operation", operation, "error", cause);
+            return new NoReply(new Outcome.Failed("handler call failed: " + describe(cause), true));
+        }
+    }
+
+    private HttpRequest request(URI uri, ObjectNode payload, String idempotencyKey, Duration deadline) {
         byte[] body = Json.writeBytes(payload);
         long timestamp = clock.instant().getEpochSecond();
-        Duration timeout = Duration.ofMillis(Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
-        var request = HttpRequest.newBuilder(uri)
-                .timeout(timeout)
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
+                // Covers the wait for the headers only; the deadline in post covers the body as well.
+                .timeout(deadline)
                 .header("Content-Type", "application/json")
                 .header(Signature.TIMESTAMP_HEADER, Long.toString(timestamp))
                 .header(Signature.SIGNATURE_HEADER, Signature.sign(signingSecret, timestamp, body))
@@ -161,55 +192,116 @@ public final class HandlerClient {
         if (idempotencyKey != null) {
             request.header("Idempotency-Key", idempotencyKey);
         }
-        costs.handlerCall();
-        try {
-            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-            return new Answer(response.statusCode(), response.body(), classify(response));
-        } catch (HttpTimeoutException e) {
-            return new Answer(0, null, new Outcome.Failed("handler timed out after " + timeout.toMillis() + " ms", true));
-        } catch (IOException e) {
-            return new Answer(0, null, new Outcome.Failed("handler unreachable: " + e.getClass().getSimpleName() + " " + e.getMessage(), true));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return new Answer(0, null, new Outcome.Failed("interrupted", true));
-        }
+        return request.build();
     }
 
-    static Outcome classify(HttpResponse<String> response) {
-        int status = response.statusCode();
-        if (status >= 200 && status < 300) {
-            return new Outcome.Succeeded();
-        }
-        String error = "handler answered " + status + excerpt(response.body());
-        if (status == 429) {
-            Duration retryAfter = retryAfter(response.headers().firstValue("Retry-After").orElse(null));
-            if (retryAfter != null) {
-                return new Outcome.Deferred(retryAfter, error);
+    /** Refused or unresolvable URLs end here, without a connection; an accepted host is screened from now on. */
+    private Optional<Exchange> admit(URI uri) {
+        return switch (urls.verdict(uri)) {
+            case HandlerUrlPolicy.Verdict.Accepted accepted -> {
+                HandlerAddressFilter.register(uri.getHost(), urls);
+                yield Optional.empty();
             }
-            return new Outcome.Failed(error, true);
-        }
-        boolean retryable = status >= 500 || status == 408 || status == 425 || status < 400;
-        return new Outcome.Failed(error, retryable);
+            case HandlerUrlPolicy.Verdict.Refused refused -> Optional.of(refused(refused.reason()));
+            case HandlerUrlPolicy.Verdict.Unresolvable unresolvable -> Optional.of(HandlerAddressFilter.lastRefusal(uri.getHost())
+                    .map(HandlerClient::refused)
+                    .orElseGet(() -> new NoReply(new Outcome.Failed(unresolvable.reason(), true))));
+        };
     }
 
-    /** Retry-After in seconds (the HTTP-date form is rare from APIs and treated as absent). */
-    static Duration retryAfter(String header) {
-        if (header == null) {
-            return null;
-        }
-        try {
-            long seconds = Long.parseLong(header.trim());
-            return seconds < 0 ? null : Duration.ofSeconds(seconds);
-        } catch (NumberFormatException e) {
-            return null;
-        }
+    /** Permanent: the URL will not become callable by retrying; an operator must change the type or the allowed networks. */
+    private static NoReply refused(String reason) {
+        return new NoReply(new Outcome.Failed("handler URL refused: " + reason, false));
     }
 
-    private static String excerpt(String body) {
-        if (body == null || body.isBlank()) {
-            return "";
+    private CompletableFuture<Exchange> send(HttpRequest request, int resultLimit, Call call, long deadlineMs) {
+        if (call.abandoned()) {
+            return CompletableFuture.completedFuture(new NoReply(new Outcome.Failed("handler call abandoned", true)));
         }
-        String flat = body.replaceAll("\\s+", " ").strip();
-        return ": " + (flat.length() > 300 ? flat.substring(0, 300) + "…" : flat);
+        CompletableFuture<HttpResponse<CappedBody.Body>> response = http.sendAsync(request, head -> {
+            int status = head.statusCode();
+            int limit = status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT;
+            return call.reading(new CappedBody(limit, head.headers().firstValueAsLong("Content-Length")));
+        });
+        call.sending(response);
+        return response.handle((answer, error) -> error == null
+                ? new Replied(new HandlerAnswers.Reply(answer.statusCode(), answer.headers().firstValue("Retry-After").orElse(null),
+                        answer.body().bytes(), answer.body().overLimit()))
+                : new NoReply(failure(request.uri(), error, deadlineMs)));
+    }
+
+    /** A call that ended without an answer, classified: all retryable but a connection to a refused address. */
+    private static Outcome.Failed failure(URI uri, Throwable error, long deadlineMs) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof HttpConnectTimeoutException) {
+            return new Outcome.Failed("handler did not accept a connection within " + CONNECT_TIMEOUT.toSeconds() + " s", true);
+        }
+        if (cause instanceof HttpTimeoutException) {
+            return timedOut(deadlineMs);
+        }
+        if (cause instanceof ConnectException) {
+            // The address filter refuses by failing the lookup, which the client reports as a failed connect.
+            Optional<String> refusal = HandlerAddressFilter.lastRefusal(uri.getHost());
+            if (refusal.isPresent()) {
+                return refused(refusal.get()).failure();
+            }
+        }
+        if (cause instanceof CancellationException) {
+            return new Outcome.Failed("handler call abandoned", true);
+        }
+        if (cause instanceof IOException) {
+            return new Outcome.Failed("handler unreachable: " + describe(cause), true);
+        }
+        LOG.error("handler call failed", "host", uri.getHost(), "error", cause);
+        return new Outcome.Failed("handler call failed: " + describe(cause), true);
+    }
+
+    private static Outcome.Failed timedOut(long deadlineMs) {
+        return new Outcome.Failed("handler timed out after " + deadlineMs + " ms", true);
+    }
+
+    /** An exception as one short line: its messages may quote what the handler sent. */
+    private static String describe(Throwable error) {
+        String message = error.getMessage();
+        return error.getClass().getSimpleName() + (message == null ? "" : " " + HandlerAnswers.clean(message, EXCEPTION_CHARS));
+    }
+
+    /**
+     * What a call has started, so that its deadline can stop it at any stage: a request not yet
+     * sent is never sent, a request in flight is cancelled, a body being read stops being read.
+     */
+    private static final class Call {
+        private boolean abandoned;
+        private CompletableFuture<?> response;
+        private CappedBody body;
+
+        synchronized boolean abandoned() {
+            return abandoned;
+        }
+
+        synchronized void sending(CompletableFuture<?> response) {
+            this.response = response;
+            if (abandoned) {
+                response.cancel(true);
+            }
+        }
+
+        synchronized CappedBody reading(CappedBody body) {
+            this.body = body;
+            if (abandoned) {
+                body.abort();
+            }
+            return body;
+        }
+
+        synchronized void abandon() {
+            abandoned = true;
+            if (response != null) {
+                response.cancel(true);
+            }
+            if (body != null) {
+                body.abort();
+            }
+        }
     }
 }

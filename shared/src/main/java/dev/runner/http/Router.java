@@ -33,8 +33,7 @@ public final class Router {
             if (route.method().equalsIgnoreCase(request.method())) {
                 Map<String, String> merged = new HashMap<>(request.pathParameters());
                 merged.putAll(parameters);
-                return route.handler().apply(new ApiRequest(request.method(), request.path(), merged, request.headers(),
-                        request.query(), request.body()));
+                return route.handler().apply(request.withPathParameters(merged));
             }
         }
         return pathKnown

@@ -267,15 +267,56 @@ public final class ItemStore {
         return counts;
     }
 
-    /** Dead items of a run back to work with fresh attempts (history kept); the run reopens. */
+    /** Dead items of a run back to work with fresh attempts (history kept); the caller reopens the run. */
     public List<ItemJob> redrive(Connection connection, UUID runId) throws SQLException {
+        return redrive(connection, new ItemFilter(null, null, null, runId), null, Integer.MAX_VALUE);
+    }
+
+    /** One item back to work if it is dead; empty otherwise. */
+    public List<ItemJob> redriveItem(Connection connection, UUID itemId) throws SQLException {
+        return redrive(connection, ItemFilter.ALL, itemId, 1);
+    }
+
+    /** At most {@code limit} dead items matching {@code filter} back to work, the oldest dead first. */
+    public List<ItemJob> redriveDead(Connection connection, ItemFilter filter, int limit) throws SQLException {
+        return redrive(connection, filter, null, limit);
+    }
+
+    /**
+     * Dead items back to work with fresh attempts (their history kept): the one statement every
+     * redrive runs, skipping rows another redrive holds. Index execution_items_dead.
+     */
+    private List<ItemJob> redrive(Connection connection, ItemFilter filter, UUID itemId, int limit) throws SQLException {
         return db.query(connection, """
                 update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
                     finished_at = null, next_visible_at = null, updated_at = now()
                 from runs r
-                where r.run_id = e.run_id and e.run_id = ? and e.status = 'dead'
+                where r.run_id = e.run_id and e.status = 'dead' and e.item_id in (
+                    select item_id from execution_items
+                    where status = 'dead'
+                      and (?::text is null or tenant_id = ?)
+                      and (?::text is null or integration_key = ?)
+                      and (?::text is null or handler_key = ?)
+                      and (?::uuid is null or run_id = ?)
+                      and (?::uuid is null or item_id = ?)
+                    order by dlq_at, item_id
+                    limit ? for update skip locked)
                 returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
-                """, ItemStore::job, runId);
+                """, ItemStore::job, filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
+                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId(), itemId, itemId, limit);
+    }
+
+    /** Dead items matching {@code filter}. Index execution_items_dead. */
+    public long countDead(ItemFilter filter) {
+        return db.query("""
+                select count(*) from execution_items
+                where status = 'dead'
+                  and (?::text is null or tenant_id = ?)
+                  and (?::text is null or integration_key = ?)
+                  and (?::text is null or handler_key = ?)
+                  and (?::uuid is null or run_id = ?)
+                """, row -> row.getLong(1), filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
+                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId()).getFirst();
     }
 
     /** An item as the API shows it. */

@@ -5,8 +5,11 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.store.Database;
 
+import java.time.Instant;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 
@@ -38,6 +41,14 @@ public final class PauseStore {
     public boolean isPaused(HandlerRef handler) {
         return !db.query("select 1 from paused_handlers where integration_key = ? and handler_key = ?",
                 row -> row.getInt(1), handler.integrationKey(), handler.handlerKey()).isEmpty();
+    }
+
+    /** Every paused handler and since when. One statement. */
+    public Map<HandlerRef, Instant> paused() {
+        Map<HandlerRef, Instant> paused = new HashMap<>();
+        db.query("select integration_key, handler_key, paused_at from paused_handlers",
+                row -> paused.put(new HandlerRef(row.getString(1), row.getString(2)), row.getTimestamp(3).toInstant()));
+        return paused;
     }
 
     /** Those of {@code handlers} that are paused. One statement. */

@@ -89,7 +89,7 @@ public final class IngestService {
                     .map(a -> new ItemStore.NewItem(a.envelope().externalId(), a.envelope().payload())).toList();
             try {
                 RunService.Started started = runs.startWithItems(group.tenantId(), group.integrationKey(), handler,
-                        Trigger.QUEUE, items, RunService.ItemFilter.ALL);
+                        Trigger.QUEUE, items, RunService.Keep.ALL);
                 LOG.info("ingested", "runId", started.runId(), "tenantId", group.tenantId(), "items", started.enqueued());
             } catch (RuntimeException e) {
                 LOG.error("ingest failed, will retry", "tenantId", group.tenantId(), "error", e);

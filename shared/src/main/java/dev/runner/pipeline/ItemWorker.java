@@ -286,24 +286,24 @@ public final class ItemWorker {
      * item was called, skipped at claim or failed. One round trip.
      */
     private void report(Admitted admitted, List<CallResult> results) {
-        Map<Group, int[]> tallies = new LinkedHashMap<>();
-        admitted.leasesByGroup().keySet().forEach(group -> tallies.put(group, new int[2]));
+        Map<Group, List<GroupReport.Call>> calls = new LinkedHashMap<>();
+        admitted.leasesByGroup().keySet().forEach(group -> calls.put(group, new ArrayList<>()));
         for (CallResult result : results) {
             if (result.observation() == Observation.NONE) {
                 continue;
             }
-            int[] tally = tallies.computeIfAbsent(result.group(), g -> new int[2]);
-            tally[result.observation() == Observation.UP ? 0 : 1]++;
+            calls.computeIfAbsent(result.group(), g -> new ArrayList<>()).add(new GroupReport.Call(
+                    result.outcomes().keySet().stream().map(UUID::toString).toList(), result.observation() == Observation.UP));
         }
         List<GroupReport> reports = new ArrayList<>();
-        tallies.forEach((group, tally) -> {
+        calls.forEach((group, groupCalls) -> {
             // Steady state: successes on a clean breaker with no leases to give back need no round trip.
             // (Failures another worker counts meanwhile are then not reset by these successes: the
             // breaker may open one success earlier, the safe side.)
-            if (tally[1] == 0 && admitted.quiet().contains(group)) {
+            if (groupCalls.stream().allMatch(GroupReport.Call::up) && admitted.quiet().contains(group)) {
                 return;
             }
-            reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), tally[0], tally[1],
+            reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), groupCalls,
                     admitted.leasesByGroup().getOrDefault(group, List.of())));
         });
         if (!reports.isEmpty()) {

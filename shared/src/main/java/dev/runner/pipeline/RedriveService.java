@@ -1,22 +1,34 @@
 package dev.runner.pipeline;
 
+import dev.runner.item.ItemFilter;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
 import dev.runner.run.RunStore;
 import dev.runner.store.Database;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 /**
- * Puts dead items back to work with fresh attempts (their history kept): the items and the run's
- * reopening commit together, then the items enter their tiers through the dispatcher, paced by
- * their tenants' windows.
+ * Puts dead items back to work with fresh attempts (their history kept): the items and their
+ * runs' reopening commit together, then the items enter their tiers through the dispatcher, paced
+ * by their tenants' windows (a large redrive is spread at the tenant limit, DESIGN 4).
  */
 public final class RedriveService {
 
     private static final Log LOG = Log.of(RedriveService.class);
+
+    /**
+     * What a bulk redrive did.
+     *
+     * @param remaining dead items still matching after this call (a later call takes them)
+     */
+    public record Redriven(int items, int runs, long remaining) {}
 
     private final Database db;
     private final ItemStore items;
@@ -42,5 +54,36 @@ public final class RedriveService {
         dispatcher.dispatch(redriven);
         LOG.info("run redriven", "runId", runId, "items", redriven.size());
         return redriven.size();
+    }
+
+    /** One item, if it is dead; returns 1 or 0. */
+    public int redriveItem(UUID itemId) {
+        List<ItemJob> redriven = dispatched(db.inTransaction(connection -> reopen(connection, items.redriveItem(connection, itemId))));
+        LOG.info("item redriven", "itemId", itemId, "items", redriven.size());
+        return redriven.size();
+    }
+
+    /** At most {@code limit} dead items matching {@code filter}, the oldest dead first. */
+    public Redriven redriveDead(ItemFilter filter, int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit < 1: " + limit);
+        }
+        List<ItemJob> redriven = dispatched(db.inTransaction(connection -> reopen(connection, items.redriveDead(connection, filter, limit))));
+        int runCount = (int) redriven.stream().map(ItemJob::runId).distinct().count();
+        long remaining = redriven.size() < limit ? 0 : items.countDead(filter);
+        LOG.info("dead items redriven", "items", redriven.size(), "runs", runCount, "remaining", remaining);
+        return new Redriven(redriven.size(), runCount, remaining);
+    }
+
+    private List<ItemJob> reopen(Connection connection, List<ItemJob> jobs) throws SQLException {
+        Set<UUID> runIds = jobs.stream().map(ItemJob::runId).collect(Collectors.toSet());
+        runs.reopen(connection, runIds);
+        return jobs;
+    }
+
+    /** After the commit: the items enter their tiers. */
+    private List<ItemJob> dispatched(List<ItemJob> committed) {
+        dispatcher.dispatch(committed);
+        return committed;
     }
 }

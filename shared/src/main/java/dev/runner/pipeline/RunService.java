@@ -125,7 +125,7 @@ public final class RunService {
      * inside the same transaction.
      */
     public Started startWithItems(String tenantId, String integrationKey, HandlerSpec handler, Trigger trigger,
-                                  List<ItemStore.NewItem> newItems, ItemFilter fresh) {
+                                  List<ItemStore.NewItem> newItems, Keep fresh) {
         RunJob run = new RunJob(Ids.next(clock), tenantId, integrationKey, handler.handlerKey(), handler.direction(), trigger, null);
         List<ItemJob> created = db.inTransaction(connection -> {
             runs.insert(connection, run, RunStatus.RUNNING, null);
@@ -140,9 +140,9 @@ public final class RunService {
 
     /** Chooses, inside the run's transaction, which items to store. */
     @FunctionalInterface
-    public interface ItemFilter {
+    public interface Keep {
         List<ItemStore.NewItem> keep(Connection connection, List<ItemStore.NewItem> items) throws SQLException;
 
-        ItemFilter ALL = (connection, items) -> items;
+        Keep ALL = (connection, items) -> items;
     }
 }

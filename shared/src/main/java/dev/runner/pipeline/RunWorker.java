@@ -110,7 +110,9 @@ public final class RunWorker {
         while (true) {
             HandlerClient.Page page;
             try {
-                page = handlers.fetch(handler.get(), fetchRequest(job, cursor, tenant.get()));
+                // Bounded by the invocation too, less what storing and sending the page needs (at least 1 s, as the item worker).
+                page = handlers.fetch(handler.get(), fetchRequest(job, cursor, tenant.get()),
+                        Duration.ofMillis(Math.max(1_000, remainingMillis.getAsLong() - reserve)));
             } catch (HandlerClient.HandlerCallException e) {
                 if (e.failure().retryable()) {
                     throw new RetryableFetchFailure(e.getMessage());

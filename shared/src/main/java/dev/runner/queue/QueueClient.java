@@ -18,7 +18,10 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -121,6 +124,44 @@ public final class QueueClient implements AutoCloseable {
                 System.err.println("change visibility failed for entry " + failed.id() + ": " + failed.code());
             }
         }
+    }
+
+    /**
+     * The approximate depth of each queue: one GetQueueAttributes request per queue, all at once.
+     * A queue that did not answer is absent (its depth is unknown), the others are still returned.
+     */
+    public Map<String, QueueDepth> depths(Collection<String> queueUrls) {
+        Map<String, Future<QueueDepth>> pending = new LinkedHashMap<>();
+        for (String url : queueUrls) {
+            pending.put(url, senders.submit(() -> depth(url)));
+        }
+        Map<String, QueueDepth> depths = new LinkedHashMap<>();
+        pending.forEach((url, future) -> {
+            try {
+                depths.put(url, future.get());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException e) {
+                System.err.println("queue depth unknown for " + url + ": " + e.getCause());
+            }
+        });
+        return depths;
+    }
+
+    private QueueDepth depth(String queueUrl) {
+        costs.sqsRequest();
+        Map<QueueAttributeName, String> attributes = sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE,
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED)).attributes();
+        return new QueueDepth(count(attributes, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES),
+                count(attributes, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE),
+                count(attributes, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED));
+    }
+
+    private static long count(Map<QueueAttributeName, String> attributes, QueueAttributeName name) {
+        String value = attributes.get(name);
+        return value == null ? 0 : Long.parseLong(value);
     }
 
     private void sendChunk(String queueUrl, List<OutgoingMessage> chunk) {

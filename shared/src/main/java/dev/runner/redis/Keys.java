@@ -45,7 +45,7 @@ public final class Keys {
         return handler(integrationKey, handlerKey) + ":leases";
     }
 
-    /** Sorted set itemId → admission time (ms): the handler's admissions of the last minute. */
+    /** Sorted set itemId:admittedAt → admission time (ms): the handler's admissions of the last minute, one entry per admission. */
     public String rate(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":rate";
     }
@@ -53,6 +53,15 @@ public final class Keys {
     /** Sorted set itemId → slot time (ms): the tenant's sliding window, future slots included. */
     public String tenantWindow(String tenantId) {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
+    }
+
+    /**
+     * Hash reason → count: admission deferrals in the minute starting at {@code epochMinute}
+     * (minutes since the epoch). Every minute shares the tag {@code {m}}, so a page of minutes is
+     * read from one node.
+     */
+    public String deferrals(long epochMinute) {
+        return prefix + ":{m}:deferrals:" + epochMinute;
     }
 
     /** String: the integration type's JSON. */

@@ -3,6 +3,7 @@ package dev.runner.redis;
 import dev.runner.cost.CostTracker;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisFuture;
@@ -41,8 +42,11 @@ import java.util.concurrent.TimeoutException;
  */
 public final class Redis implements AutoCloseable {
 
+    /** What one round trip can carry: script calls and plain reads, in any mix. */
+    public sealed interface Command permits Call, Read {}
+
     /** One script call: keys and arguments as the script's header lists them. */
-    public record Call(Script script, List<String> keys, List<String> args) {
+    public record Call(Script script, List<String> keys, List<String> args) implements Command {
         public Call {
             Objects.requireNonNull(script, "script");
             keys = List.copyOf(keys);
@@ -165,13 +169,14 @@ public final class Redis implements AutoCloseable {
     }
 
     /**
-     * Runs the calls pipelined (one round trip; a second only for scripts Redis no longer has)
+     * Runs the commands pipelined (one round trip; a second only for scripts Redis no longer has)
      * and returns their replies in order.
      *
-     * @throws RedisUnavailableException Redis unreachable or too slow
-     * @throws RedisCommandExecutionException a script failed (a bug, not an outage)
+     * @throws RedisUnavailableException Redis unreachable, too slow, or unable to serve now
+     *         (loading, busy, cluster down, out of memory…: {@link #isOutage})
+     * @throws RedisScriptException a script failed (a bug, not an outage), named in the message
      */
-    public List<Object> run(List<Call> calls) {
+    public List<Object> run(List<? extends Command> calls) {
         if (calls.isEmpty()) {
             return List.of();
         }
@@ -183,7 +188,7 @@ public final class Redis implements AutoCloseable {
             }
         }
         if (!unknown.isEmpty()) {
-            List<Object> reloaded = dispatch(unknown.stream().map(calls::get).toList(), true);
+            List<Object> reloaded = dispatch(unknown.stream().<Command>map(calls::get).toList(), true);
             for (int i = 0; i < unknown.size(); i++) {
                 replies.set(unknown.get(i), reloaded.get(i));
             }
@@ -221,12 +226,39 @@ public final class Redis implements AutoCloseable {
         return await(commands().hgetall(key));
     }
 
+    /** Error replies of a server that cannot serve now, though the command is right. */
+    private static final List<String> OUTAGE_ERRORS = List.of(
+            "LOADING", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "NOREPLICAS", "OOM", "MISCONF");
+
+    /**
+     * Whether an error reply says the server cannot serve now (an outage: the caller's fallback
+     * applies) rather than that the call is wrong (a bug: a script error, a wrong type).
+     */
+    static boolean isOutage(String errorReply) {
+        if (errorReply == null) {
+            return false;
+        }
+        int end = errorReply.indexOf(' ');
+        return OUTAGE_ERRORS.contains(end < 0 ? errorReply : errorReply.substring(0, end));
+    }
+
+    /** A plain read, pipelined with the rest of a round trip ({@link #run}). */
+    public sealed interface Read extends Command {
+        String key();
+
+        /** HGETALL: the hash as a map (empty when the key is absent). */
+        record Hash(String key) implements Read {}
+
+        /** ZCOUNT over scores in (above, upTo], upTo null = no upper bound: a Long. */
+        record Count(String key, long above, Long upTo) implements Read {}
+    }
+
     /** Marks a reply of EVALSHA that Redis answered with NOSCRIPT. */
     private static final Object NO_SCRIPT = new Object();
 
-    private List<Object> dispatch(List<Call> calls, boolean sendBody) {
+    private List<Object> dispatch(List<? extends Command> calls, boolean sendBody) {
         costs.redisRoundTrip(calls.size());
-        List<RedisFuture<Object>> futures = new ArrayList<>(calls.size());
+        List<RedisFuture<?>> futures = new ArrayList<>(calls.size());
         synchronized (this) {
             var commands = commands();
             // Standalone: one flush for all calls. Cluster: Lettuce writes each node's calls without
@@ -237,12 +269,15 @@ public final class Redis implements AutoCloseable {
                 connection.setAutoFlushCommands(false);
             }
             try {
-                for (Call call : calls) {
-                    String[] keys = call.keys().toArray(String[]::new);
-                    String[] args = call.args().toArray(String[]::new);
-                    futures.add(sendBody
-                            ? commands.eval(call.script().body(), ScriptOutputType.MULTI, keys, args)
-                            : commands.evalsha(call.script().sha(), ScriptOutputType.MULTI, keys, args));
+                for (Command command : calls) {
+                    futures.add(switch (command) {
+                        case Call call -> sendBody
+                                ? commands.eval(call.script().body(), ScriptOutputType.MULTI, keys(call), args(call))
+                                : commands.evalsha(call.script().sha(), ScriptOutputType.MULTI, keys(call), args(call));
+                        case Read.Hash hash -> commands.hgetall(hash.key());
+                        case Read.Count count -> commands.zcount(count.key(), Range.from(Range.Boundary.excluding((double) count.above()),
+                                count.upTo() == null ? Range.Boundary.unbounded() : Range.Boundary.including((double) count.upTo())));
+                    });
                 }
                 if (batch) {
                     connection.flushCommands();
@@ -254,14 +289,27 @@ public final class Redis implements AutoCloseable {
             }
         }
         List<Object> replies = new ArrayList<>(futures.size());
-        for (RedisFuture<Object> future : futures) {
+        for (int i = 0; i < futures.size(); i++) {
             try {
-                replies.add(await(future));
+                replies.add(await(futures.get(i)));
             } catch (RedisNoScriptException e) {
                 replies.add(NO_SCRIPT);
+            } catch (RedisCommandExecutionException e) {
+                if (calls.get(i) instanceof Call call) {
+                    throw new RedisScriptException(call.script(), e);
+                }
+                throw e;
             }
         }
         return replies;
+    }
+
+    private static String[] keys(Call call) {
+        return call.keys().toArray(String[]::new);
+    }
+
+    private static String[] args(Call call) {
+        return call.args().toArray(String[]::new);
     }
 
     private <T> T await(RedisFuture<T> future) {
@@ -279,6 +327,9 @@ public final class Redis implements AutoCloseable {
                 throw noScript;
             }
             if (cause instanceof RedisCommandExecutionException failed) {
+                if (isOutage(failed.getMessage())) {
+                    throw new RedisUnavailableException("Redis cannot serve now: " + failed.getMessage(), failed);
+                }
                 throw failed;
             }
             throw new RedisUnavailableException("Redis call failed: " + cause, cause);

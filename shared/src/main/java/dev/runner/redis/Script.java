@@ -1,7 +1,5 @@
 package dev.runner.redis;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -9,7 +7,10 @@ import java.util.HexFormat;
 
 /**
  * Every Lua script Runner runs, with the number of keys it takes. The file is
- * {@code redis/<name>-<keyCount>.lua}; its header is the contract (ScriptTest checks it).
+ * {@code redis/<name>-<keyCount>.lua}; its header is the contract (ScriptTest checks it). Code
+ * shared by several scripts lives in {@code redis/includes/} and is inlined where a script says
+ * {@code --- @include "includes/<name>"} ({@link ScriptSource}): {@link #body} and {@link #sha}
+ * are of the expanded text, which is what Redis runs.
  */
 public enum Script {
     /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
@@ -21,7 +22,11 @@ public enum Script {
     /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
     RELEASE_HANDLER("releaseHandler", 3),
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
-    REFUND_TENANT("refundTenant", 1);
+    REFUND_TENANT("refundTenant", 1),
+    /** An integration's breaker as of now, without writing anything. */
+    READ_BREAKER("readBreaker", 1),
+    /** Counts a minute's admission deferrals by reason (the operator's charts). */
+    COUNT_DEFERRALS("countDeferrals", 1);
 
     private final String name;
     private final int keyCount;
@@ -31,7 +36,7 @@ public enum Script {
     Script(String name, int keyCount) {
         this.name = name;
         this.keyCount = keyCount;
-        this.body = load(resource(name, keyCount));
+        this.body = ScriptSource.expand(resource(name, keyCount));
         this.sha = sha1(body);
     }
 
@@ -44,28 +49,18 @@ public enum Script {
         return resource(name, keyCount);
     }
 
+    /** The text Redis runs: the resource with its includes inlined. */
     public String body() {
         return body;
     }
 
-    /** SHA-1 of the body, as EVALSHA wants it. */
+    /** SHA-1 of the expanded body, as EVALSHA wants it. */
     public String sha() {
         return sha;
     }
 
     private static String resource(String name, int keyCount) {
         return "redis/" + name + "-" + keyCount + ".lua";
-    }
-
-    private static String load(String resource) {
-        try (InputStream in = Script.class.getClassLoader().getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException("script resource missing: " + resource);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new IllegalStateException("script resource unreadable: " + resource, e);
-        }
     }
 
     private static String sha1(String text) {

@@ -17,7 +17,7 @@ import java.util.UUID;
 /** The runs table. Status moves are conditional updates: a lost race changes no row. */
 public final class RunStore {
 
-    private static final String COLUMNS = """
+    static final String COLUMNS = """
             run_id, tenant_id, integration_key, handler_key, direction, trigger, status, error, created_at, finished_at
             """;
 
@@ -153,6 +153,17 @@ public final class RunStore {
                 update runs set status = 'running', finished_at = null, updated_at = now()
                 where run_id = ? and status in ('completed', 'completed_with_errors')
                 """, runId);
+    }
+
+    /** Every run of {@code runIds} whose dead items went back to work is open again. One statement. */
+    public void reopen(Connection connection, Collection<UUID> runIds) throws SQLException {
+        if (runIds.isEmpty()) {
+            return;
+        }
+        db.update(connection, """
+                update runs set status = 'running', finished_at = null, updated_at = now()
+                where run_id = any(?) and status in ('completed', 'completed_with_errors')
+                """, Database.array("uuid", runIds.toArray()));
     }
 
     static Run run(ResultSet row) throws SQLException {

@@ -1,10 +1,12 @@
 package dev.runner.config;
 
+import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,6 +19,7 @@ class RunnerConfigTest {
         Map<String, String> env = new HashMap<>();
         env.put("RUNNER_DATABASE_URL", "jdbc:postgresql://db/runner");
         env.put("RUNNER_REDIS_URL", "redis://cache:6379");
+        env.put("RUNNER_HANDLER_SIGNING_SECRET", "a-signing-secret");
         for (String queue : new String[] {"RUNS_MANUAL", "RUNS_SCHEDULE", "ITEMS_WEBHOOK", "ITEMS_MANUAL", "ITEMS_QUEUE",
                 "ITEMS_SCHEDULE", "INGEST", "RUNS_DLQ", "ITEMS_DLQ", "INGEST_DLQ"}) {
             env.put("RUNNER_QUEUE_" + queue, "https://sqs.us-east-1.amazonaws.com/1/runner-" + queue.toLowerCase().replace('_', '-'));
@@ -56,6 +59,26 @@ class RunnerConfigTest {
         env.remove("RUNNER_MAX_ATTEMPTS");
         env.remove("RUNNER_QUEUE_ITEMS_DLQ");
         assertEquals("RUNNER_QUEUE_ITEMS_DLQ is not set", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+    }
+
+    @Test
+    void aMissingOrBlankHandlerSigningSecretFailsTheStart() {
+        Map<String, String> env = minimal();
+        env.remove("RUNNER_HANDLER_SIGNING_SECRET");
+        assertEquals("RUNNER_HANDLER_SIGNING_SECRET is not set", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        env.put("RUNNER_HANDLER_SIGNING_SECRET", "  ");
+        assertEquals("RUNNER_HANDLER_SIGNING_SECRET is not set", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+    }
+
+    @Test
+    void handlerNetworksAreNoneUnlessAllowedAndABadOneNamesTheVariable() {
+        Map<String, String> env = minimal();
+        assertEquals(List.of(), RunnerConfig.from(env).handlerAllowedNetworks());
+        env.put("RUNNER_HANDLER_ALLOWED_NETWORKS", "10.0.0.0/8, fd00::/8");
+        assertEquals(List.of(Cidr.parse("10.0.0.0/8"), Cidr.parse("fd00::/8")), RunnerConfig.from(env).handlerAllowedNetworks());
+        env.put("RUNNER_HANDLER_ALLOWED_NETWORKS", "10.0.0.0/8,vpc");
+        assertEquals("RUNNER_HANDLER_ALLOWED_NETWORKS must be a comma-separated list of networks such as 10.0.0.0/8,fd00::/8:"
+                + " not an IPv4 or IPv6 address: vpc", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
     }
 
     @Test

@@ -42,7 +42,7 @@ class BreakerIT {
     void successResetsConsecutiveFailures(RedisTargets.Target redis) {
         var f = new GuardFixture(redis);
         fail(f, 4);
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of())));
+        f.guard.report(List.of(GuardFixture.tally(CRM, "sync", 1, 0, List.of())));
         fail(f, 4);
         assertEquals(BreakerState.CLOSED, f.guard.breaker(CRM).state());
         fail(f, 1);
@@ -84,10 +84,10 @@ class BreakerIT {
         List<Admission> probes = admit(f, "probe", 2);
         assertEquals(2, GuardFixture.count(probes, Admission.Admitted.class));
 
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of("probe-0"))));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("probe-0"))));
         assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
         assertEquals(1, f.guard.breaker(CRM).halfOpenSuccesses());
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of("probe-1"))));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("probe-1"))));
 
         BreakerSnapshot closed = f.guard.breaker(CRM);
         assertEquals(BreakerState.CLOSED, closed.state());
@@ -102,7 +102,7 @@ class BreakerIT {
         fail(f, 5);
         f.clock.advance(Duration.ofSeconds(30));
         admit(f, "probe", 1);
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 0, 1, List.of("probe-0"))));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", false, List.of("probe-0"))));
 
         BreakerSnapshot reopened = f.guard.breaker(CRM);
         assertEquals(BreakerState.OPEN, reopened.state());
@@ -126,7 +126,7 @@ class BreakerIT {
         assertEquals(0, GuardFixture.count(admit(f, "b", 3), Admission.Admitted.class), "probes still in flight");
 
         // A probe ends with a success: its slot is free for the next probe.
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 1, 0, List.of("a-0"))));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("a-0"))));
         assertEquals(1, GuardFixture.count(admit(f, "c", 3), Admission.Admitted.class));
 
         // Probes whose worker died free their slot after the lease TTL.
@@ -141,13 +141,77 @@ class BreakerIT {
         fail(f, 5);
         long openedAt = f.guard.breaker(CRM).openedAtMs();
         f.clock.advance(Duration.ofSeconds(1));
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 3, 2, List.of())));
+        f.guard.report(List.of(GuardFixture.tally(CRM, "sync", 3, 2, List.of())));
         assertEquals(BreakerState.OPEN, f.guard.breaker(CRM).state());
         assertEquals(openedAt, f.guard.breaker(CRM).openedAtMs());
     }
 
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void lateAnswersToCallsAdmittedBeforeOpeningDoNotDecideHalfOpen(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        assertEquals(4, GuardFixture.count(admit(f, "early", 4), Admission.Admitted.class));
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(30));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("early-0", "early-1"))));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+        assertEquals(0, f.guard.breaker(CRM).halfOpenSuccesses(), "two late successes are no probe successes");
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", false, List.of("early-2"))));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state(), "a late failure does not re-open it");
+
+        List<Admission> probes = admit(f, "probe", 2);
+        assertEquals(2, GuardFixture.count(probes, Admission.Admitted.class));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("probe-0", "probe-1"))));
+        assertEquals(BreakerState.CLOSED, f.guard.breaker(CRM).state(), "the probes decide");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aProbeOfAnEarlierHalfOpenPeriodDoesNotCount(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(30));
+        assertEquals(2, GuardFixture.count(admit(f, "first", 2), Admission.Admitted.class));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", false, List.of("first-1"))));
+        assertEquals(BreakerState.OPEN, f.guard.breaker(CRM).state());
+
+        f.clock.advance(Duration.ofSeconds(30));
+        f.guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("first-0"))));
+        BreakerSnapshot snapshot = f.guard.breaker(CRM);
+        assertEquals(BreakerState.HALF_OPEN, snapshot.state());
+        assertEquals(0, snapshot.halfOpenSuccesses(), "first-0 probed the previous half-open period");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aBatchCallCarryingTwoProbesCountsOnce(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(30));
+        admit(f, "probe", 2);
+        f.guard.report(List.of(new GroupReport(CRM, "sync",
+                List.of(new GroupReport.Call(List.of("probe-0", "probe-1"), true)), List.of("probe-0", "probe-1"))));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+        assertEquals(1, f.guard.breaker(CRM).halfOpenSuccesses());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void readingTheBreakerWritesNothing(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        fail(f, 5);
+        f.clock.advance(Duration.ofSeconds(31));
+        assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
+        assertEquals("open", f.redis.hashGetAll(f.keys.breaker(CRM)).get("state"),
+                "the read shows the transition the next admission or report writes");
+        BreakerSnapshot snapshot = f.guard.breaker(CRM);
+        assertEquals(snapshot.openedAtMs() + 30_000, snapshot.halfOpenAtMs());
+    }
+
     private static void fail(GuardFixture f, int failures) {
-        f.guard.report(List.of(new GroupReport(CRM, "sync", 0, failures, List.of())));
+        f.guard.report(List.of(GuardFixture.tally(CRM, "sync", 0, failures, List.of())));
     }
 
     private static List<Admission> admit(GuardFixture f, String prefix) {

@@ -52,11 +52,11 @@ class BudgetIT {
             var limits = new HandlerLimits(50, 600);
             // Warm-up: scripts cached, keys exist (the steady state of a busy worker).
             f.admitOne(group("crm-x", "sync", limits, items("warm", "acme", Trigger.WEBHOOK, 10)));
-            f.guard.report(List.of(new GroupReport("crm-x", "sync", 10, 0, ids("warm", 10))));
+            f.guard.report(List.of(GuardFixture.calls("crm-x", "sync", true, ids("warm", 10))));
             stats.sync().configResetstat();
 
             List<Admission> decisions = f.admitOne(group("crm-x", "sync", limits, items("b", "acme", Trigger.WEBHOOK, 10)));
-            f.guard.report(List.of(new GroupReport("crm-x", "sync", 10, 0, ids("b", 10))));
+            f.guard.report(List.of(GuardFixture.calls("crm-x", "sync", true, ids("b", 10))));
 
             assertEquals(10, GuardFixture.count(decisions, Admission.Admitted.class));
             Map<String, Long> calls = commandCalls(stats.sync().info("commandstats"));

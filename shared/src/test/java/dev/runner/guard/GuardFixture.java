@@ -48,6 +48,27 @@ final class GuardFixture {
                 .toList();
     }
 
+    /**
+     * {@code successes} and {@code failures} of calls whose items are not named: they count while
+     * the breaker is closed, never as half-open probes. Releases {@code released}.
+     */
+    static GroupReport tally(String integration, String handler, int successes, int failures, List<String> released) {
+        List<GroupReport.Call> calls = new java.util.ArrayList<>();
+        for (int i = 0; i < successes; i++) {
+            calls.add(new GroupReport.Call(List.of(), true));
+        }
+        for (int i = 0; i < failures; i++) {
+            calls.add(new GroupReport.Call(List.of(), false));
+        }
+        return new GroupReport(integration, handler, calls, released);
+    }
+
+    /** One call per item, all up or all down, releasing those items. */
+    static GroupReport calls(String integration, String handler, boolean up, List<String> itemIds) {
+        return new GroupReport(integration, handler,
+                itemIds.stream().map(id -> new GroupReport.Call(List.of(id), up)).toList(), itemIds);
+    }
+
     List<Admission> admitOne(GroupRequest group) {
         return guard.admit(List.of(group)).getFirst().decisions();
     }

@@ -39,10 +39,43 @@ class HandlerLimitsIT {
         var early = assertInstanceOf(Admission.Deferred.class,
                 f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).getFirst());
         assertEquals(DeferReason.HANDLER_RATE, early.reason());
-        assertEquals(Duration.ofMillis(1), early.delay());
+        assertEquals(Duration.ofSeconds(1), early.delay(), "room comes in 1 ms, but no deferral is shorter than a second");
 
         f.clock.advance(Duration.ofMillis(1));
         assertEquals(4, count(f.admitOne(group(CRM, SYNC, limits, items("c", "acme", Trigger.WEBHOOK, 4))), Admission.Admitted.class));
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void everyAdmissionOfOneItemCountsAgainstTheRate(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new HandlerLimits(0, 3);
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            // The same item, retried within the minute: each attempt is a call to the handler.
+            assertEquals(List.of("x"), admittedIds(f.admitOne(group(CRM, SYNC, limits, List.of(new Candidate("x", "acme", 1))))));
+            f.guard.report(List.of(GuardFixture.calls(CRM, SYNC, false, List.of("x"))));
+            f.clock.advance(Duration.ofSeconds(5));
+        }
+        var fourth = assertInstanceOf(Admission.Deferred.class,
+                f.admitOne(group(CRM, SYNC, limits, List.of(new Candidate("x", "acme", 1)))).getFirst());
+        assertEquals(DeferReason.HANDLER_RATE, fourth.reason());
+        assertEquals(Duration.ofSeconds(45), fourth.delay(), "the first attempt leaves the window 60 s after it, at 15 s from now");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aGroupLargerThanLuaCanUnpackIsDecidedByRedis(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new dev.runner.config.RunnerConfig.TenantLimit(100_000, Duration.ofSeconds(5)));
+        var limits = new HandlerLimits(12_000, 12_000);
+        GroupAdmission admission = f.guard.admit(List.of(group(CRM, SYNC, limits, items("big", "acme", Trigger.WEBHOOK, 10_000)))).getFirst();
+        assertEquals(null, admission.failOpen());
+        assertEquals(10_000, count(admission.decisions(), Admission.Admitted.class));
+        List<Admission> over = f.admitOne(group(CRM, SYNC, limits, items("more", "acme", Trigger.WEBHOOK, 2_001)));
+        assertEquals(2_000, count(over, Admission.Admitted.class), "10,000 leases and rate entries were written");
+
+        f.guard.report(List.of(GuardFixture.calls(CRM, SYNC, true, admittedIds(admission.decisions()))));
+        assertEquals(1, count(f.admitOne(group(CRM, SYNC, new HandlerLimits(12_000, 0), items("after", "acme", Trigger.WEBHOOK, 1))),
+                Admission.Admitted.class), "the report released 10,000 leases");
     }
 
     @ParameterizedTest
@@ -112,7 +145,7 @@ class HandlerLimitsIT {
         assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
         assertEquals(GuardFixture.TENANT.shortestDeferral(), waiting.delay());
 
-        f.guard.report(List.of(new GroupReport(CRM, SYNC, 1, 0, List.of("a-0"))));
+        f.guard.report(List.of(GuardFixture.tally(CRM, SYNC, 1, 0, List.of("a-0"))));
         assertEquals(List.of("b-0"), admittedIds(f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 2)))));
     }
 

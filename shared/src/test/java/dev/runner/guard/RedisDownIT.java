@@ -5,6 +5,8 @@ import dev.runner.redis.RedisTargets;
 import dev.runner.redis.RedisUnavailableException;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import redis.embedded.RedisServer;
 
 import java.time.Duration;
@@ -17,7 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The fail-open policy with Redis unreachable from the start and Redis dying under a live Guard. */
+/**
+ * The fail-open policy with Redis unreachable from the start, Redis dying under a live Guard, and
+ * a script failing on a reachable Redis (a bug, told apart from an outage).
+ */
 class RedisDownIT {
 
     private static final HandlerLimits TIGHT = new HandlerLimits(1, 1);
@@ -35,10 +40,31 @@ class RedisDownIT {
     }
 
     @Test
+    void admissionSaysRedisWasUnavailable() {
+        try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
+            var f = new GuardFixture(down, GuardFixture.TENANT);
+            GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.WEBHOOK, 1)))).getFirst();
+            assertEquals(FailOpen.REDIS_UNAVAILABLE, admission.failOpen());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aFailingScriptFailsOpenAsABugNotAsAnOutage(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        // A key of the wrong type makes admitTenant fail inside Redis: WRONGTYPE, a script error.
+        f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set");
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.WEBHOOK, 3)))).getFirst();
+        assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen());
+        assertEquals(3, count(admission.decisions(), Admission.Admitted.class));
+        assertEquals(0, f.guard.reserveTenantSlots(java.util.Map.of("acme", List.of("b"))).get("b").toMillis());
+    }
+
+    @Test
     void breakerCountsAsClosedAndReportsAreDropped() {
         try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
             var f = new GuardFixture(down, GuardFixture.TENANT);
-            f.guard.report(List.of(new GroupReport("crm-x", "sync", 0, 9, List.of("a-0"))));
+            f.guard.report(List.of(GuardFixture.tally("crm-x", "sync", 0, 9, List.of("a-0"))));
             assertEquals(BreakerState.CLOSED, f.guard.breaker("crm-x").state());
         }
     }

@@ -126,12 +126,40 @@ class TenantWindowIT {
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
+    void tenantDeferralGivesBackTheHandlerRateEntry(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        var limits = new HandlerLimits(0, 2);
+        List<Admission> decisions = f.admitOne(group(CRM, SYNC, limits, List.of(
+                new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
+        assertEquals(List.of("x"), admittedIds(decisions));
+
+        f.guard.report(List.of());
+        assertEquals(List.of("z"), admittedIds(f.admitOne(group(CRM, SYNC, limits, List.of(
+                new Candidate("z", "globex", 1), new Candidate("w", "globex", 1))))), "y's rate entry came back, x's stays");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aDispatchLargerThanLuaCanUnpackGetsItsSlots(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)));
+        List<String> ids = java.util.stream.IntStream.range(0, 20_000).mapToObj(i -> "d-" + i).toList();
+        Map<String, Duration> delays = f.guard.reserveTenantSlots(Map.of("bulk", ids));
+
+        assertEquals(20_000, delays.size());
+        assertEquals(1000, delays.values().stream().filter(Duration::isZero).count(), "room now for one minute's worth");
+        assertEquals(Duration.ofSeconds(60), delays.get("d-1000"));
+        assertEquals(Duration.ofSeconds(60 * 19), delays.get("d-19999"));
+        assertTrue(ids.subList(0, 1000).stream().allMatch(id -> delays.get(id).isZero()), "in order");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
     void handlerDeferralGivesBackTheTenantSlot(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(3, Duration.ofSeconds(5)));
         List<Admission> decisions = f.admitOne(group(CRM, SYNC, new HandlerLimits(1, 0), items("a", "acme", Trigger.WEBHOOK, 3)));
         assertEquals(List.of("a-0"), admittedIds(decisions));
 
-        f.guard.report(List.of(new GroupReport(CRM, SYNC, 1, 0, List.of("a-0"))));
+        f.guard.report(List.of(GuardFixture.tally(CRM, SYNC, 1, 0, List.of("a-0"))));
         List<Admission> other = f.admitOne(group(CRM, "other", HandlerLimits.UNLIMITED, items("b", "acme", Trigger.WEBHOOK, 3)));
         assertEquals(2, count(other, Admission.Admitted.class), "a-1 and a-2 never ran, so their slots came back");
     }
@@ -155,7 +183,7 @@ class TenantWindowIT {
     void longerOfTwoDeferralsWins(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
         for (int i = 0; i < 5; i++) {
-            f.guard.report(List.of(new GroupReport(CRM, SYNC, 0, 1, List.of())));
+            f.guard.report(List.of(GuardFixture.tally(CRM, SYNC, 0, 1, List.of())));
         }
         admit(f, "fill", "acme", 1);   // breaker open: refunded, but the window saw it at admission
         f.guard.report(List.of());

@@ -37,6 +37,12 @@ class KeysTest {
     }
 
     @Test
+    void everyMinuteOfDeferralCountsSharesOneSlot() {
+        assertEquals("runner:{m}:deferrals:29000000", keys.deferrals(29_000_000));
+        assertEquals(SlotHash.getSlot(keys.deferrals(1)), SlotHash.getSlot(keys.deferrals(29_000_000)));
+    }
+
+    @Test
     void prefixWithBracesIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> new Keys("run{ner}"));
         assertThrows(IllegalArgumentException.class, () -> new Keys(" "));

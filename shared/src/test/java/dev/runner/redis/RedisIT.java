@@ -1,23 +1,29 @@
 package dev.runner.redis;
 
 import dev.runner.config.RunnerConfig;
+import dev.runner.embedded.EmbeddedRedisCluster;
 import dev.runner.guard.Admission;
 import dev.runner.guard.Candidate;
-import dev.runner.guard.Guard;
+import dev.runner.guard.DeferReason;
+import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupRequest;
+import dev.runner.guard.Guard;
 import dev.runner.guard.HandlerLimits;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.api.sync.RedisCommands;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Script loading and pipelining against real Redis, single and cluster. */
+/** Script loading, digests and pipelining against real Redis, single and cluster. */
 class RedisIT {
 
     @ParameterizedTest
@@ -27,13 +33,38 @@ class RedisIT {
         Keys keys = RedisTargets.uniqueKeys();
         var guard = new Guard(redis, keys, new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2),
                 new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)), TestClock.now());
-        var request = new GroupRequest("crm-x", "sync", HandlerLimits.UNLIMITED, List.of(new Candidate("a", "acme", 1)));
-        guard.admit(List.of(request));
+        var oneAtATime = new HandlerLimits(1, 0);
+        GroupAdmission first = guard.admit(List.of(new GroupRequest("crm-x", "sync", oneAtATime, List.of(new Candidate("a", "acme", 1))))).getFirst();
+        assertFalse(first.failedOpen());
 
-        flushScripts(redis);
+        forEachNode(redis, node -> node.scriptFlush());
+        forEachNode(redis, node -> assertEquals(List.of(false), node.scriptExists(Script.ADMIT_HANDLER.sha()), "flushed"));
 
-        var decision = guard.admit(List.of(request)).getFirst().decisions().getFirst();
-        assertInstanceOf(Admission.Admitted.class, decision);
+        GroupAdmission second = guard.admit(List.of(new GroupRequest("crm-x", "sync", oneAtATime, List.of(new Candidate("b", "acme", 1))))).getFirst();
+        assertFalse(second.failedOpen(), "the scripts were loaded again, not skipped by the fail-open policy");
+        var waiting = assertInstanceOf(Admission.Deferred.class, second.decisions().getFirst());
+        assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason(), "a's lease, taken before the flush, still counts");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void everyShaIsTheDigestRedisComputesForTheExpandedBody(RedisTargets.Target target) {
+        forEachNode(target.redis(), node -> {
+            for (Script script : Script.values()) {
+                assertEquals(node.scriptLoad(script.body()), script.sha(), script.name());
+            }
+        });
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aScriptTakesMoreValuesThanLuaCanUnpackAtOnce(RedisTargets.Target target) {
+        Keys keys = RedisTargets.uniqueKeys();
+        List<String> args = new java.util.ArrayList<>(List.of(Long.toString(System.currentTimeMillis()), "60000", "100000", "5000"));
+        java.util.stream.IntStream.range(0, 20_000).forEach(i -> args.add("item-" + i));
+        List<?> delays = (List<?>) target.redis().run(new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("bulk")), args));
+        assertEquals(20_000, delays.size());
+        assertTrue(delays.stream().allMatch(d -> (Long) d == 0L));
     }
 
     @ParameterizedTest
@@ -53,18 +84,15 @@ class RedisIT {
         }
     }
 
-    private static void flushScripts(Redis redis) {
-        if (redis.isCluster()) {
-            var client = RedisClusterClient.create(RedisTargets.clusterUrl().replace("redis-cluster://", "redis://").split(",")[0]);
+    /** Runs {@code command} on the standalone server, or on every node of the cluster. */
+    private static void forEachNode(Redis redis, Consumer<RedisCommands<String, String>> command) {
+        List<String> urls = redis.isCluster()
+                ? EmbeddedRedisCluster.shared().ports().stream().map(port -> "redis://127.0.0.1:" + port).toList()
+                : List.of(RedisTargets.standaloneUrl());
+        for (String url : urls) {
+            var client = RedisClient.create(url);
             try (var connection = client.connect()) {
-                connection.sync().scriptFlush();
-            } finally {
-                client.shutdown();
-            }
-        } else {
-            var client = RedisClient.create(RedisTargets.standaloneUrl());
-            try (var connection = client.connect()) {
-                connection.sync().scriptFlush();
+                command.accept(connection.sync());
             } finally {
                 client.shutdown();
             }

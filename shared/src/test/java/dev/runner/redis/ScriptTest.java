@@ -4,14 +4,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The Lua headers are the scripts' contracts: they must say what the enum and the bodies do. No I/O beyond the classpath. */
+/**
+ * The Lua headers are the scripts' contracts: they must say what the enum and the bodies do; and
+ * includes expand as BullMQ's do. No I/O beyond the classpath (RedisIT checks the SHAs against
+ * Redis' own digest).
+ */
 class ScriptTest {
 
     private static final Pattern KEY = Pattern.compile("KEYS\\[(\\d+)]");
@@ -62,9 +73,79 @@ class ScriptTest {
     }
 
     @Test
-    void shaIsTheBodysSha1() {
-        for (Script script : Script.values()) {
-            assertEquals(40, script.sha().length(), script.name());
+    void includesAreInlinedOnceWhereTheyAreNamed() {
+        Map<String, String> files = Map.of(
+                "redis/main.lua", "--[[ header ]]\nlocal a = 1\n--- @include \"includes/f\"\n--- @include \"includes/g\"\nreturn g()\n",
+                "redis/includes/f.lua", "local function f() return 1 end\n",
+                "redis/includes/g.lua", "--- @include \"f\"\nlocal function g() return f() end\n");
+        assertEquals("--[[ header ]]\nlocal a = 1\nlocal function f() return 1 end\n"
+                        + "\nlocal function g() return f() end\nreturn g()\n",
+                ScriptSource.expand("redis/main.lua", files::get));
+    }
+
+    @Test
+    void anUnknownIncludeFailsLoudly() {
+        Map<String, String> files = Map.of("redis/main.lua", "--- @include \"includes/missing\"\nreturn 1\n");
+        var e = assertThrows(IllegalStateException.class, () -> ScriptSource.expand("redis/main.lua", files::get));
+        assertEquals("unknown include redis/includes/missing.lua in redis/main.lua", e.getMessage());
+    }
+
+    @Test
+    void anIncludeCycleFailsLoudly() {
+        Map<String, String> files = Map.of(
+                "redis/main.lua", "--- @include \"includes/a\"\n",
+                "redis/includes/a.lua", "--- @include \"b\"\n",
+                "redis/includes/b.lua", "--- @include \"a\"\n");
+        var e = assertThrows(IllegalStateException.class, () -> ScriptSource.expand("redis/main.lua", files::get));
+        assertEquals("include cycle: redis/main.lua -> redis/includes/a.lua -> redis/includes/b.lua -> redis/includes/a.lua", e.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Script.class)
+    void bodyIsTheExpandedResource(Script script) {
+        assertFalse(script.body().contains("@include"), script + " still has an include line");
+        assertEquals(HexFormat.of().formatHex(sha1(script.body())), script.sha());
+    }
+
+    @Test
+    void theOpenToHalfOpenRuleIsWrittenOnce() throws Exception {
+        // The rule is "openedAt + openMs": any other file computing it is a second copy.
+        List<String> writers = new java.util.ArrayList<>();
+        try (var files = Files.walk(resourceDir())) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".lua")).toList()) {
+                if (Files.readString(file).contains("openedAt + openMs")) {
+                    writers.add(resourceDir().relativize(file).toString());
+                }
+            }
+        }
+        assertEquals(List.of("includes/breakerAt.lua"), writers);
+    }
+
+    @Test
+    void everyIncludeIsIncluded() throws Exception {
+        var included = new TreeSet<String>();
+        var names = new TreeSet<String>();
+        Pattern include = Pattern.compile("@include \"(?:includes/)?([^\"]+)\"");
+        try (var files = Files.walk(resourceDir())) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".lua")).toList()) {
+                include.matcher(Files.readString(file)).results().forEach(m -> included.add(m.group(1)));
+                if (file.getParent().getFileName().toString().equals("includes")) {
+                    names.add(file.getFileName().toString().replace(".lua", ""));
+                }
+            }
+        }
+        assertEquals(names, included);
+    }
+
+    private static Path resourceDir() throws Exception {
+        return Path.of(Script.class.getClassLoader().getResource("redis").toURI());
+    }
+
+    private static byte[] sha1(String text) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-1").digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
         }
     }
 

@@ -67,6 +67,8 @@ public final class TestStack implements AutoCloseable {
         environment.put("AWS_REGION", "us-east-1");
         environment.put("RUNNER_API_KEY", "test-key-" + name);
         environment.put("RUNNER_HANDLER_SIGNING_SECRET", "handler-secret-" + name);
+        // Handlers in tests (FakeHandler, HostileHandler) listen on loopback.
+        environment.put("RUNNER_HANDLER_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128");
         environment.put("RUNNER_BACKOFF_BASE_MS", "100");
         environment.put("RUNNER_ITEM_CLAIM_LEASE_MS", "20000");
         environment.put("RUNNER_DATABASE_POOL_SIZE", "8");

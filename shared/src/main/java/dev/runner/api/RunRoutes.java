@@ -1,0 +1,155 @@
+package dev.runner.api;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.http.ApiRequest;
+import dev.runner.http.ApiResponse;
+import dev.runner.integration.IntegrationType;
+import dev.runner.item.ItemQueries;
+import dev.runner.item.ItemStatus;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.log.Log;
+import dev.runner.pipeline.RedriveService;
+import dev.runner.pipeline.RunService;
+import dev.runner.run.Run;
+import dev.runner.run.RunFilter;
+import dev.runner.run.RunQueries;
+import dev.runner.run.RunStatus;
+import dev.runner.run.RunStore;
+import dev.runner.trigger.Trigger;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/** Runs: start one, list them, read one with its items, redrive its dead items. A tenant key sees its own tenant's only. */
+final class RunRoutes {
+
+    private static final Log LOG = Log.of(RunRoutes.class);
+    static final int MAX_PAGE = 500;
+
+    private final RunService runService;
+    private final RunStore runs;
+    private final RunQueries runQueries;
+    private final ItemStore items;
+    private final ItemQueries itemQueries;
+    private final RedriveService redrive;
+
+    RunRoutes(RunService runService, RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries,
+              RedriveService redrive) {
+        this.runService = runService;
+        this.runs = runs;
+        this.runQueries = runQueries;
+        this.items = items;
+        this.itemQueries = itemQueries;
+        this.redrive = redrive;
+    }
+
+    /** POST /runs {tenantId, integrationKey, handlerKey}: a manual run. */
+    ApiResponse create(ApiRequest request, Caller caller) {
+        JsonNode body = Json.requireObject(Json.parse(request.body()), "body");
+        String tenantId = IntegrationType.requireKey("tenantId", Json.text(body, "tenantId"));
+        String integrationKey = IntegrationType.requireKey("integrationKey", Json.text(body, "integrationKey"));
+        String handlerKey = IntegrationType.requireKey("handlerKey", Json.text(body, "handlerKey"));
+        if (!caller.sees(tenantId)) {
+            // Word for word what RunService answers for a tenant integration that does not exist.
+            throw new RunService.RunRefused(RunService.RunRefused.Reason.NO_TENANT_INTEGRATION,
+                    "tenant " + tenantId + " has no integration " + integrationKey);
+        }
+        UUID runId = runService.startFetching(new RunService.Request(tenantId, integrationKey, handlerKey, Trigger.MANUAL));
+        LOG.info("manual run created", "runId", runId, "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);
+        return ApiResponse.json(202, Json.object().put("runId", runId.toString()));
+    }
+
+    /** GET /runs?tenantId=&integrationKey=&handlerKey=&trigger=&status=&limit=&before=: newest first, keyset paged. */
+    ApiResponse list(ApiRequest request, Caller caller) {
+        Map<String, String> query = request.query();
+        String tenantId = Params.optionalKey("tenantId", query.get("tenantId"));
+        RunFilter filter = new RunFilter(caller.tenantFilter(tenantId),
+                Params.optionalKey("integrationKey", query.get("integrationKey")),
+                Params.optionalKey("handlerKey", query.get("handlerKey")),
+                Params.choice("trigger", query.get("trigger"), Trigger.values(), Trigger::wireName),
+                Params.choice("status", query.get("status"), RunStatus.values(), RunStatus::wireName));
+        int limit = Params.intInRange("limit", query.get("limit"), 50, 1, MAX_PAGE);
+        RunQueries.Position before = runPosition(query.get("before"));
+        ObjectNode body = Json.object();
+        ArrayNode array = body.putArray("runs");
+        if (!caller.sees(tenantId)) {
+            body.putNull("next");
+            return ApiResponse.json(200, body);
+        }
+        List<Run> page = runQueries.page(filter, before, limit + 1);
+        List<Run> shown = page.subList(0, Math.min(limit, page.size()));
+        Map<UUID, Map<ItemStatus, Long>> counts = itemQueries.countsByRun(shown.stream().map(Run::runId).toList());
+        shown.forEach(run -> array.add(Views.run(run, counts.getOrDefault(run.runId(), Map.of()))));
+        Run last = shown.isEmpty() ? null : shown.getLast();
+        body.put("next", page.size() > limit ? Params.cursor(last.createdAt().toString(), last.runId().toString()) : null);
+        return ApiResponse.json(200, body);
+    }
+
+    /** GET /runs/{runId} */
+    ApiResponse get(ApiRequest request, Caller caller) {
+        return visibleRun(request, caller)
+                .map(run -> ApiResponse.json(200, Views.run(run, items.countByStatus(run.runId()))))
+                .orElseGet(() -> noRun(request));
+    }
+
+    /** GET /runs/{runId}/items?status=&limit=&after=: in item (creation) order. */
+    ApiResponse items(ApiRequest request, Caller caller) {
+        UUID runId = Params.uuid("runId", request.pathParameter("runId"));
+        ItemStatus status = Params.choice("status", request.query().get("status"), ItemStatus.values(), ItemStatus::wireName);
+        int limit = Params.intInRange("limit", request.query().get("limit"), 100, 1, MAX_PAGE);
+        UUID after = Params.optionalUuid("after", request.query().get("after"));
+        Optional<Run> run = visibleRun(runId, caller);
+        if (run.isEmpty()) {
+            return noRun(request);
+        }
+        List<ItemStore.ItemView> page = items.list(runId, status, after, limit + 1);
+        ObjectNode body = Json.object();
+        ArrayNode array = body.putArray("items");
+        page.stream().limit(limit).forEach(item -> array.add(Views.item(item)));
+        body.put("next", page.size() > limit ? page.get(limit - 1).itemId().toString() : null);
+        return ApiResponse.json(200, body);
+    }
+
+    /** POST /runs/{runId}/redrive: every dead item of the run. */
+    ApiResponse redrive(ApiRequest request, Caller caller) {
+        Optional<Run> run = visibleRun(request, caller);
+        if (run.isEmpty()) {
+            return noRun(request);
+        }
+        int redriven = redrive.redriveRun(run.get().runId());
+        return ApiResponse.json(202, Json.object().put("runId", run.get().runId().toString()).put("redriven", redriven));
+    }
+
+    private Optional<Run> visibleRun(ApiRequest request, Caller caller) {
+        return visibleRun(Params.uuid("runId", request.pathParameter("runId")), caller);
+    }
+
+    /** The run if the caller may see it: another tenant's run is as absent as one that does not exist. */
+    private Optional<Run> visibleRun(UUID runId, Caller caller) {
+        return runs.find(runId).filter(run -> caller.sees(run.tenantId()));
+    }
+
+    private static ApiResponse noRun(ApiRequest request) {
+        return ApiResponse.error(404, "not_found", "no run " + request.pathParameter("runId"));
+    }
+
+    /** The position a {@code before} cursor of GET /runs names; null when absent. */
+    static RunQueries.Position runPosition(String cursor) {
+        if (cursor == null) {
+            return null;
+        }
+        List<String> parts = Params.cursorParts("before", cursor, 2);
+        try {
+            return new RunQueries.Position(Instant.parse(parts.get(0)), Params.uuid("before", parts.get(1)));
+        } catch (DateTimeParseException | BadRequest e) {
+            throw new BadRequest("before is not a cursor this API gave out: " + cursor);
+        }
+    }
+}

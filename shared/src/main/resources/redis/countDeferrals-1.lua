@@ -1,0 +1,22 @@
+--[[
+  Count the admission deferrals of one minute by reason, for the operator's charts. Rides along
+  a round trip the guard makes anyway; the hash expires on its own.
+  Input:
+    KEYS[1] deferrals  hash reason -> deferrals in that minute
+    ARGV[1] time to live of the hash (ms)
+    ARGV[2..] pairs: reason, count
+  Output:
+    { number of reasons counted }
+]]
+local deferralsKey = KEYS[1]
+
+local ttl = tonumber(ARGV[1])
+local FIRST_PAIR = 2
+
+local counted = 0
+for i = FIRST_PAIR, #ARGV, 2 do
+  redis.call('HINCRBY', deferralsKey, ARGV[i], tonumber(ARGV[i + 1]))
+  counted = counted + 1
+end
+redis.call('PEXPIRE', deferralsKey, ttl)
+return { counted }

@@ -1,0 +1,75 @@
+package dev.runner.guard;
+
+import dev.runner.redis.Keys;
+import dev.runner.redis.Pipeline;
+import dev.runner.redis.Redis;
+import dev.runner.redis.Script;
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The codec: arguments in each script header's order, replies into records, one slot per call. No I/O. */
+class GuardScriptsTest {
+
+    private static final long NOW = 1_700_000_000_000L;
+
+    private final GuardScripts scripts = new GuardScripts(new Keys("runner"), GuardFixture.BREAKER, GuardFixture.TENANT, Duration.ofSeconds(90));
+
+    @Test
+    void aTenantsItemsGoInCallsOfAThousandAndComeBackAsOneAnswer() {
+        List<String> ids = IntStream.range(0, 2_500).mapToObj(i -> "i-" + i).toList();
+        Pipeline.Request<List<Long>> request = scripts.admitTenant("acme", ids, NOW);
+
+        assertEquals(List.of(1_000, 1_000, 500), request.calls().stream().map(c -> c.args().size() - 4).toList());
+        assertEquals(ids, request.calls().stream().flatMap(c -> c.args().subList(4, c.args().size()).stream()).toList());
+        List<Object> replies = new ArrayList<>();
+        request.calls().forEach(c -> replies.add(c.args().subList(4, c.args().size()).stream().map(id -> (Object) 7L).toList()));
+        assertEquals(2_500, request.decode().apply(replies).size());
+    }
+
+    @Test
+    void handlerRepliesDecodeIntoVerdictsInItemOrder() {
+        GroupRequest group = new GroupRequest("crm-x", "sync", HandlerLimits.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 2));
+        var answer = scripts.admitHandler(group, NOW).decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L)));
+        assertEquals(List.of(new GuardScripts.HandlerVerdict(AdmitCode.ADMITTED, 0), new GuardScripts.HandlerVerdict(AdmitCode.HANDLER_RATE, 1_500)),
+                answer.verdicts());
+        assertTrue(answer.breakerClean());
+        assertFalse(scripts.admitHandler(group, NOW).decode().apply(List.of(List.of(1L, 0L, 1L, 0L))).breakerClean(),
+                "paused: no breaker flag");
+        assertThrows(IllegalStateException.class, () -> scripts.admitHandler(group, NOW).decode().apply(List.of(List.of(0L, 0L))));
+    }
+
+    @Test
+    void aReportListsItsReleasedItemsThenEachCall() {
+        var report = new GroupReport("crm-x", "sync", List.of(
+                new GroupReport.Call(List.of("a", "b"), true), new GroupReport.Call(List.of("c"), false)), List.of("a", "b", "c", "d"));
+        Redis.Call call = scripts.report(report, NOW);
+        assertEquals(Script.REPORT_OUTCOME, call.script());
+        assertEquals(List.of(Long.toString(NOW), "5", "30000", "2", "4", "a", "b", "c", "d", "1", "2", "a", "b", "0", "1", "c"), call.args());
+    }
+
+    @Test
+    void everyCallTouchesOneClusterSlot() {
+        GroupRequest group = new GroupRequest("crm-x", "sync", HandlerLimits.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 1));
+        List<Redis.Call> calls = new ArrayList<>(scripts.admitHandler(group, NOW).calls());
+        calls.addAll(scripts.admitTenant("acme", List.of("a-0"), NOW).calls());
+        calls.add(scripts.report(new GroupReport("crm-x", "sync", List.of(), List.of("a-0")), NOW));
+        calls.add(scripts.releaseHandler("crm-x", "sync", List.of("a-0"), NOW));
+        calls.add(scripts.refundTenant("acme", List.of("a-0"), NOW));
+        calls.addAll(scripts.readBreaker("crm-x", NOW).calls());
+        calls.add(scripts.countDeferrals(java.util.Map.of(DeferReason.TENANT_LIMIT, 2), NOW));
+        assertEquals(Script.values().length, calls.stream().map(Redis.Call::script).distinct().count(), "every script is built here");
+        for (Redis.Call call : calls) {
+            assertEquals(1, call.keys().stream().map(SlotHash::getSlot).distinct().count(), call.script() + " " + call.keys());
+        }
+    }
+}
