@@ -134,9 +134,12 @@ public final class FaultRun {
     private static final int FLAP = 1;
     private static final int HANG = 2;
     private static final int SLOW = 3;
-    private static final Duration HANDLER_TIMEOUT = Duration.ofMillis(1500);
+    /** Generous: on a busy two-core machine a healthy call can take a second; only the hangs should time out. */
+    private static final Duration HANDLER_TIMEOUT = Duration.ofSeconds(3);
     /** Longer than the handler timeout: Runner gives up first, the handler finishes the work anyway. */
-    private static final Duration HANG_TIME = Duration.ofMillis(2500);
+    private static final Duration HANG_TIME = Duration.ofSeconds(5);
+    /** A handler window lasts until it has met this many calls: more than the breaker needs to open. */
+    private static final int CALLS_A_WINDOW_MEETS = 8;
     private static final Duration CLIENT_PATIENCE = Duration.ofSeconds(90);
     private static final Duration REDELIVERY_EVERY = Duration.ofSeconds(1);
     /** Second deliveries go on this long after the last request: into the retries and the backlog. */
@@ -194,7 +197,7 @@ public final class FaultRun {
              var records = new RunnerRecords(runtime.endpoints(), TENANT_PREFIX);
              var redelivery = new Redelivery(runtime.endpoints().sqsEndpoint(), runtime.queueUrls().values())) {
             // Items: visibility above the claim lease (20 s), which is above the longest batch, the order AWS has at
-            // 360/120/60 s. Runs: above the longest fetch batch (ten runs of four pages, each call up to 1.5 s).
+            // 360/120/60 s. Runs: above the longest fetch batch (ten runs, each given up at its first timeout of 3 s).
             redelivery.visibility(Map.of("-items-webhook", Duration.ofSeconds(30), "-items-manual", Duration.ofSeconds(30),
                     "-items-queue", Duration.ofSeconds(30), "-items-schedule", Duration.ofSeconds(30),
                     "-runs-manual", Duration.ofSeconds(60), "-runs-schedule", Duration.ofSeconds(60),
@@ -284,7 +287,7 @@ public final class FaultRun {
      */
     private void injectFaults(LocalRuntime runtime, FlakyHandlerService handler, int requests, long started) {
         whenAccepted(0.15, requests);
-        handler.behaviour(INTEGRATIONS.get(OUTAGE)).outageFor(plan.handlerWindow());
+        handler.behaviour(INTEGRATIONS.get(OUTAGE)).outageFor(plan.handlerWindow(), CALLS_A_WINDOW_MEETS);
         count(OUTAGE_WINDOWS, 1);
         progress(started, "handler of " + INTEGRATIONS.get(OUTAGE) + " answers 503 for " + plan.handlerWindow().toSeconds() + " s");
 
@@ -295,7 +298,7 @@ public final class FaultRun {
         progress(started, "Redis is back, empty");
 
         whenAccepted(0.5, requests);
-        handler.behaviour(INTEGRATIONS.get(HANG)).hangFor(plan.handlerWindow());
+        handler.behaviour(INTEGRATIONS.get(HANG)).hangFor(plan.handlerWindow(), CALLS_A_WINDOW_MEETS);
         count(HANG_WINDOWS, 1);
         progress(started, "handler of " + INTEGRATIONS.get(HANG) + " hangs for " + plan.handlerWindow().toSeconds() + " s");
 

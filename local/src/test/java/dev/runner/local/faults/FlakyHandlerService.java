@@ -39,8 +39,8 @@ public final class FlakyHandlerService implements AutoCloseable {
     public static final class Behaviour {
         private volatile double flapShare;
         private volatile double hangShare;
-        private volatile long outageUntilNanos;
-        private volatile long hangUntilNanos;
+        private final Window outage = new Window();
+        private final Window hang = new Window();
 
         /**
          * Answers 503 to this share (0..1) of item calls, at random. Fetches are spared: a failed fetch
@@ -57,14 +57,14 @@ public final class FlakyHandlerService implements AutoCloseable {
             return this;
         }
 
-        /** Every call answers 503 for {@code window}, from now. */
-        public void outageFor(Duration window) {
-            outageUntilNanos = System.nanoTime() + window.toNanos();
+        /** Every call answers 503 for {@code window} from now, and until {@code calls} calls met it (see {@link Window}). */
+        public void outageFor(Duration window, int calls) {
+            outage.open(window, calls);
         }
 
-        /** Every call stalls for the service's hang time during {@code window}, from now. */
-        public void hangFor(Duration window) {
-            hangUntilNanos = System.nanoTime() + window.toNanos();
+        /** Every call stalls for the service's hang time for {@code window} from now, and until {@code calls} calls met it. */
+        public void hangFor(Duration window, int calls) {
+            hang.open(window, calls);
         }
 
         private static double share(double share) {
@@ -74,6 +74,36 @@ public final class FlakyHandlerService implements AutoCloseable {
             return share;
         }
     }
+
+    /**
+     * A time during which every call misbehaves. It lasts its duration and, past it, until it has met
+     * its number of calls (at most {@link #LONGEST_WINDOW}): on a slow machine the work it is meant to
+     * meet may arrive late, and a window that met no call injected nothing.
+     */
+    private static final class Window {
+        private volatile long untilNanos;
+        private volatile long capNanos;
+        private final AtomicInteger callsToMeet = new AtomicInteger();
+
+        void open(Duration window, int calls) {
+            long now = System.nanoTime();
+            callsToMeet.set(calls);
+            capNanos = now + LONGEST_WINDOW.toNanos();
+            untilNanos = now + window.toNanos();
+        }
+
+        /** Whether a call arriving now meets the window; counted as met when it does. */
+        boolean meets() {
+            long now = System.nanoTime();
+            if (now >= capNanos || (now >= untilNanos && callsToMeet.get() <= 0)) {
+                return false;
+            }
+            callsToMeet.decrementAndGet();
+            return true;
+        }
+    }
+
+    private static final Duration LONGEST_WINDOW = Duration.ofSeconds(30);
 
     /** What the handler saw of one item: calls that carried it, and answers that said it succeeded. */
     public record Seen(int calls, int succeeded) {}
@@ -149,7 +179,7 @@ public final class FlakyHandlerService implements AutoCloseable {
                 hung.increment();
                 stall();
             }
-            if (System.nanoTime() < behaviour.outageUntilNanos) {
+            if (behaviour.outage.meets()) {
                 inOutage.increment();
                 answer(exchange, 503, Json.object().put("error", "outage"));
                 return;
@@ -175,8 +205,7 @@ public final class FlakyHandlerService implements AutoCloseable {
 
     /** Windows stall every call; the random share only item calls (see {@link Behaviour#hanging}). */
     private boolean stalls(Behaviour behaviour, boolean process) {
-        return System.nanoTime() < behaviour.hangUntilNanos
-                || (process && ThreadLocalRandom.current().nextDouble() < behaviour.hangShare);
+        return behaviour.hang.meets() || (process && ThreadLocalRandom.current().nextDouble() < behaviour.hangShare);
     }
 
     /** The hang itself: the handler is slow, which is the fault being injected. */
