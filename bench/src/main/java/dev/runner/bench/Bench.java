@@ -2,10 +2,12 @@ package dev.runner.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
+import dev.runner.local.faults.FaultRun;
 import dev.runner.security.StandardWebhooks;
 import dev.runner.testing.FakeHandler;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,7 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  * template.yaml as in AWS, against a handler service that answers at once. Prints figures; asserts
  * nothing. Sizes and limits are system properties so a run can be scaled (and says so).
  *
- * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4]</pre>
+ * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [faults]</pre>
+ *
+ * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
 public final class Bench {
 
@@ -37,7 +41,8 @@ public final class Bench {
                 case "w2" -> priority();
                 case "w3" -> fairness();
                 case "w4" -> outage();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4)");
+                case "faults" -> faults();
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, faults)");
             }
         }
         System.exit(0);
@@ -234,5 +239,11 @@ public final class Bench {
                     duringOutage.get(), counts.path("dead").asLong(), lost, counts.path("succeeded").asLong(),
                     (System.nanoTime() - start) / 1e9);
         }
+    }
+
+    /** The fault run (issue 7): the same code and figures as FaultRunIT, on a plan whose tenant count can be scaled. */
+    static void faults() {
+        FaultRun.Plan plan = FaultRun.Plan.standard().withTenants(Integer.getInteger("faults.tenants", 24));
+        System.out.printf("%n%s", FaultRun.run(Path.of("template.yaml"), plan, System.out).describe());
     }
 }

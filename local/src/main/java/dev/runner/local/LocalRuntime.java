@@ -92,7 +92,7 @@ public final class LocalRuntime implements AutoCloseable {
     private static final Duration DRAIN_GRACE = Duration.ofSeconds(10);
     /** The superuser, for operators and tools (the READY line's postgres URL). */
     private static final String DB_USER = "postgres";
-    private static final String DB_PASSWORD = "postgres";
+    private static final String DB_PASSWORD = EmbeddedServers.SUPERUSER_PASSWORD;
     /** The role functions log in as, with the password of the database secret. */
     public static final String FUNCTIONS_DB_USER = "runner";
     private static final String LOCAL_ACCESS_KEY = "local";
@@ -234,6 +234,19 @@ public final class LocalRuntime implements AutoCloseable {
     /** Queue URL by the template's logical id. */
     public Map<String, String> queueUrls() {
         return Map.copyOf(queueUrls);
+    }
+
+    /**
+     * Fault injection (the fault run): embedded Redis goes away for {@code down} and comes back on
+     * its port, empty. The functions keep running and must ride it out.
+     */
+    public void restartRedis(Duration down) {
+        servers.restartRedis(down);
+    }
+
+    /** Fault injection (the fault run): embedded Postgres goes away for {@code down} and comes back on its port with its data. */
+    public void restartPostgres(Duration down) {
+        servers.restartPostgres(down);
     }
 
     /** The demo handler service, or null when started without the demo. */
