@@ -66,6 +66,11 @@ final class RunnerApi {
         return answer.body().path("runId").asText();
     }
 
+    /** A new tenant key (POST /keys): the key itself, shown only in this answer. */
+    String createKey(String tenantId, String name) {
+        return require(post("/keys", Json.object().put("tenantId", tenantId).put("name", name)), 201).body().path("key").asText();
+    }
+
     /** POSTs a webhook signed as DESIGN 3.4 says: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
     Answer webhook(String tenantId, String integrationKey, String secret, String body) {
         String timestamp = Long.toString(Instant.now().getEpochSecond());
