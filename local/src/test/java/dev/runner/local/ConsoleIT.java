@@ -429,7 +429,7 @@ class ConsoleIT {
                 .isEmpty(), "bars of deferrals");
         browser.fullPageScreenshot("11-charts");
 
-        // README's picture (docs/images/console.png is a copy): every run so far, this one still going.
+        // README's picture (docs/images/console.png is this file through pngquant): every run so far, this one still going.
         openView("Runs");
         awaitText(By.cssSelector("main tbody"), "running");
         browser.screenshot("readme-runs", 1280, 600);
