@@ -69,7 +69,8 @@ import java.util.concurrent.CountDownLatch;
  * The whole suite on one machine: embedded Postgres, Redis and ElasticMQ, the queues and
  * functions of template.yaml wired as the template wires them (HTTP API routes, schedules, SQS
  * event source mappings), and a demo integration. {@code main} prints one {@code READY …} line
- * once it takes traffic, then the API key; Ctrl-C stops everything, embedded Postgres included.
+ * once it takes traffic, then the API key and the console's address; Ctrl-C stops everything,
+ * embedded Postgres included.
  *
  * <p>IAM and secrets as in AWS: each function signs with credentials of its own and its SQS and
  * Secrets Manager requests are checked against the policies the template gives it ({@link LocalIam});
@@ -126,6 +127,7 @@ public final class LocalRuntime implements AutoCloseable {
     private ScheduleTicker ticker;
     private DemoHandlerService demo;
     private String postgresUrl;
+    private boolean servesConsole;
     private boolean stopped;
     /** Set by close() before it waits for a start in progress, which gives up at its next step. */
     private volatile boolean stopping;
@@ -180,6 +182,7 @@ public final class LocalRuntime implements AutoCloseable {
         }
         System.out.println(runtime.readyLine());
         System.out.println("RUNNER_API_KEY=" + runtime.apiKey());
+        runtime.consoleUrl().ifPresent(console -> System.out.println("CONSOLE=" + console));
         System.out.flush();
         runtime.awaitClose();
     }
@@ -215,6 +218,11 @@ public final class LocalRuntime implements AutoCloseable {
 
     public URI apiUrl() {
         return URI.create("http://127.0.0.1:" + api.port());
+    }
+
+    /** The operator console's address, when the template routes {@code GET /console} (the project's does). */
+    public Optional<URI> consoleUrl() {
+        return servesConsole ? Optional.of(apiUrl().resolve("/console")) : Optional.empty();
     }
 
     public String apiKey() {
@@ -276,6 +284,8 @@ public final class LocalRuntime implements AutoCloseable {
         List<ApiServer.Route> routes = wire(template.functions(), urlsByName);
         checkNotStopping();
         api.start(routes);
+        servesConsole = routes.stream()
+                .anyMatch(route -> route.template().method().equalsIgnoreCase("GET") && route.template().path().equals("/console"));
         pollers.forEach(QueuePoller::start);
         if (demo != null) {
             installDemo();

@@ -68,6 +68,11 @@ public final class RunnerApi {
         return answer.body().path("runId").asText();
     }
 
+    /** A new tenant key (POST /keys): the key itself, shown only in this answer. */
+    String createKey(String tenantId, String name) {
+        return require(post("/keys", Json.object().put("tenantId", tenantId).put("name", name)), 201).body().path("key").asText();
+    }
+
     /**
      * POSTs a webhook signed with Standard Webhooks, as docs/webhooks.md says: {@code webhook-signature:
      * v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>}, the key a {@code whsec_} secret's decoded
