@@ -112,6 +112,32 @@ final class ClassLoadLog {
         return new Phase(classes, counts, millis);
     }
 
+    /** A stretch between two classes of the application loading: what the code after the first one cost. */
+    record Step(String after, String until, double millis) {}
+
+    /**
+     * The longest stretches of [from, to) between consecutive loads of classes under {@code prefix}
+     * (the application's own): each is the time its code spent in libraries and the JDK before it
+     * needed its next class, so the longest point at the expensive steps of a constructor or a call.
+     */
+    List<Step> slowestSteps(String prefix, long from, long to, int count) {
+        List<Step> steps = new ArrayList<>();
+        Load previous = null;
+        for (Load load : loads) {
+            if (load.nanos() < from || load.nanos() >= to || !load.className().startsWith(prefix) || load.className().contains("$$Lambda")) {
+                continue;
+            }
+            if (previous != null) {
+                steps.add(new Step(previous.className(), load.className(), (load.nanos() - previous.nanos()) / 1e6));
+            }
+            previous = load;
+        }
+        if (previous != null) {
+            steps.add(new Step(previous.className(), "the end of the phase", (to - previous.nanos()) / 1e6));
+        }
+        return steps.stream().sorted(java.util.Comparator.comparingDouble(Step::millis).reversed()).limit(count).toList();
+    }
+
     /** When the first class whose name starts with the prefix loaded; -1 if none did. */
     long firstLoad(String prefix) {
         return loads.stream().filter(l -> l.className().startsWith(prefix)).mapToLong(Load::nanos).min().orElse(-1);

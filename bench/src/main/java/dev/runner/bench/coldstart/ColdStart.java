@@ -25,10 +25,14 @@ import java.util.stream.Stream;
  * SnapStart priming could move into the snapshot. One more start per function logs class loading
  * and shows where init goes. Prints figures; asserts nothing.
  *
+ * <p>Setups (a deployment package, its layout, JAVA_TOOL_OPTIONS, more JVM options) can be
+ * compared in one run: each {@code --vs} starts another, and the starts of all setups are
+ * interleaved, so a busy machine slows them alike.
+ *
  * <pre>
- * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api]
- *      [--code functions/target/runner-functions.jar | DIR | ZIP] [--jar-in-lib]
- *      [--java-tool-options "…"] [--jvm "-XX:…"] [--no-classes]
+ * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes]
+ *      [--code functions/target/runner-functions.jar | ZIP | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
+ *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
  * </pre>
  * Run from the project directory (template.yaml, events/, bench/target/lambda-runtime).
  */
@@ -36,43 +40,79 @@ public final class ColdStart {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final String HELLO = "Hello";
+    /** The application's own classes: gaps between their loads are its steps. */
+    private static final String APPLICATION = "dev.runner.";
+    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--code JAR|ZIP|DIR] [--jar-in-lib]"
+            + " [--java-tool-options \"…\"] [--jvm \"…\"] [--vs <the same setup options>]…";
+
+    /**
+     * How the functions are deployed and started.
+     *
+     * @param javaToolOptions replaces the template's JAVA_TOOL_OPTIONS (blank = none); null keeps the template's
+     * @param jvm             more options on the JVM's command line, after the runtime's
+     */
+    record Setup(Path code, boolean jarInLib, String javaToolOptions, List<String> jvm) {
+        static Setup asDeployed() {
+            return new Setup(Path.of("functions/target/runner-functions.jar"), false, null, List.of());
+        }
+
+        String label() {
+            List<String> parts = new ArrayList<>();
+            if (!code.equals(asDeployed().code)) {
+                parts.add(code.toString());
+            }
+            if (jarInLib) {
+                parts.add("jar in lib/");
+            }
+            if (javaToolOptions != null) {
+                parts.add("JAVA_TOOL_OPTIONS=" + (javaToolOptions.isBlank() ? "(none)" : javaToolOptions));
+            }
+            if (!jvm.isEmpty()) {
+                parts.add(String.join(" ", jvm));
+            }
+            return parts.isEmpty() ? "as deployed" : String.join(", ", parts);
+        }
+    }
 
     /** The command line. */
-    record Options(int reps, List<String> only, Path code, boolean jarInLib, String javaToolOptions, List<String> jvm,
-                   boolean classes, Path template, Path events, Path runtime, Path work) {
+    record Options(int reps, List<String> only, boolean classes, List<Setup> setups, Path template, Path events,
+                   Path runtime, Path work) {
 
         static Options parse(String[] args) {
             int reps = 5;
             List<String> only = List.of();
-            Path code = Path.of("functions/target/runner-functions.jar");
-            boolean jarInLib = false;
-            String javaToolOptions = null;
-            List<String> jvm = List.of();
             boolean classes = true;
+            List<Setup> setups = new ArrayList<>();
+            Setup setup = Setup.asDeployed();
             for (int i = 0; i < args.length; i++) {
                 String arg = args[i];
                 switch (arg) {
                     case "--reps" -> reps = Integer.parseInt(value(args, ++i, arg));
                     case "--only" -> only = Arrays.asList(value(args, ++i, arg).split(","));
-                    case "--code" -> code = Path.of(value(args, ++i, arg));
-                    case "--jar-in-lib" -> jarInLib = true;
-                    case "--java-tool-options" -> javaToolOptions = value(args, ++i, arg);
-                    case "--jvm" -> jvm = Arrays.stream(value(args, ++i, arg).trim().split("\\s+")).filter(s -> !s.isEmpty()).toList();
                     case "--no-classes" -> classes = false;
-                    default -> throw new IllegalArgumentException("unknown argument " + arg
-                            + "; usage: [--reps N] [--only A,B] [--code JAR|ZIP|DIR] [--jar-in-lib] [--java-tool-options \"…\"] [--jvm \"…\"] [--no-classes]");
+                    case "--code" -> setup = new Setup(Path.of(value(args, ++i, arg)), setup.jarInLib(), setup.javaToolOptions(), setup.jvm());
+                    case "--jar-in-lib" -> setup = new Setup(setup.code(), true, setup.javaToolOptions(), setup.jvm());
+                    case "--java-tool-options" -> setup = new Setup(setup.code(), setup.jarInLib(), value(args, ++i, arg), setup.jvm());
+                    case "--jvm" -> setup = new Setup(setup.code(), setup.jarInLib(), setup.javaToolOptions(),
+                            Arrays.stream(value(args, ++i, arg).trim().split("\\s+")).filter(s -> !s.isEmpty()).toList());
+                    case "--vs" -> {
+                        setups.add(setup);
+                        setup = Setup.asDeployed();
+                    }
+                    default -> throw new IllegalArgumentException("unknown argument " + arg + "; " + USAGE);
                 }
             }
+            setups.add(setup);
             if (reps < 1) {
                 throw new IllegalArgumentException("--reps < 1: " + reps);
             }
-            return new Options(reps, only, code, jarInLib, javaToolOptions, jvm, classes, Path.of("template.yaml"),
-                    Path.of("events"), Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
+            return new Options(reps, only, classes, setups, Path.of("template.yaml"), Path.of("events"),
+                    Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
         }
 
         private static String value(String[] args, int i, String name) {
             if (i >= args.length) {
-                throw new IllegalArgumentException(name + " needs a value");
+                throw new IllegalArgumentException(name + " needs a value; " + USAGE);
             }
             return args[i];
         }
@@ -92,6 +132,11 @@ public final class ColdStart {
         long failures() {
             return samples.stream().filter(LambdaJvm.Sample::failed).count();
         }
+
+        String classes() {
+            return log == null ? "–" : String.format(Locale.ROOT, "%,d + %,d", log.phase(logged.startNanos(), logged.firstNextNanos()).classes(),
+                    log.phase(logged.firstNextNanos(), logged.answeredNanos() + 1).classes());
+        }
     }
 
     private ColdStart() {}
@@ -109,43 +154,60 @@ public final class ColdStart {
         System.exit(0);
     }
 
-    static List<Result> run(Options options) {
+    /** Runs every setup's subjects, interleaved; returns the results of each setup, hello first. */
+    static List<List<Result>> run(Options options) {
         Path work = fresh(options.work());
-        LambdaJvm jvm = LambdaJvm.locate(options.runtime(), options.jvm());
+        LambdaJvm jvm = LambdaJvm.locate(options.runtime());
         try (var stack = ColdStartStack.start(options.template(), options.events()); var api = RuntimeApi.start()) {
-            List<Subject> subjects = subjects(stack, options, work);
-            System.out.printf("%nCold start: %d functions and a hello-world handler, each in a fresh JVM through the Lambda runtime"
-                    + " interface client (%s), %d starts each (median)%n", subjects.size() - 1, runtimeClient(options.runtime()), options.reps());
-            System.out.printf("  JVM %s; the java21 runtime's options + JAVA_TOOL_OPTIONS=%s%s%n", Runtime.version(),
-                    subjects.getFirst().environment().getOrDefault("JAVA_TOOL_OPTIONS", "(unset)"),
-                    options.jvm().isEmpty() ? "" : " + " + String.join(" ", options.jvm()));
-            System.out.printf("  code: %s %s%n", options.code(), Files.isDirectory(options.code()) ? "(a task root as it is)"
-                    : options.jarInLib() ? "(kept whole in lib/, as a zip of jars loads)" : "(unpacked into the task root, as Lambda does)");
+            List<List<Subject>> setups = new ArrayList<>();
+            for (Setup setup : options.setups()) {
+                setups.add(subjects(stack, options.only(), setup, work));
+            }
+            System.out.printf("%nCold start: each function and a hello-world handler in a fresh JVM through the Lambda runtime"
+                    + " interface client (%s), %d starts each (median), JVM %s with the java21 runtime's options%n",
+                    runtimeClient(options.runtime()), options.reps(), Runtime.version());
 
             // The first start pays for the page cache and this JVM's own warm-up: not counted.
-            jvm.run(subjects.getFirst(), List.of(stack.event(HELLO, api.cfnResponseUrl())), api, List.of(), work.resolve("warmup.log"), TIMEOUT);
+            jvm.run(setups.getFirst().getFirst(), List.of(stack.event(HELLO, api.cfnResponseUrl())), api, List.of(),
+                    work.resolve("warmup.log"), TIMEOUT);
             Map<Subject, List<LambdaJvm.Sample>> samples = new LinkedHashMap<>();
             for (int rep = 1; rep <= options.reps(); rep++) {
-                for (Subject subject : subjects) {
-                    var sample = start(jvm, stack, api, subject, List.of(), work.resolve(subject.label() + "-" + rep + ".log"));
-                    samples.computeIfAbsent(subject, s -> new ArrayList<>()).add(sample);
-                    if (sample.failed()) {
-                        System.out.printf("  %s start %d failed: %s%n", subject.label(), rep, abbreviate(sample.answer(), 300));
+                for (int s = 0; s < setups.size(); s++) {
+                    for (Subject subject : setups.get(s)) {
+                        var sample = start(jvm, stack, api, subject, List.of(), work.resolve(s + "-" + subject.label() + "-" + rep + ".log"));
+                        samples.computeIfAbsent(subject, k -> new ArrayList<>()).add(sample);
+                        if (sample.failed()) {
+                            System.out.printf("  %s start %d failed: %s%n", subject.label(), rep, abbreviate(sample.answer(), 300));
+                        }
                     }
                 }
             }
-            List<Result> results = new ArrayList<>();
-            for (Subject subject : subjects) {
-                LambdaJvm.Sample logged = null;
-                ClassLoadLog log = null;
-                if (options.classes()) {
-                    Path file = work.resolve(subject.label() + "-classes.log");
-                    logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(subject.label() + "-logged.log"));
-                    log = logged.failed() ? null : ClassLoadLog.read(file);
+            List<List<Result>> results = new ArrayList<>();
+            for (int s = 0; s < setups.size(); s++) {
+                List<Result> setupResults = new ArrayList<>();
+                for (Subject subject : setups.get(s)) {
+                    LambdaJvm.Sample logged = null;
+                    ClassLoadLog log = null;
+                    if (options.classes()) {
+                        Path file = work.resolve(s + "-" + subject.label() + "-classes.log");
+                        logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"));
+                        log = logged.failed() ? null : ClassLoadLog.read(file);
+                    }
+                    setupResults.add(new Result(subject, samples.get(subject), logged, log));
                 }
-                results.add(new Result(subject, samples.get(subject), logged, log));
+                results.add(setupResults);
             }
-            print(results);
+            for (int s = 0; s < results.size(); s++) {
+                System.out.printf("%nSetup %d: %s%n  JAVA_TOOL_OPTIONS=%s%n", s + 1, options.setups().get(s).label(),
+                        setups.get(s).getFirst().environment().getOrDefault("JAVA_TOOL_OPTIONS", "(none)"));
+                table(results.get(s));
+            }
+            if (results.size() > 1) {
+                comparison(options.setups(), results);
+            }
+            if (options.classes()) {
+                whereItGoes(results.getFirst());
+            }
             return results;
         }
     }
@@ -157,27 +219,26 @@ public final class ColdStart {
         return jvm.run(subject, events, api, diagnostics, log, TIMEOUT);
     }
 
-    /** Hello first (the baseline), then the template's functions, narrowed by --only. */
-    private static List<Subject> subjects(ColdStartStack stack, Options options, Path work) {
+    /** Hello first (the baseline, with the same options), then the template's functions, narrowed by --only. */
+    private static List<Subject> subjects(ColdStartStack stack, List<String> only, Setup setup, Path work) {
         List<FunctionDefinition> functions = stack.functions();
         if (functions.isEmpty()) {
-            throw new IllegalStateException(options.template() + " declares no function");
+            throw new IllegalStateException("the template declares no function");
         }
-        Path code = TaskRoot.of(options.code(), options.jarInLib(), work);
+        Path code = TaskRoot.of(setup.code(), setup.jarInLib(), work);
         List<Subject> subjects = new ArrayList<>();
         FunctionDefinition first = functions.getFirst();
         Map<String, String> helloEnvironment = new LinkedHashMap<>();
-        String javaToolOptions = options.javaToolOptions() != null ? options.javaToolOptions() : first.environment().get("JAVA_TOOL_OPTIONS");
-        if (javaToolOptions != null && !javaToolOptions.isBlank()) {
-            helloEnvironment.put("JAVA_TOOL_OPTIONS", javaToolOptions);
-        }
+        first.environment().entrySet().stream().filter(e -> e.getKey().equals("JAVA_TOOL_OPTIONS"))
+                .forEach(e -> helloEnvironment.put(e.getKey(), e.getValue()));
         subjects.add(new Subject(HELLO, "runner-hello", HelloFunction.class.getName() + "::handleRequest",
                 "arn:aws:lambda:us-east-1:000000000000:function:runner-hello", first.memoryMb(), first.timeout(),
-                TaskRoot.hello(work), helloEnvironment));
+                TaskRoot.hello(work), withToolOptions(helloEnvironment, setup.javaToolOptions()), setup.jvm()));
         for (FunctionDefinition function : functions) {
             Subject subject = new Subject(function.logicalId(), function.name(), function.handler(), stack.arn(function),
-                    function.memoryMb(), function.timeout(), code, withToolOptions(stack.environment(function), options.javaToolOptions()));
-            if (options.only().isEmpty() || options.only().contains(subject.label()) || options.only().contains(subject.logicalId())) {
+                    function.memoryMb(), function.timeout(), code, withToolOptions(stack.environment(function), setup.javaToolOptions()),
+                    setup.jvm());
+            if (only.isEmpty() || only.contains(subject.label()) || only.contains(subject.logicalId())) {
                 subjects.add(subject);
             }
         }
@@ -199,26 +260,48 @@ public final class ColdStart {
 
     // ---- the report
 
-    private static void print(List<Result> results) {
-        Result hello = results.getFirst();
-        double baseline = hello.median(LambdaJvm.Sample::totalMs);
-        System.out.printf("%n| function | cold start ms | × hello | init ms | 1st invoke ms | 2nd invoke ms | classes init + 1st invoke | answer |%n");
-        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---|%n");
+    private static void table(List<Result> results) {
+        double baseline = results.getFirst().median(LambdaJvm.Sample::totalMs);
+        double cpuBaseline = results.getFirst().median(LambdaJvm.Sample::cpuTotalMs);
+        System.out.printf("| function | cold start ms | × hello | CPU ms | × hello | init ms (CPU) | 1st invoke ms | 2nd invoke ms | classes init + 1st invoke | answer |%n");
+        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
         for (Result result : results) {
             double total = result.median(LambdaJvm.Sample::totalMs);
-            String classes = result.log() == null ? "–" : String.format(Locale.ROOT, "%,d + %,d",
-                    result.log().phase(result.logged().startNanos(), result.logged().firstNextNanos()).classes(),
-                    result.log().phase(result.logged().firstNextNanos(), result.logged().answeredNanos() + 1).classes());
             String answer = result.samples().stream().filter(s -> !s.failed()).findFirst().map(LambdaJvm.Sample::answer).orElse("failed");
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %,.0f | %,.0f | %,.0f | %s | %s%s |%n", result.subject().label(), total,
-                    total / baseline, result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::firstInvokeMs),
-                    result.median(LambdaJvm.Sample::warmMs), classes, abbreviate(answer, 60),
+            double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %,.0f | %.2f | %,.0f (%,.0f) | %,.0f | %,.0f | %s | %s%s |%n", result.subject().label(), total,
+                    total / baseline, cpu, cpu / cpuBaseline, result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
+                    result.median(LambdaJvm.Sample::firstInvokeMs),
+                    result.median(LambdaJvm.Sample::warmMs), result.classes(), abbreviate(answer, 48),
                     result.failures() > 0 ? " (" + result.failures() + " failed)" : "");
         }
-        System.out.printf("%nWhere it goes (one more start each, logging class loads, which slows it a little):%n");
+    }
+
+    private static void comparison(List<Setup> setups, List<List<Result>> results) {
+        System.out.printf("%nSetups side by side, cold start ms (× hello of the same setup) / CPU ms (× hello):%n| function |");
+        for (int s = 0; s < setups.size(); s++) {
+            System.out.printf(" %d: %s |", s + 1, setups.get(s).label());
+        }
+        System.out.printf("%n|---|%s%n", "---:|".repeat(setups.size()));
+        for (int i = 0; i < results.getFirst().size(); i++) {
+            System.out.printf("| %s |", results.getFirst().get(i).subject().label());
+            for (List<Result> setup : results) {
+                double hello = setup.getFirst().median(LambdaJvm.Sample::totalMs);
+                double total = setup.get(i).median(LambdaJvm.Sample::totalMs);
+                double helloCpu = setup.getFirst().median(LambdaJvm.Sample::cpuTotalMs);
+                double cpu = setup.get(i).median(LambdaJvm.Sample::cpuTotalMs);
+                System.out.printf(Locale.ROOT, " %,.0f (%.2f) / %,.0f (%.2f) |", total, total / hello, cpu, cpu / helloCpu);
+            }
+            System.out.println();
+        }
+    }
+
+    private static void whereItGoes(List<Result> results) {
+        System.out.printf("%nWhere it goes (setup 1, one more start each, logging class loads, which slows it a little):%n");
         System.out.printf("  boot = process start → runtime client's main class; client = → handler class loaded;"
                 + " handler = → first /next (constructor, event serializer); invoke = → answer%n");
         System.out.printf("  ms per library: each gap between two class loads charged to the library of the later one (a map, not a profile)%n");
+        System.out.printf("  slowest steps: the longest stretches between two of Runner's classes loading (what the code after the first spent)%n");
         for (Result result : results) {
             if (result.log() == null) {
                 continue;
@@ -232,12 +315,23 @@ public final class ColdStart {
                     (logged.firstNextNanos() - handler) / 1e6, (logged.answeredNanos() - logged.firstNextNanos()) / 1e6);
             System.out.printf("    init   %s%n", libraries(log.phase(logged.startNanos(), logged.firstNextNanos())));
             System.out.printf("    invoke %s%n", libraries(log.phase(logged.firstNextNanos(), logged.answeredNanos() + 1)));
+            System.out.printf("    slowest steps of init:   %s%n", steps(log.slowestSteps(APPLICATION, handler, logged.firstNextNanos(), 4)));
+            System.out.printf("    slowest steps of invoke: %s%n", steps(log.slowestSteps(APPLICATION, logged.firstNextNanos(), logged.answeredNanos() + 1, 4)));
         }
         results.stream().filter(r -> r.log() != null).map(r -> r.log().unclaimed()).filter(m -> !m.isEmpty()).reduce((a, b) -> {
             Map<String, Long> merged = new java.util.TreeMap<>(a);
             b.forEach((k, v) -> merged.merge(k, v, Math::max));
             return merged;
         }).ifPresent(other -> System.out.printf("%n  \"other\" packages: %s%n", other));
+    }
+
+    private static String steps(List<ClassLoadLog.Step> steps) {
+        return String.join("; ", steps.stream().map(step -> String.format(Locale.ROOT, "%s %,.0f ms → %s",
+                shortName(step.after()), step.millis(), shortName(step.until()))).toList());
+    }
+
+    private static String shortName(String className) {
+        return className.startsWith(APPLICATION) ? className.substring(APPLICATION.length()) : className;
     }
 
     private static String libraries(ClassLoadLog.Phase phase) {

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
@@ -32,27 +33,30 @@ final class LambdaJvm {
     private static final String JNI_PROPERTY = "com.amazonaws.services.lambda.runtime.api.client.runtimeapi.NativeClient.JNI";
     private static final String RIC_JAR_PREFIX = "aws-lambda-java-runtime-interface-client";
 
-    /** One cold start: times in ms from process start; {@code warmMs} is the second event's invocation. */
-    record Sample(double totalMs, double initMs, double firstInvokeMs, double warmMs, boolean failed, String answer,
-                  long startNanos, long firstNextNanos, long answeredNanos) {}
+    /**
+     * One cold start: times in ms from process start; {@code warmMs} is the second event's
+     * invocation. The CPU figures are the process's CPU time (all its threads: JIT and GC too)
+     * at the end of init and at the first answer: what Lambda's CPU share throttles, and far
+     * steadier than wall time on a shared machine.
+     */
+    record Sample(double totalMs, double initMs, double firstInvokeMs, double warmMs, double cpuInitMs, double cpuTotalMs,
+                  boolean failed, String answer, long startNanos, long firstNextNanos, long answeredNanos) {}
 
     private final Path java;
     private final List<Path> runtimeJars;
     private final Path jniLibrary;
-    private final List<String> extraOptions;
 
-    private LambdaJvm(Path java, List<Path> runtimeJars, Path jniLibrary, List<String> extraOptions) {
+    private LambdaJvm(Path java, List<Path> runtimeJars, Path jniLibrary) {
         this.java = java;
         this.runtimeJars = runtimeJars;
         this.jniLibrary = jniLibrary;
-        this.extraOptions = List.copyOf(extraOptions);
     }
 
     /**
      * The runtime jars in {@code runtimeDir} (bench/target/lambda-runtime); the client's native
      * library is unpacked once next to them, as Lambda keeps it in /var/runtime/lib/jni.
      */
-    static LambdaJvm locate(Path runtimeDir, List<String> extraOptions) {
+    static LambdaJvm locate(Path runtimeDir) {
         List<Path> jars;
         try (Stream<Path> files = Files.list(runtimeDir)) {
             jars = files.filter(p -> p.toString().endsWith(".jar")).sorted().toList();
@@ -63,7 +67,7 @@ final class LambdaJvm {
         Path client = jars.stream().filter(p -> p.getFileName().toString().startsWith(RIC_JAR_PREFIX)).findFirst()
                 .orElseThrow(() -> new IllegalStateException("no " + RIC_JAR_PREFIX + " jar in " + runtimeDir.toAbsolutePath()));
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        return new LambdaJvm(java, jars, unpackJni(client, runtimeDir.resolve("jni")), extraOptions);
+        return new LambdaJvm(java, jars, unpackJni(client, runtimeDir.resolve("jni")));
     }
 
     private static Path unpackJni(Path clientJar, Path dir) {
@@ -88,8 +92,9 @@ final class LambdaJvm {
         }
     }
 
-    /** The command line, options first, as the runtime's bootstrap builds it. */
-    List<String> command(String handler, int memoryMb, List<String> diagnostics) {
+    /** The command line, options first, as the runtime's bootstrap builds it; the subject's own options after the runtime's. */
+    List<String> command(Subject subject, List<String> diagnostics) {
+        int memoryMb = subject.memoryMb();
         List<String> command = new ArrayList<>();
         command.add(java.toString());
         command.add("-XX:MaxHeapSize=" + memoryMb * 1024L * 85 / 100 + "k");
@@ -101,12 +106,12 @@ final class LambdaJvm {
         command.add("-Dorg.crac.Core.Compat=com.amazonaws.services.lambda.crac");
         command.add("-XX:+ErrorFileToStderr");
         command.add("-D" + JNI_PROPERTY + "=" + jniLibrary.toAbsolutePath());
-        command.addAll(extraOptions);
+        command.addAll(subject.jvmOptions());
         command.addAll(diagnostics);
         command.add("-classpath");
         command.add(String.join(File.pathSeparator, runtimeJars.stream().map(p -> p.toAbsolutePath().toString()).toList()));
         command.add(MAIN);
-        command.add(handler);
+        command.add(subject.handler());
         return command;
     }
 
@@ -116,7 +121,7 @@ final class LambdaJvm {
      */
     Sample run(Subject subject, List<String> events, RuntimeApi api, List<String> diagnostics, Path log, Duration timeout) {
         var session = api.open(events, subject.arn(), subject.timeout().toMillis());
-        var builder = new ProcessBuilder(command(subject.handler(), subject.memoryMb(), diagnostics))
+        var builder = new ProcessBuilder(command(subject, diagnostics))
                 .directory(subject.taskRoot().toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
@@ -126,12 +131,16 @@ final class LambdaJvm {
         long start = System.nanoTime();
         try {
             process = builder.start();
+            Process started = process;
+            AtomicLong cpuAtInit = new AtomicLong(-1);
+            AtomicLong cpuAtAnswer = new AtomicLong(-1);
+            session.watch(() -> cpuAtInit.set(cpuNanos(started)), () -> cpuAtAnswer.set(cpuNanos(started)));
             boolean done = session.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
             List<RuntimeApi.Answer> answers = session.answers();
             if (!done || session.initError() != null || answers.size() < events.size()) {
                 String why = session.initError() != null ? "init error " + session.initError()
                         : !done ? "no answer within " + timeout : answers.size() + " of " + events.size() + " answered";
-                return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why + "; log " + log, start, 0, 0);
+                return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why + "; log " + log, start, 0, 0);
             }
             RuntimeApi.Answer first = answers.getFirst();
             RuntimeApi.Answer last = answers.getLast();
@@ -139,6 +148,7 @@ final class LambdaJvm {
             return new Sample(ms(first.answeredNanos() - start), ms(session.firstNextNanos() - start),
                     ms(first.answeredNanos() - first.handedOutNanos()),
                     answers.size() > 1 ? ms(last.answeredNanos() - last.handedOutNanos()) : Double.NaN,
+                    cpuAtInit.get() < 0 ? Double.NaN : ms(cpuAtInit.get()), cpuAtAnswer.get() < 0 ? Double.NaN : ms(cpuAtAnswer.get()),
                     failed, first.body(), start, session.firstNextNanos(), first.answeredNanos());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + builder.command().getFirst(), e);
@@ -177,6 +187,10 @@ final class LambdaJvm {
         env.put("AWS_SESSION_TOKEN", "local-session-token");
         env.putAll(subject.environment());
         return env;
+    }
+
+    private static long cpuNanos(Process process) {
+        return process.info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 
     private static double ms(long nanos) {

@@ -41,6 +41,8 @@ final class RuntimeApi implements AutoCloseable {
         private long firstNextNanos;
         private long[] handedOut;
         private String initError;
+        private Runnable onFirstNext = () -> {};
+        private Runnable onFirstAnswer = () -> {};
 
         Session(List<String> events, String functionArn, long timeoutMs) {
             this.events = List.copyOf(events);
@@ -66,6 +68,12 @@ final class RuntimeApi implements AutoCloseable {
             return false;
         }
 
+        /** Runs when the process first asks for an event (its init is done) and when it first answers. */
+        synchronized void watch(Runnable firstNext, Runnable firstAnswer) {
+            this.onFirstNext = firstNext;
+            this.onFirstAnswer = firstAnswer;
+        }
+
         /** When the process first asked for an event: the end of its init phase, as Lambda counts it. */
         synchronized long firstNextNanos() {
             return firstNextNanos;
@@ -86,6 +94,7 @@ final class RuntimeApi implements AutoCloseable {
         private synchronized int take(long now) {
             if (firstNextNanos == 0) {
                 firstNextNanos = now;
+                onFirstNext.run();
             }
             if (served >= events.size()) {
                 return -1;
@@ -96,6 +105,9 @@ final class RuntimeApi implements AutoCloseable {
 
         private synchronized void answer(String requestId, boolean error, String body, long now) {
             int index = Integer.parseInt(requestId.substring(requestId.lastIndexOf('-') + 1));
+            if (answers.isEmpty()) {
+                onFirstAnswer.run();
+            }
             answers.add(new Answer(requestId, error, body, handedOut[index], now));
             answered.countDown();
         }
