@@ -27,10 +27,12 @@ import java.util.stream.Stream;
  *
  * <p>Setups (a deployment package, its layout, JAVA_TOOL_OPTIONS, more JVM options) can be
  * compared in one run: each {@code --vs} starts another, and the starts of all setups are
- * interleaved, so a busy machine slows them alike.
+ * interleaved, so a busy machine slows them alike. {@code --baselines} adds two more hello-world
+ * handlers: one taking an SQS event (what the runtime client's event serializer costs) and one
+ * taking a stream (no serializer at all).
  *
  * <pre>
- * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes]
+ * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines]
  *      [--code functions/target/runner-functions.jar | ZIP | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
  *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
  * </pre>
@@ -42,7 +44,7 @@ public final class ColdStart {
     private static final String HELLO = "Hello";
     /** The application's own classes: gaps between their loads are its steps. */
     private static final String APPLICATION = "dev.runner.";
-    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--code JAR|ZIP|DIR] [--jar-in-lib]"
+    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--code JAR|ZIP|DIR] [--jar-in-lib]"
             + " [--java-tool-options \"…\"] [--jvm \"…\"] [--vs <the same setup options>]…";
 
     /**
@@ -75,13 +77,14 @@ public final class ColdStart {
     }
 
     /** The command line. */
-    record Options(int reps, List<String> only, boolean classes, List<Setup> setups, Path template, Path events,
+    record Options(int reps, List<String> only, boolean classes, boolean baselines, List<Setup> setups, Path template, Path events,
                    Path runtime, Path work) {
 
         static Options parse(String[] args) {
             int reps = 5;
             List<String> only = List.of();
             boolean classes = true;
+            boolean baselines = false;
             List<Setup> setups = new ArrayList<>();
             Setup setup = Setup.asDeployed();
             for (int i = 0; i < args.length; i++) {
@@ -90,6 +93,7 @@ public final class ColdStart {
                     case "--reps" -> reps = Integer.parseInt(value(args, ++i, arg));
                     case "--only" -> only = Arrays.asList(value(args, ++i, arg).split(","));
                     case "--no-classes" -> classes = false;
+                    case "--baselines" -> baselines = true;
                     case "--code" -> setup = new Setup(Path.of(value(args, ++i, arg)), setup.jarInLib(), setup.javaToolOptions(), setup.jvm());
                     case "--jar-in-lib" -> setup = new Setup(setup.code(), true, setup.javaToolOptions(), setup.jvm());
                     case "--java-tool-options" -> setup = new Setup(setup.code(), setup.jarInLib(), value(args, ++i, arg), setup.jvm());
@@ -106,7 +110,7 @@ public final class ColdStart {
             if (reps < 1) {
                 throw new IllegalArgumentException("--reps < 1: " + reps);
             }
-            return new Options(reps, only, classes, setups, Path.of("template.yaml"), Path.of("events"),
+            return new Options(reps, only, classes, baselines, setups, Path.of("template.yaml"), Path.of("events"),
                     Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
         }
 
@@ -161,7 +165,7 @@ public final class ColdStart {
         try (var stack = ColdStartStack.start(options.template(), options.events()); var api = RuntimeApi.start()) {
             List<List<Subject>> setups = new ArrayList<>();
             for (Setup setup : options.setups()) {
-                setups.add(subjects(stack, options.only(), setup, work));
+                setups.add(subjects(stack, options, setup, work));
             }
             System.out.printf("%nCold start: each function and a hello-world handler in a fresh JVM through the Lambda runtime"
                     + " interface client (%s), %d starts each (median), JVM %s with the java21 runtime's options%n",
@@ -220,7 +224,8 @@ public final class ColdStart {
     }
 
     /** Hello first (the baseline, with the same options), then the template's functions, narrowed by --only. */
-    private static List<Subject> subjects(ColdStartStack stack, List<String> only, Setup setup, Path work) {
+    private static List<Subject> subjects(ColdStartStack stack, Options options, Setup setup, Path work) {
+        List<String> only = options.only();
         List<FunctionDefinition> functions = stack.functions();
         if (functions.isEmpty()) {
             throw new IllegalStateException("the template declares no function");
@@ -231,9 +236,12 @@ public final class ColdStart {
         Map<String, String> helloEnvironment = new LinkedHashMap<>();
         first.environment().entrySet().stream().filter(e -> e.getKey().equals("JAVA_TOOL_OPTIONS"))
                 .forEach(e -> helloEnvironment.put(e.getKey(), e.getValue()));
-        subjects.add(new Subject(HELLO, "runner-hello", HelloFunction.class.getName() + "::handleRequest",
-                "arn:aws:lambda:us-east-1:000000000000:function:runner-hello", first.memoryMb(), first.timeout(),
-                TaskRoot.hello(work), withToolOptions(helloEnvironment, setup.javaToolOptions()), setup.jvm()));
+        Path helloRoot = TaskRoot.hello(work, options.runtime().resolve("hello-lib"));
+        subjects.add(hello(HELLO, HelloFunction.class, first, helloRoot, withToolOptions(helloEnvironment, setup.javaToolOptions()), setup));
+        if (options.baselines()) {
+            subjects.add(hello("HelloSqs", HelloSqsFunction.class, first, helloRoot, withToolOptions(helloEnvironment, setup.javaToolOptions()), setup));
+            subjects.add(hello("HelloStream", HelloStreamFunction.class, first, helloRoot, withToolOptions(helloEnvironment, setup.javaToolOptions()), setup));
+        }
         for (FunctionDefinition function : functions) {
             Subject subject = new Subject(function.logicalId(), function.name(), function.handler(), stack.arn(function),
                     function.memoryMb(), function.timeout(), code, withToolOptions(stack.environment(function), setup.javaToolOptions()),
@@ -243,6 +251,13 @@ public final class ColdStart {
             }
         }
         return subjects;
+    }
+
+    private static Subject hello(String logicalId, Class<?> handler, FunctionDefinition like, Path root,
+                                 Map<String, String> environment, Setup setup) {
+        String name = "runner-" + logicalId.toLowerCase(Locale.ROOT);
+        return new Subject(logicalId, name, handler.getName() + "::handleRequest", "arn:aws:lambda:us-east-1:000000000000:function:" + name,
+                like.memoryMb(), like.timeout(), root, environment, setup.jvm());
     }
 
     private static Map<String, String> withToolOptions(Map<String, String> environment, String javaToolOptions) {

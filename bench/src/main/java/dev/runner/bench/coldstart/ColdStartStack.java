@@ -147,7 +147,8 @@ final class ColdStartStack implements AutoCloseable {
                 event.put("RequestId", UUID.randomUUID().toString());
                 yield event.toString();
             }
-            case "Hello" -> "{\"hello\":\"world\"}";
+            case "Hello", "HelloStream" -> "{\"hello\":\"world\"}";
+            case "HelloSqs" -> read("sqs-item-job.json").toString();
             default -> throw new IllegalArgumentException("no cold-start event for " + logicalId
                     + ": give it one in ColdStartStack.event (from an events/ file that takes its main path)");
         };

@@ -45,17 +45,32 @@ final class TaskRoot {
         }
     }
 
-    /** A task root holding only the hello-world handler's class file. */
-    static Path hello(Path workDir) {
-        String resource = HelloFunction.class.getName().replace('.', '/') + ".class";
-        try (InputStream in = HelloFunction.class.getClassLoader().getResourceAsStream(resource)) {
-            if (in == null) {
-                throw new IllegalStateException(resource + " is not on the classpath");
-            }
+    /**
+     * A task root holding only the hello-world handlers (the baselines) and, in {@code lib/}, the
+     * jars of {@code helloLib} (the event classes).
+     */
+    static Path hello(Path workDir, Path helloLib) {
+        try {
             Path root = Files.createTempDirectory(workDir, "task-hello-");
-            Path target = root.resolve(resource);
-            Files.createDirectories(target.getParent());
-            Files.copy(in, target);
+            if (Files.isDirectory(helloLib)) {
+                Files.createDirectories(root.resolve("lib"));
+                try (var jars = Files.list(helloLib)) {
+                    for (Path jar : jars.filter(p -> p.toString().endsWith(".jar")).toList()) {
+                        Files.copy(jar, root.resolve("lib").resolve(jar.getFileName()));
+                    }
+                }
+            }
+            for (Class<?> handler : java.util.List.of(HelloFunction.class, HelloSqsFunction.class, HelloStreamFunction.class)) {
+                String resource = handler.getName().replace('.', '/') + ".class";
+                try (InputStream in = handler.getClassLoader().getResourceAsStream(resource)) {
+                    if (in == null) {
+                        throw new IllegalStateException(resource + " is not on the classpath");
+                    }
+                    Path target = root.resolve(resource);
+                    Files.createDirectories(target.getParent());
+                    Files.copy(in, target);
+                }
+            }
             return root;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
