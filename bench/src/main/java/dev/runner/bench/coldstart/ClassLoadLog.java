@@ -5,9 +5,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 
 /**
@@ -135,7 +138,7 @@ final class ClassLoadLog {
         if (previous != null) {
             steps.add(new Step(previous.className(), "the end of the phase", (to - previous.nanos()) / 1e6));
         }
-        return steps.stream().sorted(java.util.Comparator.comparingDouble(Step::millis).reversed()).limit(count).toList();
+        return steps.stream().sorted(Comparator.comparingDouble(Step::millis).reversed()).limit(count).toList();
     }
 
     /** When the first class whose name starts with the prefix loaded; -1 if none did. */
@@ -145,11 +148,11 @@ final class ClassLoadLog {
 
     /** Packages (first three segments) of the classes no library claims, most first: what to add to {@link Library}. */
     Map<String, Long> unclaimed() {
-        Map<String, Long> packages = new java.util.TreeMap<>();
+        Map<String, Long> packages = new TreeMap<>();
         for (Load load : loads) {
             if (Library.of(load.className()) == Library.OTHER) {
                 String[] parts = load.className().split("\\.");
-                packages.merge(String.join(".", java.util.Arrays.copyOf(parts, Math.min(3, parts.length - 1))), 1L, Long::sum);
+                packages.merge(String.join(".", Arrays.copyOf(parts, Math.min(3, parts.length - 1))), 1L, Long::sum);
             }
         }
         return packages;

@@ -14,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.ToDoubleFunction;
 import java.util.stream.Stream;
 
 /**
@@ -124,7 +126,7 @@ public final class ColdStart {
 
     /** One subject's figures: the timed starts and the logged one. */
     record Result(Subject subject, List<LambdaJvm.Sample> samples, LambdaJvm.Sample logged, ClassLoadLog log) {
-        double median(java.util.function.ToDoubleFunction<LambdaJvm.Sample> figure) {
+        double median(ToDoubleFunction<LambdaJvm.Sample> figure) {
             double[] values = samples.stream().filter(s -> !s.failed()).mapToDouble(figure).sorted().toArray();
             if (values.length == 0) {
                 return Double.NaN;
@@ -334,7 +336,7 @@ public final class ColdStart {
             System.out.printf("    slowest steps of invoke: %s%n", steps(log.slowestSteps(APPLICATION, logged.firstNextNanos(), logged.answeredNanos() + 1, 4)));
         }
         results.stream().filter(r -> r.log() != null).map(r -> r.log().unclaimed()).filter(m -> !m.isEmpty()).reduce((a, b) -> {
-            Map<String, Long> merged = new java.util.TreeMap<>(a);
+            Map<String, Long> merged = new TreeMap<>(a);
             b.forEach((k, v) -> merged.merge(k, v, Math::max));
             return merged;
         }).ifPresent(other -> System.out.printf("%n  \"other\" packages: %s%n", other));

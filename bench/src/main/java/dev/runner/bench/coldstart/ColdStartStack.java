@@ -1,6 +1,7 @@
 package dev.runner.bench.coldstart;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -180,7 +181,7 @@ final class ColdStartStack implements AutoCloseable {
     }
 
     private static void expectStatus(Object answer, String what) {
-        if (!(answer instanceof LocalFunction.Outcome.Returned(var value)) || !(value instanceof com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse response)
+        if (!(answer instanceof LocalFunction.Outcome.Returned(var value)) || !(value instanceof APIGatewayV2HTTPResponse response)
                 || response.getStatusCode() / 100 != 2) {
             throw new IllegalStateException(what + " was refused: " + describe(answer));
         }
@@ -298,7 +299,7 @@ final class ColdStartStack implements AutoCloseable {
 
     private static String describe(Object outcome) {
         return switch (outcome) {
-            case LocalFunction.Outcome.Returned(var value) -> value instanceof com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse r
+            case LocalFunction.Outcome.Returned(var value) -> value instanceof APIGatewayV2HTTPResponse r
                     ? r.getStatusCode() + " " + r.getBody() : String.valueOf(value);
             case LocalFunction.Outcome.Failed failed -> failed.errorType() + ": " + failed.message();
             default -> String.valueOf(outcome);

@@ -6,6 +6,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.List;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipInputStream;
 
@@ -60,7 +61,7 @@ final class TaskRoot {
                     }
                 }
             }
-            for (Class<?> handler : java.util.List.of(HelloFunction.class, HelloSqsFunction.class, HelloStreamFunction.class)) {
+            for (Class<?> handler : List.of(HelloFunction.class, HelloSqsFunction.class, HelloStreamFunction.class)) {
                 String resource = handler.getName().replace('.', '/') + ".class";
                 try (InputStream in = handler.getClassLoader().getResourceAsStream(resource)) {
                     if (in == null) {
