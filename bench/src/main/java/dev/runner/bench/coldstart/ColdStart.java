@@ -1,5 +1,6 @@
 package dev.runner.bench.coldstart;
 
+import dev.runner.json.Json;
 import dev.runner.local.template.FunctionDefinition;
 
 import java.io.IOException;
@@ -286,11 +287,36 @@ public final class ColdStart {
             double total = result.median(LambdaJvm.Sample::totalMs);
             String answer = result.samples().stream().filter(s -> !s.failed()).findFirst().map(LambdaJvm.Sample::answer).orElse("failed");
             double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %,.0f | %.2f | %,.0f (%,.0f) | %,.0f | %,.0f | %s | %s%s |%n", result.subject().label(), total,
+            String warning = tookMainPath(answer) ? "" : " **not its main path: fix its event in ColdStartStack**";
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %,.0f | %.2f | %,.0f (%,.0f) | %,.0f | %,.0f | %s | %s%s%s |%n", result.subject().label(), total,
                     total / baseline, cpu, cpu / cpuBaseline, result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
                     result.median(LambdaJvm.Sample::firstInvokeMs),
                     result.median(LambdaJvm.Sample::warmMs), result.classes(), abbreviate(answer, 48),
-                    result.failures() > 0 ? " (" + result.failures() + " failed)" : "");
+                    result.failures() > 0 ? " (" + result.failures() + " failed)" : "", warning);
+        }
+    }
+
+    /**
+     * Whether an answer is the success of the path the event was made for: an HTTP answer in 2xx, a
+     * batch with no failed message. A refusal (a changed signature scheme, a missing key) would
+     * measure a shortcut, not the function.
+     */
+    static boolean tookMainPath(String answer) {
+        try {
+            var json = Json.parse(answer);
+            if (json.has("statusCode")) {
+                return json.path("statusCode").asInt() / 100 == 2;
+            }
+            if (json.has("batchItemFailures")) {
+                return json.path("batchItemFailures").isEmpty();
+            }
+            if (json.has("Status")) {
+                return json.path("Status").asText().equals("SUCCESS");
+            }
+            // The scheduler answers "fired=N …": a tick that fired nothing skipped the path.
+            return !json.asText().startsWith("fired=0");
+        } catch (RuntimeException notJson) {
+            return !answer.equals("failed");
         }
     }
 

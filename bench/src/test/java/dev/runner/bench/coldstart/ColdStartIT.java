@@ -51,5 +51,6 @@ class ColdStartIT {
         var deadLetter = results.get(1).samples().getFirst();
         assertFalse(deadLetter.failed(), deadLetter.answer());
         assertEquals("{\"batchItemFailures\":[]}", deadLetter.answer());
+        assertTrue(ColdStart.tookMainPath(deadLetter.answer()));
     }
 }
