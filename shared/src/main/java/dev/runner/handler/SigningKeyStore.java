@@ -117,19 +117,19 @@ public final class SigningKeyStore {
     /** The handler's keys, retired ones too, newest first; never a secret. */
     public List<SigningKey> list(HandlerRef handler) {
         return db.query("select " + COLUMNS + " from handler_signing_keys where integration_key = ? and handler_key = ?"
-                + " order by created_at desc, key_id", SigningKeyStore::key, handler.integrationKey(), handler.handlerKey());
+                + " order by retires_at desc nulls first, created_at desc, key_id", SigningKeyStore::key, handler.integrationKey(), handler.handlerKey());
     }
 
     /** The handler's keys with their secrets, retired ones too (they tell that the handler has left the global key), newest first. */
     public List<Stored> stored(HandlerRef handler) {
         return db.query("select " + COLUMNS + ", secret from handler_signing_keys where integration_key = ? and handler_key = ?"
-                + " order by created_at desc, key_id", row -> new Stored(key(row), row.getString(4)),
+                + " order by retires_at desc nulls first, created_at desc, key_id", row -> new Stored(key(row), row.getString(4)),
                 handler.integrationKey(), handler.handlerKey());
     }
 
     private List<SigningKey> list(Connection connection, HandlerRef handler) throws SQLException {
         return db.query(connection, "select " + COLUMNS + " from handler_signing_keys where integration_key = ? and handler_key = ?"
-                + " order by created_at desc, key_id", SigningKeyStore::key, handler.integrationKey(), handler.handlerKey());
+                + " order by retires_at desc nulls first, created_at desc, key_id", SigningKeyStore::key, handler.integrationKey(), handler.handlerKey());
     }
 
     /** Locks the type's row for this transaction; false when there is no such type. */
