@@ -17,7 +17,9 @@ import dev.runner.security.StandardWebhooks;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.regex.Pattern;
 
 /**
  * {@code /handlers/{integrationKey}/{handlerKey}/signing-keys} (docs/handler-contract.md): the keys Runner signs one
@@ -30,6 +32,8 @@ final class SigningKeyRoutes {
     /** How long the key a rotation replaces keeps signing, unless the request says: a day to deploy the new key. */
     static final Duration DEFAULT_OVERLAP = Duration.ofDays(1);
     static final int MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
+    /** Key ids are UUIDs as Runner makes them (lower-case), or {@link SigningKey#GLOBAL}. */
+    private static final Pattern KEY_ID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 
     private final Integrations integrations;
     private final SigningKeyStore store;
@@ -52,7 +56,7 @@ final class SigningKeyRoutes {
             return noHandler(handler);
         }
         String secret = StandardWebhooks.newSecret();
-        Instant now = clock.instant();
+        Instant now = now();
         return switch (store.rotate(handler, secret, overlap, now)) {
             case SigningKeyStore.Rotation.Created created -> {
                 LOG.info("handler signing key created", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(),
@@ -76,7 +80,7 @@ final class SigningKeyRoutes {
         }
         List<SigningKey> keys = store.list(handler);
         ObjectNode body = Json.object().put("integrationKey", handler.integrationKey()).put("handlerKey", handler.handlerKey());
-        body.set("signingKeys", keys(keys, clock.instant()));
+        body.set("signingKeys", keys(keys, now()));
         return ApiResponse.json(200, body);
     }
 
@@ -84,7 +88,11 @@ final class SigningKeyRoutes {
     ApiResponse retire(ApiRequest request, Caller caller) {
         HandlerRef handler = handler(request);
         String keyId = request.pathParameter("keyId");
-        Instant now = clock.instant();
+        if (!SigningKey.GLOBAL.equals(keyId) && !KEY_ID.matcher(keyId == null ? "" : keyId).matches()) {
+            // Not a key id at all: nothing to look up (and nothing Postgres could be asked about as text).
+            return ApiResponse.error(404, "not_found", "handler " + handler + " has no such signing key");
+        }
+        Instant now = now();
         return switch (store.retire(handler, keyId, now)) {
             case SigningKeyStore.Retirement.Retired retired -> {
                 LOG.info("handler signing key retired", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(),
@@ -96,6 +104,11 @@ final class SigningKeyRoutes {
             case SigningKeyStore.Retirement.NotFound notFound -> ApiResponse.error(404, "not_found",
                     "handler " + handler + " has no signing key " + keyId);
         };
+    }
+
+    /** Now as Postgres keeps it (microseconds), so a key retired "now" reads retired in the answer that retires it. */
+    private Instant now() {
+        return clock.instant().truncatedTo(ChronoUnit.MICROS);
     }
 
     private static HandlerRef handler(ApiRequest request) {

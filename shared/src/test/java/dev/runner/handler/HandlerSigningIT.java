@@ -218,6 +218,7 @@ class HandlerSigningIT {
         assertEquals(400, api(h, "POST", "/signing-keys", "{\"overlapSeconds\":-1}", adminKey()).status());
         assertEquals(400, api(h, "POST", "/signing-keys", "{\"overlapSeconds\":2592001}", adminKey()).status());
         assertEquals(404, api(h, "DELETE", "/signing-keys/" + UUID.randomUUID(), null, adminKey()).status());
+        assertEquals(404, api(h, "DELETE", "/signing-keys/not-a-key", null, adminKey()).status());
         assertEquals(404, call("POST", "/handlers/" + h.integrationKey() + "/nope/signing-keys", "{}", adminKey()).status());
         assertEquals(404, call("GET", "/handlers/no-such-type/" + h.key() + "/signing-keys", null, adminKey()).status());
     }
