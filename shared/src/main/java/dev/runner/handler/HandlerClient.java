@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Runner's side of the handler contract (DESIGN 3.3): {@code /fetch}, {@code /process} and
+ * Runner's side of the handler contract (docs/handler-contract.md): {@code /fetch}, {@code /process} and
  * {@code /process-batch} over HTTP POST, every call signed with Standard Webhooks by the handler's own
  * keys ({@link SigningSecrets}: one handler's operator cannot sign calls another would take for
  * Runner's), every item call carrying
