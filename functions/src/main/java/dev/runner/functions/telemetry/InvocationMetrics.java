@@ -22,7 +22,7 @@ public final class InvocationMetrics implements Metrics {
     public static final InvocationMetrics INSTANCE = new InvocationMetrics();
 
     private static final Logger log = LoggerFactory.getLogger(InvocationMetrics.class);
-    private static volatile MetricsPublisher publisher = new PowertoolsMetricsPublisher();
+    private static volatile MetricsPublisher publisher = MetricsPublisher.EMF_ON_STDOUT;
 
     private final InvocationLocal<MetricsRecording> recordings = new InvocationLocal<>();
 

@@ -1,6 +1,9 @@
 package dev.runner.functions.telemetry;
 
 import dev.runner.functions.telemetry.MetricRecord.Metric;
+import software.amazon.cloudwatchlogs.emf.config.Configuration;
+import software.amazon.cloudwatchlogs.emf.config.EnvironmentConfigurationProvider;
+import software.amazon.cloudwatchlogs.emf.environment.Environments;
 import software.amazon.lambda.powertools.metrics.Metrics;
 import software.amazon.lambda.powertools.metrics.model.DimensionSet;
 import software.amazon.lambda.powertools.metrics.model.MetricUnit;
@@ -14,19 +17,30 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * An invocation's records written by Powertools for AWS Lambda's metrics module (powertools-metrics
- * 2.x, called directly: no AspectJ aspect). One Powertools {@link Metrics} per record and dimension
- * sets, flushed at once: Powertools' EMF library puts every metric of an instance under the same
+ * An invocation's records written as CloudWatch EMF by Powertools for AWS Lambda's metrics module
+ * (powertools-metrics 2.x, called directly: no AspectJ aspect). One Powertools {@link Metrics} per
+ * record and dimension sets, flushed at once: an instance puts all its metrics under the same
  * dimension sets, where a record of docs/metrics.md can hold metrics with different ones
  * ({@code BreakerOpen} is summed per function too, {@code HandlerLatency} is not).
  *
  * <p>Instances come from the provider, not from {@code MetricsFactory}: the factory's instance is
- * one per JVM, scoped by X-Ray trace id (the local runtime runs every function in one JVM, often
- * with no trace id) and adds a {@code Service} dimension the alarms do not ask for. The first
- * dimension set is the instance's default dimensions, which also turns off the EMF library's own
+ * one per JVM, scoped by X-Ray trace id (the local runtime runs every function in one JVM, mostly
+ * with none), and adds a {@code Service} dimension the alarms do not ask for. The first dimension
+ * set is the instance's default dimensions, which also turns off the EMF library's own
  * ({@code LogGroup}, {@code ServiceName}, {@code ServiceType}).
  */
 final class PowertoolsMetricsPublisher implements MetricsPublisher {
+
+    static {
+        // What AWS_EMF_ENVIRONMENT=Lambda (template.yaml) says, wherever the functions run without it
+        // (tests, a JVM on a laptop): EMF on stdout. Left to discover its environment, the EMF library
+        // probes the EC2 and ECS metadata endpoints and, outside Lambda, falls back to a CloudWatch agent
+        // on localhost:25888.
+        Configuration emf = EnvironmentConfigurationProvider.getConfig();
+        if (emf.getEnvironmentOverride() == Environments.Unknown) {
+            emf.setEnvironmentOverride(Environments.Lambda);
+        }
+    }
 
     private final MetricsProvider provider;
 
@@ -34,6 +48,7 @@ final class PowertoolsMetricsPublisher implements MetricsPublisher {
         this(new EmfMetricsProvider());
     }
 
+    /** Writes through the provider's instances: tests give one that writes where they read. */
     PowertoolsMetricsPublisher(MetricsProvider provider) {
         this.provider = Objects.requireNonNull(provider, "provider");
     }
@@ -54,6 +69,7 @@ final class PowertoolsMetricsPublisher implements MetricsPublisher {
         dimensionSets.stream().skip(1).forEach(set -> emf.addDimension(dimensionSet(record, set)));
         for (Metric metric : metrics) {
             MetricUnit unit = unit(metric.unit());
+            // One value per call: the EMF library lists a metric's values and splits past 100.
             metric.values().forEach(value -> emf.addMetric(metric.name(), value, unit));
         }
         record.properties().forEach(emf::addMetadata);
