@@ -23,7 +23,8 @@
               markers are released, and the m itemIds; then the calls, each as 1 (the endpoint
               answered) or 0 (it failed), its item count n, its n itemIds
   Output:
-    { state after the report: 'closed' | 'open' | 'half_open', 1 if this report opened the breaker else 0 }
+    { state after the report: 'closed' | 'open' | 'half_open',
+      the transition it made: 1 opened (from closed or half-open), 2 closed (from half-open), 0 none }
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -94,7 +95,7 @@ if state == 'half_open' then
   if successes > 0 and redis.call('HINCRBY', breakerKey, 'successes', successes) >= successesNeeded then
     -- Absent = closed with no failures.
     redis.call('DEL', breakerKey, probesKey)
-    return { 'closed', 0 }
+    return { 'closed', 2 }
   end
   return { 'half_open', 0 }
 end

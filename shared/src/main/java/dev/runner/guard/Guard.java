@@ -250,11 +250,11 @@ public final class Guard {
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = pipelineWithGiveBacks();
-        Map<String, List<Pipeline.Reply<Boolean>>> opened = new LinkedHashMap<>();
+        Map<String, List<Pipeline.Reply<GuardScripts.Transition>>> transitions = new LinkedHashMap<>();
         for (GroupReport report : reports) {
             if (!report.isEmpty()) {
-                opened.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
-                        .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts::openedBy)));
+                transitions.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
+                        .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts.Transition::of)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -266,8 +266,13 @@ public final class Guard {
             failOpen(e, "report", "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
             return;
         }
-        opened.forEach((integrationKey, replies) -> replies.stream().filter(Pipeline.Reply::get)
-                .forEach(reply -> metrics.breakerOpened(integrationKey)));
+        transitions.forEach((integrationKey, replies) -> replies.forEach(reply -> {
+            switch (reply.get()) {
+                case OPENED -> metrics.breakerOpened(integrationKey);
+                case CLOSED -> metrics.breakerClosed(integrationKey);
+                case NONE -> { }
+            }
+        }));
     }
 
     /**

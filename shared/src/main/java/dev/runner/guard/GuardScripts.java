@@ -128,7 +128,7 @@ final class GuardScripts {
         });
     }
 
-    /** reportOutcome-4.lua for one group; {@link #openedBy} reads its reply. */
+    /** reportOutcome-4.lua for one group; {@link Transition#of} reads its reply. */
     Redis.Call report(GroupReport report, long now) {
         String integration = report.integrationKey();
         List<String> args = new ArrayList<>();
@@ -149,10 +149,19 @@ final class GuardScripts {
                 keys.leases(integration, report.handlerKey()), keys.urgent(integration, report.handlerKey())), args);
     }
 
-    /** Whether the report whose reply this is opened the breaker (reportOutcome-4.lua's second value). */
-    static boolean openedBy(Object reply) {
-        List<?> values = (List<?>) reply;
-        return values.size() > 1 && (Long) values.get(1) == 1L;
+    /** The breaker transition a report made, as reportOutcome-4.lua's second value codes it. */
+    enum Transition {
+        NONE, OPENED, CLOSED;
+
+        static Transition of(Object reply) {
+            List<?> values = (List<?>) reply;
+            long code = values.size() > 1 ? (Long) values.get(1) : 0L;
+            return switch ((int) code) {
+                case 1 -> OPENED;
+                case 2 -> CLOSED;
+                default -> NONE;
+            };
+        }
     }
 
     /**

@@ -46,6 +46,9 @@ public interface Metrics {
     /** The integration's breaker went to open (from closed or half-open). */
     default void breakerOpened(String integrationKey) {}
 
+    /** The integration's breaker closed again: its half-open probes succeeded. */
+    default void breakerClosed(String integrationKey) {}
+
     /** Admission found the integration's breaker open or half-open (once per batch and integration). */
     default void breakerOpen(String integrationKey) {}
 

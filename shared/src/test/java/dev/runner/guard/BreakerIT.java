@@ -13,7 +13,7 @@ import static dev.runner.guard.GuardFixture.items;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-/** The breaker's transitions through admitHandler-5.lua and reportOutcome-3.lua, on real Redis (single and cluster) with a hand-moved clock. */
+/** The breaker's transitions through admitHandler-6.lua and reportOutcome-4.lua, on real Redis (single and cluster) with a hand-moved clock. */
 class BreakerIT {
 
     private static final String CRM = "crm-x";
@@ -93,6 +93,38 @@ class BreakerIT {
         assertEquals(BreakerState.CLOSED, closed.state());
         assertEquals(0, closed.failures());
         assertEquals(10, GuardFixture.count(admit(f, "flow", 10), Admission.Admitted.class));
+    }
+
+    /** Each transition a report makes is counted once: open on the fifth failure, closed on the second probe's success. */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void reportsCountTheTransitionsTheyMake(RedisTargets.Target redis) {
+        var f = new GuardFixture(redis);
+        List<String> transitions = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var guard = new Guard(f.redis, f.keys, GuardFixture.BREAKER, GuardFixture.TENANT, f.clock, GuardFixture.LEASE_TTL,
+                new dev.runner.metrics.Metrics() {
+                    @Override
+                    public void breakerOpened(String integrationKey) {
+                        transitions.add("opened " + integrationKey);
+                    }
+
+                    @Override
+                    public void breakerClosed(String integrationKey) {
+                        transitions.add("closed " + integrationKey);
+                    }
+                });
+        for (int i = 0; i < 6; i++) {
+            guard.report(List.of(GuardFixture.tally(CRM, "sync", 0, 1, List.of())));
+        }
+        assertEquals(List.of("opened " + CRM), transitions, "the fifth failure opens it; the sixth is a late answer");
+
+        f.clock.advance(Duration.ofSeconds(30));
+        List<Admission> probes = guard.admit(List.of(group(CRM, "sync", HandlerLimits.UNLIMITED,
+                items("probe", "acme", Trigger.WEBHOOK, 2)))).getFirst().decisions();
+        assertEquals(2, GuardFixture.count(probes, Admission.Admitted.class));
+        guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("probe-0"))));
+        guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("probe-1"))));
+        assertEquals(List.of("opened " + CRM, "closed " + CRM), transitions);
     }
 
     @ParameterizedTest

@@ -95,6 +95,11 @@ public final class InvocationMetrics implements Metrics {
     }
 
     @Override
+    public void breakerClosed(String integrationKey) {
+        current().breakerClosed(integrationKey);
+    }
+
+    @Override
     public void breakerOpen(String integrationKey) {
         current().breakerOpen(integrationKey);
     }

@@ -59,6 +59,7 @@ final class MetricsRecording implements Metrics {
         final Queue<Double> latencies = new ConcurrentLinkedQueue<>();
         final AtomicInteger errors = new AtomicInteger();
         final AtomicInteger opened = new AtomicInteger();
+        final AtomicInteger closed = new AtomicInteger();
         final AtomicBoolean open = new AtomicBoolean();
         final Set<String> handlerKeys = ConcurrentHashMap.newKeySet();
     }
@@ -93,6 +94,11 @@ final class MetricsRecording implements Metrics {
     @Override
     public void breakerOpened(String integrationKey) {
         calls(integrationKey).opened.incrementAndGet();
+    }
+
+    @Override
+    public void breakerClosed(String integrationKey) {
+        calls(integrationKey).closed.incrementAndGet();
     }
 
     @Override
@@ -165,6 +171,7 @@ final class MetricsRecording implements Metrics {
                 metrics.add(new Metric("HandlerErrors", COUNT, BY_INTEGRATION, List.of((double) calls.errors.get())));
             }
             count(metrics, "BreakerOpened", calls.opened.get(), BY_INTEGRATION);
+            count(metrics, "BreakerClosed", calls.closed.get(), BY_INTEGRATION);
             count(metrics, "BreakerOpen", calls.open.get() ? 1 : 0, BY_FUNCTION_AND_INTEGRATION);
             if (!metrics.isEmpty()) {
                 Map<String, Object> properties = new LinkedHashMap<>(invocation);

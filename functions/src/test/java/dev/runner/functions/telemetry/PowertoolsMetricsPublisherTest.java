@@ -75,6 +75,24 @@ class PowertoolsMetricsPublisherTest {
         assertFalse(erp.has("HandlerErrors"), "no call, no error count");
     }
 
+    /** The alarmed metrics: Redis failing open (per function) and a breaker's recovery (per integration). */
+    @Test
+    void failOpensAndBreakerRecoveriesAreCounted() {
+        var recording = new MetricsRecording();
+        recording.redisFailOpen("admission");
+        recording.redisFailOpen("report");
+        recording.breakerClosed("crm");
+
+        List<JsonNode> lines = lines(recording.records("runner-ItemWorkerFunction-1A2b", "req-9", false));
+
+        JsonNode function = lines.getFirst();
+        assertEquals(2, function.path("RedisFailOpen").asInt(), function.toString());
+        assertEquals("[[\"Function\"]]", function.path("_aws").path("CloudWatchMetrics").path(0).path("Dimensions").toString());
+        JsonNode crm = lines.stream().filter(line -> line.path("IntegrationKey").asText().equals("crm")).findFirst().orElseThrow();
+        assertEquals(1, crm.path("BreakerClosed").asInt(), crm.toString());
+        assertFalse(crm.has("BreakerOpened"), "nothing opened");
+    }
+
     @Test
     void metricsUnderOtherDimensionSetsGoIntoALineOfTheirOwn() {
         var recording = new MetricsRecording();
