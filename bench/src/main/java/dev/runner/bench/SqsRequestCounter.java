@@ -4,6 +4,8 @@ import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
+import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,11 +21,37 @@ import java.util.concurrent.atomic.LongAdder;
 public final class SqsRequestCounter implements ExecutionInterceptor {
 
     private static final Map<String, LongAdder> BY_OPERATION = new ConcurrentHashMap<>();
+    /** Requests as SQS bills them: one per 64 KiB of payload. */
+    private static final LongAdder CHUNKS = new LongAdder();
+    /** Messages sent (SendMessage, SendMessageBatch entries), by queue name. */
+    private static final Map<String, LongAdder> SENT_BY_QUEUE = new ConcurrentHashMap<>();
 
     @Override
     public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
         String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
         BY_OPERATION.computeIfAbsent(operation == null ? "?" : operation, o -> new LongAdder()).increment();
+        long bytes = context.requestBody().flatMap(body -> body.optionalContentLength()).orElse(0L);
+        CHUNKS.add(Math.max(1, (bytes + 65_535) / 65_536));
+        switch (context.request()) {
+            case SendMessageBatchRequest batch -> sent(batch.queueUrl(), batch.entries().size());
+            case SendMessageRequest single -> sent(single.queueUrl(), 1);
+            default -> { }
+        }
+    }
+
+    private static void sent(String queueUrl, int messages) {
+        String queue = queueUrl.substring(queueUrl.lastIndexOf('/') + 1);
+        SENT_BY_QUEUE.computeIfAbsent(queue, q -> new LongAdder()).add(messages);
+    }
+
+    /** Messages sent so far to the queues whose name contains {@code part}. */
+    public static long sentTo(String part) {
+        return SENT_BY_QUEUE.entrySet().stream().filter(e -> e.getKey().contains(part)).mapToLong(e -> e.getValue().sum()).sum();
+    }
+
+    /** Requests so far counted in 64 KiB chunks of payload. */
+    public static long chunks() {
+        return CHUNKS.sum();
     }
 
     public static Map<String, Long> snapshot() {
