@@ -25,7 +25,9 @@ final class CpuMeter {
             Map.entry("sqs-", "callers: event source mappings"),
             Map.entry("api-", "callers: API requests"),
             Map.entry("schedule-", "callers: schedules"),
-            Map.entry("ForkJoinPool-1-", "virtual threads (functions' handler calls and sends)"),
+            Map.entry("ForkJoinPool.co", "JDK common pool"),
+            // The virtual threads' scheduler (the kernel's 15 characters cut the pool's number and worker's name).
+            Map.entry("ForkJoinPool-", "virtual threads (functions' handler calls and sends)"),
             Map.entry("lettuce", "functions' client threads (Redis, HTTP, pool)"),
             Map.entry("HttpClient-", "functions' client threads (Redis, HTTP, pool)"),
             Map.entry("runner:", "functions' client threads (Redis, HTTP, pool)"),
@@ -38,7 +40,8 @@ final class CpuMeter {
             Map.entry("C2 Compiler", "JVM: JIT compilers"),
             Map.entry("VM Thread", "JVM: other"),
             Map.entry("JFR", "profiler (JFR)"),
-            Map.entry("main", "benchmark"));
+            Map.entry("main", "benchmark"),
+            Map.entry("java", "benchmark"));
 
     /** Per-thread CPU of this JVM (by tid), its total, and the CPU of the processes it started, by name. */
     record Reading(Map<Integer, Task> threads, long processNanos, Map<Integer, Long> children, Map<Integer, String> childNames) {}

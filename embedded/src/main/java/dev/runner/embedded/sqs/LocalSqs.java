@@ -1,5 +1,7 @@
 package dev.runner.embedded.sqs;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import org.apache.pekko.actor.ActorRef;
 import org.apache.pekko.actor.ActorSystem;
 import org.apache.pekko.actor.Props;
@@ -26,6 +28,14 @@ public final class LocalSqs implements AutoCloseable {
 
     private static final String REGION = "us-east-1";
     private static final String ACCOUNT = "000000000000";
+    /**
+     * Pekko's default dispatcher keeps at least 8 threads; ElasticMQ's queue actors do little per
+     * message, and on a small machine more threads than cores only add wake-ups.
+     */
+    private static final Config DISPATCHER = ConfigFactory.parseString("""
+            pekko.actor.default-dispatcher.fork-join-executor.parallelism-min = 2
+            pekko.actor.default-dispatcher.fork-join-executor.parallelism-max = 4
+            """);
 
     private final List<AutoCloseable> started = new ArrayList<>();
     private ElasticMqQueues queues;
@@ -62,7 +72,7 @@ public final class LocalSqs implements AutoCloseable {
     }
 
     private void startAll(String host, int port, boolean frontEnd) {
-        ActorSystem system = ActorSystem.create("elasticmq");
+        ActorSystem system = ActorSystem.create("elasticmq", DISPATCHER.withFallback(ConfigFactory.load()));
         started.add(() -> {
             system.terminate();
             system.getWhenTerminated().toCompletableFuture().get(30, TimeUnit.SECONDS);

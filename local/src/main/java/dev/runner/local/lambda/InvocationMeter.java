@@ -41,10 +41,11 @@ import java.util.function.Supplier;
  * before the invocation does (the JVM forgets a thread's CPU time when it ends; the functions'
  * client threads live as long as their clients, and virtual threads are measured on their
  * carriers, which stay). Sampling makes the other invocations wait while one runs alone, so it is
- * rationed: an invocation is sampled only while the time spent running invocations alone (waiting
- * for the others to finish included) is under {@code aloneShare} of the time since the meter
- * started, then with a chance of one in four, or always while its function has fewer than three
- * samples. Which invocations are sampled depends on time, not on what they carry. The time spent
+ * rationed: an invocation is sampled only while its function's time alone (waiting for the
+ * others to finish included) is under its equal part of {@code aloneShare} of the time since the
+ * meter started, then with a chance of one in four, or always while its function has fewer than
+ * three samples; one invocation at a time, and only if the invocations running end within
+ * {@link #DRAIN_LIMIT} (else it runs with the others, unsampled). Which invocations are sampled depends on time, not on what they carry. The time spent
  * alone is reported ({@link Snapshot#aloneNanos}), so a benchmark can say what sampling cost.
  */
 public final class InvocationMeter {
@@ -118,6 +119,9 @@ public final class InvocationMeter {
         }
     }
 
+    /** How long a sample may wait for the running invocations to end (every new one waits meanwhile). */
+    private static final java.time.Duration DRAIN_LIMIT = java.time.Duration.ofMillis(100);
+
     private final double aloneShare;
     private final long started = System.nanoTime();
     private final ThreadGroup functions = new ThreadGroup("runner-functions");
@@ -185,12 +189,27 @@ public final class InvocationMeter {
     /** Measures one invocation of function {@code logicalId} ({@code memoryMb} of memory) carrying {@code records} records. */
     public <T> T measure(String logicalId, int memoryMb, int records, Supplier<T> invocation) {
         Accumulator accumulator = byFunction.computeIfAbsent(logicalId, id -> new Accumulator(id, memoryMb));
-        boolean sampled = aloneShare > 0 && alone.get() < aloneShare * (System.nanoTime() - started)
+        // Each function gets an equal part of the time alone, so a slow one cannot starve the others of samples.
+        double budget = aloneShare * (System.nanoTime() - started) / byFunction.size();
+        boolean sampled = aloneShare > 0 && accumulator.aloneNanos() < budget
                 && (accumulator.samples() < 3 || ThreadLocalRandom.current().nextInt(4) == 0)
                 && sampling.compareAndSet(false, true); // one at a time: the time alone adds up
-        Lock lock = sampled ? exclusive.writeLock() : exclusive.readLock();
         long waitStart = System.nanoTime();
-        lock.lock();
+        Lock lock;
+        // The others must finish first, and new ones wait meanwhile: a long one running would stall everything, so give up after a while.
+        if (sampled && tryLock(exclusive.writeLock())) {
+            lock = exclusive.writeLock();
+        } else {
+            if (sampled) {
+                sampled = false;
+                long waited = System.nanoTime() - waitStart;
+                alone.addAndGet(waited);
+                accumulator.addAlone(waited);
+                sampling.set(false);
+            }
+            lock = exclusive.readLock();
+            lock.lock();
+        }
         try {
             Map<Long, Long> othersBefore = sampled ? functionThreadsCpu() : Map.of();
             long callerBefore = THREADS.getCurrentThreadCpuTime();
@@ -209,9 +228,21 @@ public final class InvocationMeter {
         } finally {
             lock.unlock();
             if (sampled) {
-                alone.addAndGet(System.nanoTime() - waitStart);
+                long aloneNanos = System.nanoTime() - waitStart;
+                alone.addAndGet(aloneNanos);
+                accumulator.addAlone(aloneNanos);
                 sampling.set(false);
             }
+        }
+    }
+
+    /** The write lock, if the invocations running now end within {@link #DRAIN_LIMIT}. */
+    private static boolean tryLock(Lock lock) {
+        try {
+            return lock.tryLock(DRAIN_LIMIT.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
@@ -314,6 +345,16 @@ public final class InvocationMeter {
 
         synchronized long samples() {
             return samples;
+        }
+
+        private final AtomicLong alone = new AtomicLong();
+
+        long aloneNanos() {
+            return alone.get();
+        }
+
+        void addAlone(long nanos) {
+            alone.addAndGet(nanos);
         }
     }
 }
