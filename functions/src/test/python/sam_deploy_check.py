@@ -69,12 +69,17 @@ def references(value):
     return found
 
 
+# Function properties that are the function's, not a version's: Lambda applies a change to every
+# version at once, so a change needs no new version (reserved concurrency caps the function).
+UNVERSIONED = {"Events", "ReservedConcurrentExecutions"}
+
+
 def function_parameters(template):
     parameters = set(template.get("Parameters", {}))
     used = references(template.get("Globals", {}).get("Function", {}))
     for resource in template["Resources"].values():
         if resource.get("Type") == "AWS::Serverless::Function":
-            properties = {k: v for k, v in resource.get("Properties", {}).items() if k != "Events"}
+            properties = {k: v for k, v in resource.get("Properties", {}).items() if k not in UNVERSIONED}
             used.update(references(properties))
     return sorted(used & parameters)
 

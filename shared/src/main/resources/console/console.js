@@ -1,26 +1,25 @@
 // Runner operator console: one ES module, no framework, no build step.
 //
-// Everything it shows comes from the management API (docs/console-api.md) with the key the
+// Everything it shows comes from the management API (docs/management-api.md) with the key the
 // operator signed in with, and everything it shows is written as text through DOM APIs
 // (textContent, append, setAttribute): external ids, error texts and payloads are untrusted, so
 // nothing from the API ever becomes markup. The key lives in sessionStorage only.
 
-// Live refresh every 5 s; `/console?refresh=2` chooses 1..60 s.
-const REFRESH_MS = (() => {
-  const seconds = Number(new URLSearchParams(location.search).get('refresh'));
-  return Number.isInteger(seconds) && seconds >= 1 && seconds <= 60 ? seconds * 1000 : 5000;
-})();
-const PAGE_SIZE = 25;
+/** A whole number from the page's address (`/console?refresh=2`), or the fallback when absent or out of range. */
+function addressNumber(name, min, max, fallback) {
+  const raw = new URLSearchParams(location.search).get(name);
+  const n = Number(raw);
+  return raw !== null && raw !== '' && Number.isInteger(n) && n >= min && n <= max ? n : fallback;
+}
+
+// Live refresh every 5 s (`?refresh=` 1..60 s); 25 rows per page (`?pageSize=` 1..500).
+const REFRESH_MS = addressNumber('refresh', 1, 60, 5) * 1000;
+const PAGE_SIZE = addressNumber('pageSize', 1, 500, 25);
 const KEY_STORAGE = 'runner.console.key';
-const RECENT_STORAGE = 'runner.console.recentRuns';
-const RECENT_MAX = 20;
-const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 const SVG_NS = 'http://www.w3.org/2000/svg';
 // The API answers under the same prefix the page is served from (a stage path, or none).
 const API_BASE = location.pathname.replace(/\/console\/?$/, '');
 
-const ADMIN_CAN = ['runs:read', 'runs:redrive', 'items:read', 'items:redrive', 'handlers:read', 'handlers:pause',
-  'tenants:read', 'queues:read', 'metrics:read'];
 const TRIGGERS = ['webhook', 'manual', 'queue', 'schedule'];
 const RUN_STATUSES = ['queued', 'fetching', 'running', 'completed', 'completed_with_errors', 'failed'];
 const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked'];
@@ -146,11 +145,6 @@ class ApiError extends Error {
   }
 }
 
-/** A collection route this server does not have yet (the router's 404 or 405). */
-const notOffered = (e) => e instanceof ApiError && (e.status === 404 || e.status === 405);
-/** A route this server does not have, told apart from a thing it does not have (the router says "no route …"). */
-const noRoute = (e) => e instanceof ApiError && (e.status === 405 || (e.status === 404 && /^no route/.test(e.message)));
-
 async function call(method, path, { query, body } = {}) {
   const url = new URL(API_BASE + path, location.origin);
   for (const [name, value] of Object.entries(query ?? {})) {
@@ -187,20 +181,10 @@ const enc = encodeURIComponent;
 const can = (capability) => state.session?.can.has(capability) ?? false;
 const tenantScope = () => (state.session?.scope === 'tenant' ? state.session.tenantId : null);
 
-/** Who the key is (GET /session); without that route, the key is checked on a run that cannot exist. */
+/** Who the key is and what it may do (GET /session): the views and buttons follow `can`. */
 async function loadSession() {
-  try {
-    const session = await call('GET', '/session');
-    return { scope: session.scope, tenantId: session.tenantId ?? null, can: new Set(session.can ?? []), assumed: false };
-  } catch (e) {
-    if (!notOffered(e)) throw e;
-  }
-  try {
-    await call('GET', `/runs/${NIL_UUID}`);
-  } catch (e) {
-    if (!(e instanceof ApiError && e.status === 404)) throw e;
-  }
-  return { scope: 'admin', tenantId: null, can: new Set(ADMIN_CAN), assumed: true };
+  const session = await call('GET', '/session');
+  return { scope: session.scope, tenantId: session.tenantId ?? null, can: new Set(session.can ?? []) };
 }
 
 // ------------------------------------------------------------------ sign-in
@@ -236,8 +220,7 @@ async function start(key) {
   sessionStorage.setItem(KEY_STORAGE, key);
   $('signin').hidden = true;
   $('app').hidden = false;
-  const who = state.session.scope === 'tenant' ? `Signed in: tenant ${state.session.tenantId}` : 'Signed in: admin key';
-  $('who').textContent = state.session.assumed ? `${who} (assumed: this server has no GET /session)` : who;
+  $('who').textContent = state.session.scope === 'tenant' ? `Signed in: tenant ${state.session.tenantId}` : 'Signed in: admin';
   for (const link of document.querySelectorAll('nav a[data-can]')) {
     link.parentElement.hidden = !can(link.getAttribute('data-can'));
   }
@@ -250,7 +233,6 @@ function signOut(message) {
   state.session = null;
   state.current = null;
   sessionStorage.removeItem(KEY_STORAGE);
-  sessionStorage.removeItem(RECENT_STORAGE);
   $('main').replaceChildren();
   $('status').textContent = '';
   $('app').hidden = true;
@@ -265,19 +247,26 @@ const VIEWS = {
   runs: { title: 'Runs', can: 'runs:read', mount: mountRuns },
   run: { title: 'Run', can: 'runs:read', mount: mountRun, nav: 'runs' },
   dead: { title: 'Dead items', can: 'items:read', mount: mountDead },
+  item: { title: 'Item', can: 'items:read', mount: mountItem, nav: 'dead' },
   handlers: { title: 'Handlers', can: 'handlers:read', mount: mountHandlers },
   tenants: { title: 'Tenants', can: 'tenants:read', mount: mountTenants },
   queues: { title: 'Queues', can: 'queues:read', mount: mountQueues },
   charts: { title: 'Charts', can: 'metrics:read', mount: mountCharts },
 };
 
-/** `#/runs?x=1`, `#/runs/<id>`: the view, its id and its parameters. */
+/** `#/runs?x=1`, `#/runs/<id>`, `#/items/<id>`: the view, its id and its parameters. */
 function parseHash() {
   const match = /^#\/([a-z]+)(?:\/([^?]*))?(?:\?(.*))?$/.exec(location.hash);
   if (!match) return null;
   const [, name, id, query] = match;
-  const view = name === 'runs' && id ? 'run' : name;
-  return VIEWS[view] ? { view, id: id ? decodeURIComponent(id) : null, params: new URLSearchParams(query ?? '') } : null;
+  const one = { runs: 'run', items: 'item' };
+  const view = id ? (Object.hasOwn(one, name) ? one[name] : null) : name;
+  if (!view || !Object.hasOwn(VIEWS, view)) return null;
+  try {
+    return { view, id: id ? decodeURIComponent(id) : null, params: new URLSearchParams(query ?? '') };
+  } catch {
+    return null;   // a malformed %-escape in a hand-typed address
+  }
 }
 
 function route(moveFocus) {
@@ -372,7 +361,7 @@ async function act(button, action) {
   try {
     announce(await action());
   } catch (e) {
-    announce(noRoute(e) ? `This server does not offer that action yet (${e.message}).` : `Failed: ${e.message}`);
+    announce(`Failed: ${e.message}`);
   } finally {
     button.disabled = false;
   }
@@ -465,8 +454,16 @@ function table(caption, headers, rows, empty) {
       h('tbody', {}, rows)));
 }
 
-function notOfferedNotice(route) {
-  return h('p', { class: 'notice' }, `This server does not offer ${route} yet (see docs/console-api.md).`);
+/** A term and its description, for a facts list. */
+function fact(term, ...description) {
+  return [h('dt', {}, term), h('dd', {}, description)];
+}
+
+/** The API said "redis": "unavailable": its Redis figures are unknown (shown as —), not zero. */
+function redisNotice(answer, what) {
+  return answer?.redis === 'unavailable'
+    ? h('p', { class: 'notice', role: 'note' }, `Redis did not answer: ${what} are unknown (—) until it does.`)
+    : null;
 }
 
 // ------------------------------------------------------------------ drawing: progress, limits, charts
@@ -492,8 +489,11 @@ function progress(counts) {
       `${num(succeeded)} succeeded · ${num(dead)} dead · ${num(open)} open of ${num(total)}`));
 }
 
-/** Use against a limit: a meter and the numbers, with "near limit" / "at limit" in words. */
+/** Use against a limit: a meter and the numbers, with "near limit" / "at limit" in words; use null = unknown. */
 function limit(used, max, what) {
+  if (used == null) {
+    return h('div', { class: 'limit' }, h('span', {}, `— ${what} (unknown)${max == null ? ', no limit' : ` of ${num(max)}`}`));
+  }
   if (max == null) {
     return h('div', { class: 'limit' }, h('span', {}, `${num(used)} ${what}, no limit`));
   }
@@ -592,20 +592,6 @@ function niceCeiling(n) {
 
 // ------------------------------------------------------------------ runs
 
-function recentRuns() {
-  try {
-    const ids = JSON.parse(sessionStorage.getItem(RECENT_STORAGE) ?? '[]');
-    return Array.isArray(ids) ? ids.filter((id) => typeof id === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
-function rememberRun(runId) {
-  const ids = [runId, ...recentRuns().filter((id) => id !== runId)].slice(0, RECENT_MAX);
-  sessionStorage.setItem(RECENT_STORAGE, JSON.stringify(ids));
-}
-
 function runRow(run) {
   return h('tr', {},
     h('td', {}, when(run.createdAt)),
@@ -631,6 +617,7 @@ function mountRuns(main, target, ctx) {
   };
   const pager = cursorPager(() => refreshNow());
   const region = h('div', { 'aria-labelledby': 'view-title' });
+  // A run id from a log line or a webhook's answer: straight to the run.
   const open = h('form', { class: 'inline', 'aria-label': 'Open a run by id', novalidate: true },
     field('Run id', textInput('runId', '', { placeholder: 'e.g. 3f2c…', size: 38 })),
     h('div', { class: 'field' }, h('button', { type: 'submit' }, 'Open run')));
@@ -656,13 +643,7 @@ function mountRuns(main, target, ctx) {
     region);
 
   return async () => {
-    let page;
-    try {
-      page = await call('GET', '/runs', { query: { ...filters, limit: PAGE_SIZE, before: pager.cursor } });
-    } catch (e) {
-      if (!notOffered(e)) throw e;
-      return renderRecentRuns(region, ctx);
-    }
+    const page = await call('GET', '/runs', { query: { ...filters, limit: PAGE_SIZE, before: pager.cursor } });
     if (!ctx.alive()) return;
     fill(region,
       table('Runs, newest first', RUN_HEADERS, (page.runs ?? []).map(runRow), 'No run matches these filters.'),
@@ -670,32 +651,23 @@ function mountRuns(main, target, ctx) {
   };
 }
 
-/** Until GET /runs exists: the runs opened in this session, each read by id. */
-async function renderRecentRuns(region, ctx) {
-  const runs = (await Promise.all(recentRuns().map((id) => call('GET', `/runs/${enc(id)}`).catch((e) => {
-    if (e instanceof ApiError && (e.status === 404 || e.status === 400)) return null;
-    throw e;
-  })))).filter(Boolean);
-  if (!ctx.alive()) return;
-  fill(region,
-    h('p', { class: 'notice' }, 'This server does not list runs yet (GET /runs, see docs/console-api.md): ',
-      'below are the runs opened in this session. Open a run by its id above.'),
-    table('Runs opened in this session', RUN_HEADERS, runs.map(runRow), 'No run opened yet in this session.'));
-}
-
 // ------------------------------------------------------------------ one run
+
+/** GET …/{id} answered 404 (unknown, or another tenant's) or 400 (not an id): said in the view, not as a failure. */
+const absent = (e) => e instanceof ApiError && (e.status === 404 || e.status === 400);
+
+function itemLink(item) {
+  return h('a', { href: `#/items/${enc(item.itemId)}`, title: item.itemId, 'data-key': `item-${item.itemId}` }, item.externalId);
+}
 
 function mountRun(main, target, ctx) {
   const runId = target.id;
-  rememberRun(runId);
   ctx.heading.textContent = 'Run ';
   ctx.heading.append(h('code', {}, runId));
   let status = target.params.get('status') ?? '';
   const pager = cursorPager(() => refreshNow());
   const summary = h('div', {});
   const items = h('div', {});
-  const opened = new Set();
-  const payloads = new Map();
   const statusSelect = choice('status', ITEM_STATUSES, status, 'any status');
   statusSelect.addEventListener('change', () => {
     status = statusSelect.value;
@@ -711,71 +683,34 @@ function mountRun(main, target, ctx) {
       field('Item status', statusSelect)),
     items);
 
-  const itemDetails = (item) => {
-    const details = h('details', { 'data-key': `details-${item.itemId}`, open: opened.has(item.itemId) },
-      h('summary', { 'data-key': `summary-${item.itemId}` }, 'History and payload'),
-      h('p', {}, 'Item id: ', h('code', {}, item.itemId)),
-      (item.history ?? []).length === 0 ? h('p', { class: 'muted' }, 'No failed attempt.')
-        : h('ol', {}, item.history.map((entry) => h('li', {}, `Attempt ${entry.attempt ?? '?'}, `, when(entry.at), ': ', String(entry.error ?? '')))),
-      payloadBlock(item.itemId));
-    details.addEventListener('toggle', () => {
-      if (details.open) {
-        opened.add(item.itemId);
-        loadPayload(item.itemId);
-      } else {
-        opened.delete(item.itemId);
-      }
-    });
-    return details;
-  };
-
-  const payloadBlock = (itemId) => {
-    const known = payloads.get(itemId);
-    if (!known) return h('p', { class: 'muted' }, 'Payload: loading…');
-    if (known.missing) return h('p', { class: 'muted' }, `Payload: ${known.missing}`);
-    return [h('p', {}, 'Payload:'), h('pre', {}, JSON.stringify(known.payload, null, 2))];
-  };
-
-  const loadPayload = async (itemId) => {
-    if (payloads.has(itemId)) return;
-    payloads.set(itemId, { missing: 'loading…' });
-    try {
-      const item = await call('GET', `/items/${enc(itemId)}`);
-      payloads.set(itemId, { payload: item.payload ?? null });
-    } catch (e) {
-      payloads.set(itemId, { missing: notOffered(e) ? 'this server does not offer GET /items/{itemId} yet' : e.message });
-    }
-    refreshNow();
-  };
-
   return async () => {
     let run;
     let page;
     try {
       [run, page] = await Promise.all([
         call('GET', `/runs/${enc(runId)}`),
-        call('GET', `/runs/${enc(runId)}/items`, { query: { status, limit: 50, after: pager.cursor } }),
+        call('GET', `/runs/${enc(runId)}/items`, { query: { status, limit: PAGE_SIZE, after: pager.cursor } }),
       ]);
     } catch (e) {
-      if (e instanceof ApiError && (e.status === 404 || e.status === 400)) {
-        if (ctx.alive()) fill(summary, h('p', { class: 'notice' }, `No run ${runId}: ${e.message}`));
+      if (!absent(e)) throw e;
+      if (ctx.alive()) {
+        fill(summary, h('p', { class: 'notice' }, `No run ${runId}: ${e.message}`));
         fill(items);
-        return;
       }
-      throw e;
+      return;
     }
     if (!ctx.alive()) return;
     fill(summary,
       h('dl', { class: 'facts' },
-        h('dt', {}, 'Run id'), h('dd', {}, h('code', {}, run.runId)),
-        h('dt', {}, 'Status'), h('dd', {}, badge(run.status)),
-        h('dt', {}, 'Tenant'), h('dd', {}, run.tenantId),
-        h('dt', {}, 'Integration / handler'), h('dd', {}, `${run.integrationKey} / ${run.handlerKey}`),
-        h('dt', {}, 'Trigger'), h('dd', {}, `${words(run.trigger)} (priority ${run.priority})`),
-        h('dt', {}, 'Created'), h('dd', {}, when(run.createdAt)),
-        h('dt', {}, 'Finished'), h('dd', {}, when(run.finishedAt)),
-        run.error ? [h('dt', {}, 'Error'), h('dd', {}, run.error)] : null,
-        h('dt', {}, 'Items'), h('dd', {}, progress(run.counts))),
+        fact('Run id', h('code', {}, run.runId)),
+        fact('Status', badge(run.status)),
+        fact('Tenant', run.tenantId),
+        fact('Integration / handler', `${run.integrationKey} / ${run.handlerKey}`),
+        fact('Trigger', `${words(run.trigger)} (priority ${run.priority})`),
+        fact('Created', when(run.createdAt)),
+        fact('Finished', when(run.finishedAt)),
+        run.error ? fact('Error', run.error) : null,
+        fact('Items', progress(run.counts))),
       can('runs:redrive') && run.counts?.dead > 0
         ? h('div', { class: 'actions' }, h('button', {
           type: 'button', 'data-key': 'redrive-run',
@@ -784,16 +719,15 @@ function mountRun(main, target, ctx) {
         : null);
     fill(items,
       table(`Items of run ${shortId(run.runId)}${status ? `, status ${words(status)}` : ''}`,
-        ['Item', 'Status', { text: 'Attempts', class: 'num' }, 'Last error', 'Dead at', 'Updated', 'Actions', 'Details'],
+        ['Item', 'Status', { text: 'Attempts', class: 'num' }, 'Last error', 'Dead at', 'Updated', 'Actions'],
         (page.items ?? []).map((item) => h('tr', {},
-          h('td', {}, item.externalId),
+          h('td', {}, itemLink(item)),
           h('td', {}, badge(item.status)),
           h('td', { class: 'num' }, num(item.attempts)),
           h('td', { class: 'error-text' }, item.lastError ?? ''),
           h('td', {}, when(item.dlqAt)),
           h('td', {}, when(item.updatedAt)),
-          h('td', {}, item.status === 'dead' && can('items:redrive') ? redriveItemButton(item) : null),
-          h('td', {}, itemDetails(item)))),
+          h('td', {}, item.status === 'dead' && can('items:redrive') ? redriveItemButton(item) : null))),
         'No item here.'),
       pager.render(page.next, 'Next items', 'Previous items'));
   };
@@ -814,6 +748,48 @@ function redriveItemButton(item) {
       }),
     },
   }, 'Redrive');
+}
+
+// ------------------------------------------------------------------ one item
+
+function mountItem(main, target, ctx) {
+  const itemId = target.id;
+  ctx.heading.textContent = 'Item ';
+  ctx.heading.append(h('code', {}, itemId));
+  const region = h('div', {});
+  main.append(region);
+  return async () => {
+    let item;
+    try {
+      item = await call('GET', `/items/${enc(itemId)}`);
+    } catch (e) {
+      if (!absent(e)) throw e;
+      if (ctx.alive()) fill(region, h('p', { class: 'notice' }, `No item ${itemId}: ${e.message}`));
+      return;
+    }
+    if (!ctx.alive()) return;
+    const history = item.history ?? [];
+    fill(region,
+      h('p', {}, h('a', { href: `#/runs/${enc(item.runId)}` }, 'Its run'), ' · ',
+        h('a', { href: '#/dead' }, 'All dead items')),
+      h('dl', { class: 'facts', id: 'item-facts' },
+        fact('External id', item.externalId),
+        fact('Status', badge(item.status)),
+        fact('Attempts', num(item.attempts)),
+        fact('Last error', item.lastError == null ? h('span', { class: 'muted' }, 'none') : h('span', { class: 'error-text' }, item.lastError)),
+        fact('Dead at (dlq_at)', when(item.dlqAt)),
+        fact('Updated', when(item.updatedAt)),
+        fact('Run', h('a', { href: `#/runs/${enc(item.runId)}`, title: item.runId }, h('code', {}, item.runId))),
+        fact('Tenant', item.tenantId),
+        fact('Integration / handler', `${item.integrationKey} / ${item.handlerKey}`)),
+      item.status === 'dead' && can('items:redrive') ? h('div', { class: 'actions' }, redriveItemButton(item)) : null,
+      h('h3', {}, 'Failed attempts'),
+      history.length === 0 ? h('p', { class: 'muted' }, 'No failed attempt.')
+        : h('ol', { class: 'history' }, history.map((entry) =>
+          h('li', {}, `Attempt ${entry.attempt ?? '?'}, `, when(entry.at), ': ', h('span', { class: 'error-text' }, String(entry.error ?? ''))))),
+      h('h3', {}, 'Payload'),
+      h('pre', { id: 'item-payload' }, item.payload == null ? 'none' : JSON.stringify(item.payload, null, 2)));
+  };
 }
 
 // ------------------------------------------------------------------ dead items
@@ -883,24 +859,14 @@ function mountDead(main, target, ctx) {
   renderBulk();
 
   return async () => {
-    let page;
-    try {
-      page = await call('GET', '/items', { query: { status: 'dead', ...filters, limit: PAGE_SIZE, after: pager.cursor } });
-    } catch (e) {
-      if (!notOffered(e)) throw e;
-      if (ctx.alive()) {
-        fill(region, notOfferedNotice('GET /items?status=dead'),
-          h('p', {}, 'A run\'s dead items are on its page: open the run from ', h('a', { href: '#/runs' }, 'Runs'), '.'));
-      }
-      return;
-    }
+    const page = await call('GET', '/items', { query: { status: 'dead', ...filters, limit: PAGE_SIZE, after: pager.cursor } });
     if (!ctx.alive()) return;
     fill(region,
       table('Dead items, most recently dead first',
         ['Dead at', 'Item', 'Run', 'Tenant', 'Integration / handler', { text: 'Attempts', class: 'num' }, 'Last error', 'Actions'],
         (page.items ?? []).map((item) => h('tr', {},
           h('td', {}, when(item.dlqAt)),
-          h('td', {}, item.externalId),
+          h('td', {}, itemLink(item)),
           h('td', {}, h('a', { href: `#/runs/${enc(item.runId)}?status=dead`, title: item.runId }, h('code', {}, shortId(item.runId)))),
           h('td', {}, item.tenantId),
           h('td', {}, `${item.integrationKey} / ${item.handlerKey}`),
@@ -920,7 +886,7 @@ function mountDead(main, target, ctx) {
 // ------------------------------------------------------------------ handlers
 
 function breakerText(breaker) {
-  if (!breaker) return '—';
+  if (!breaker) return h('span', { class: 'muted' }, '— (unknown)');
   const failures = breaker.failures ? ` (${num(breaker.failures)} failures)` : '';
   switch (breaker.state) {
     case 'open': {
@@ -949,75 +915,27 @@ function pauseButton(integrationKey, handlerKey, paused) {
 
 function mountHandlers(main, target, ctx) {
   const region = h('div', {});
-  main.append(region);
-  let fallback = null;
+  main.append(h('p', { class: 'muted' }, 'Shared by every tenant: pausing a handler parks the items of all of them until it is resumed.'),
+    region);
   return async () => {
-    let answer;
-    try {
-      answer = await call('GET', '/handlers');
-    } catch (e) {
-      if (!notOffered(e)) throw e;
-      if (!fallback) {
-        fallback = handlerForm();
-        fill(region, notOfferedNotice('GET /handlers'), fallback.element);
-      }
-      return fallback.refresh();
-    }
+    const answer = await call('GET', '/handlers');
     if (!ctx.alive()) return;
-    fallback = null;
-    fill(region, table('Handlers',
-      ['Handler', 'State', 'Breaker', 'Concurrency', 'Rate', { text: 'Parked', class: 'num' }, 'Action'],
-      (answer.handlers ?? []).map((handler) => h('tr', {},
-        h('th', { scope: 'row' }, `${handler.integrationKey} / ${handler.handlerKey}`),
-        h('td', {}, handler.paused ? badge('paused', 'Paused') : badge('running-handler', 'Running')),
-        h('td', {}, breakerText(handler.breaker)),
-        h('td', {}, limit(handler.concurrency?.inUse ?? 0, handler.concurrency?.limit ?? null, 'calls in flight')),
-        h('td', {}, limit(handler.rate?.usedLastMinute ?? 0, handler.rate?.limitPerMinute ?? null, 'calls in the last minute')),
-        h('td', { class: 'num' }, num(handler.parked ?? 0)),
-        h('td', {}, can('handlers:pause') ? pauseButton(handler.integrationKey, handler.handlerKey, handler.paused) : null))),
-      'No integration type has a handler yet.'));
-  };
-}
-
-/** Until GET /handlers exists: one handler by its keys, with pause, resume and its breaker. */
-function handlerForm() {
-  const integration = textInput('integrationKey', '');
-  const handler = textInput('handlerKey', '');
-  const breaker = h('p', {});
-  let shown = null;
-  const keys = () => ({ integrationKey: integration.value.trim(), handlerKey: handler.value.trim() });
-  const action = (verb) => h('button', {
-    type: 'button', 'data-key': `form-${verb}`,
-    on: {
-      click: (e) => {
-        const { integrationKey, handlerKey } = keys();
-        if (!integrationKey || !handlerKey) {
-          announce('Enter the integration key and the handler key first.');
-          return;
-        }
-        shown = integrationKey;
-        act(e.currentTarget, async () => {
-          const answer = await call('POST', `/handlers/${enc(integrationKey)}/${enc(handlerKey)}/${verb}`);
-          return answer.paused ? `${integrationKey}/${handlerKey} paused: its items wait parked until it is resumed.`
-            : `${integrationKey}/${handlerKey} resumed; ${num(answer.resumed ?? 0)} parked items sent back to work.`;
-        });
-      },
-    },
-  }, verb === 'pause' ? 'Pause' : 'Resume');
-  const element = h('div', {},
-    h('form', { class: 'inline', 'aria-label': 'One handler', novalidate: true, on: { submit: (e) => { e.preventDefault(); shown = keys().integrationKey || null; refreshNow(); } } },
-      field('Integration key', integration), field('Handler key', handler),
-      h('div', { class: 'field' }, h('button', { type: 'submit' }, 'Show breaker')),
-      h('div', { class: 'field' }, can('handlers:pause') ? action('pause') : null),
-      h('div', { class: 'field' }, can('handlers:pause') ? action('resume') : null)),
-    breaker);
-  return {
-    element,
-    async refresh() {
-      if (!shown) return;
-      const snapshot = await call('GET', `/breakers/${enc(shown)}`);
-      fill(breaker, `Breaker of ${shown}: `, breakerText(snapshot));
-    },
+    fill(region,
+      redisNotice(answer, 'breakers and limit use'),
+      table('Handlers',
+        ['Handler', 'State', 'Breaker', 'Concurrency', 'Rate', { text: 'Parked', class: 'num' }, 'Action'],
+        (answer.handlers ?? []).map((handler) => h('tr', {},
+          h('th', { scope: 'row' }, h('a', {
+            href: `#/runs?${new URLSearchParams({ integrationKey: handler.integrationKey, handlerKey: handler.handlerKey })}`,
+            title: 'Runs of this handler',
+          }, `${handler.integrationKey} / ${handler.handlerKey}`)),
+          h('td', {}, handler.paused ? [badge('paused', 'Paused'), ' since ', when(handler.pausedAt)] : badge('running-handler', 'Running')),
+          h('td', {}, breakerText(handler.breaker)),
+          h('td', {}, limit(handler.concurrency?.inUse, handler.concurrency?.limit ?? null, 'calls in flight')),
+          h('td', {}, limit(handler.rate?.usedLastMinute, handler.rate?.limitPerMinute ?? null, 'calls in the last minute')),
+          h('td', { class: 'num' }, num(handler.parked ?? 0)),
+          h('td', {}, can('handlers:pause') ? pauseButton(handler.integrationKey, handler.handlerKey, handler.paused) : null))),
+        'No integration type has a handler yet.'));
   };
 }
 
@@ -1028,22 +946,19 @@ function mountTenants(main, target, ctx) {
   const region = h('div', {});
   main.append(region);
   return async () => {
-    let page;
-    try {
-      page = await call('GET', '/tenants', { query: { limit: 50, after: pager.cursor } });
-    } catch (e) {
-      if (!notOffered(e)) throw e;
-      if (ctx.alive()) fill(region, notOfferedNotice('GET /tenants'));
-      return;
-    }
+    const page = await call('GET', '/tenants', { query: { limit: PAGE_SIZE, after: pager.cursor } });
     if (!ctx.alive()) return;
     fill(region,
-      table('Tenants', ['Tenant', 'Integrations', 'Window (last minute)', { text: 'Deferred', class: 'num' }],
+      redisNotice(page, 'window use and deferred items'),
+      table('Tenants', ['Tenant', 'Integrations', 'Window (last minute)', { text: 'Deferred', class: 'num' }, 'See'],
         (page.tenants ?? []).map((tenant) => h('tr', {},
-          h('th', { scope: 'row' }, h('a', { href: `#/runs?tenantId=${enc(tenant.tenantId)}` }, tenant.tenantId)),
+          h('th', { scope: 'row' }, tenant.tenantId),
           h('td', {}, (tenant.integrations ?? []).join(', ')),
-          h('td', {}, limit(tenant.window?.usedLastMinute ?? 0, tenant.window?.limitPerMinute ?? null, 'items')),
-          h('td', { class: 'num' }, `${num(tenant.deferred ?? 0)} waiting for a slot`))),
+          h('td', {}, limit(tenant.window?.usedLastMinute, tenant.window?.limitPerMinute ?? null, 'items')),
+          h('td', { class: 'num' }, tenant.deferred == null ? '—' : `${num(tenant.deferred)} waiting for a slot`),
+          h('td', {}, h('div', { class: 'cell-actions' },
+            h('a', { href: `#/runs?tenantId=${enc(tenant.tenantId)}`, 'aria-label': `Runs of ${tenant.tenantId}` }, 'Runs'),
+            can('items:read') ? h('a', { href: `#/dead?tenantId=${enc(tenant.tenantId)}`, 'aria-label': `Dead items of ${tenant.tenantId}` }, 'Dead items') : null)))),
         'No tenant yet.'),
       pager.render(page.next, 'Next', 'Previous'));
   };
@@ -1051,27 +966,23 @@ function mountTenants(main, target, ctx) {
 
 function mountQueues(main, target, ctx) {
   const region = h('div', {});
-  main.append(h('p', { class: 'muted' }, 'SQS counts are approximate. The oldest item is the oldest queued or retrying item of the tier.'), region);
+  main.append(h('p', { class: 'muted' }, 'Visible, in flight and delayed are SQS\'s approximate counts. Waiting items and the oldest '
+    + 'one\'s age come from Postgres: the queued or retrying items of the tier, and how long the longest-waiting of them has waited '
+    + 'since it was last sent, deferred or failed.'), region);
   return async () => {
-    let answer;
-    try {
-      answer = await call('GET', '/queues');
-    } catch (e) {
-      if (!notOffered(e)) throw e;
-      if (ctx.alive()) fill(region, notOfferedNotice('GET /queues'));
-      return;
-    }
+    const answer = await call('GET', '/queues');
     if (!ctx.alive()) return;
     fill(region, table('Queues by tier',
       ['Queue', 'Kind', 'Tier', { text: 'Visible', class: 'num' }, { text: 'In flight', class: 'num' },
-        { text: 'Delayed', class: 'num' }, { text: 'Oldest item', class: 'num' }],
-      (answer.queues ?? []).map((queue) => h('tr', {},
+        { text: 'Delayed', class: 'num' }, { text: 'Waiting items', class: 'num' }, { text: 'Oldest waiting', class: 'num' }],
+      (answer.queues ?? []).map((queue) => h('tr', { 'data-queue': queue.name },
         h('th', { scope: 'row' }, queue.name),
         h('td', {}, queue.kind ?? ''),
         h('td', {}, queue.tier ? `${queue.tier} (priority ${queue.priority})` : '—'),
         h('td', { class: 'num' }, num(queue.visible)),
         h('td', { class: 'num' }, num(queue.inFlight)),
         h('td', { class: 'num' }, num(queue.delayed)),
+        h('td', { class: 'num' }, num(queue.waitingItems)),
         h('td', { class: 'num' }, duration(queue.oldestAgeSeconds)))),
       'No queue.'));
   };
@@ -1083,19 +994,16 @@ function mountCharts(main, target, ctx) {
   const region = h('div', {});
   main.append(h('p', { class: 'muted' }, 'The last hour, one bar per minute; the current minute is still counting.'), region);
   return async () => {
-    let answer;
-    try {
-      answer = await call('GET', '/metrics/items', { query: { minutes: 60 } });
-    } catch (e) {
-      if (!notOffered(e)) throw e;
-      if (ctx.alive()) fill(region, notOfferedNotice('GET /metrics/items'));
-      return;
-    }
+    const answer = await call('GET', '/metrics/items', { query: { minutes: 60 } });
     if (!ctx.alive()) return;
     const minutes = answer.minutes ?? [];
+    const deferralsKnown = minutes.every((minute) => minute.deferredBy != null);
     fill(region,
-      stackedChart('Items per minute by outcome', minutes, OUTCOMES, (minute, key) => minute[key] ?? 0),
-      stackedChart('Deferrals per minute by reason', minutes, REASONS, (minute, key) => minute.deferredBy?.[key] ?? 0));
+      stackedChart('Items per minute by outcome', minutes, OUTCOMES.filter(({ key }) => key !== 'deferred' || deferralsKnown),
+        (minute, key) => minute[key] ?? 0),
+      deferralsKnown
+        ? stackedChart('Deferrals per minute by reason', minutes, REASONS, (minute, key) => minute.deferredBy?.[key] ?? 0)
+        : h('p', { class: 'notice', role: 'note' }, 'Deferrals per minute by reason: Redis did not answer, so they are unknown until it does.'));
   };
 }
 

@@ -2,10 +2,12 @@ package dev.runner.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
-import dev.runner.security.Signature;
+import dev.runner.local.faults.FaultRun;
+import dev.runner.security.StandardWebhooks;
 import dev.runner.testing.FakeHandler;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -26,7 +28,9 @@ import java.util.concurrent.locks.LockSupport;
  * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
  * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6]</pre>
+ * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [faults]</pre>
+ *
+ * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
 public final class Bench {
 
@@ -43,7 +47,8 @@ public final class Bench {
                 case "w4" -> outage();
                 case "w5" -> limitedDrain();
                 case "w6" -> rateDrain();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6)");
+                case "faults" -> faults();
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, faults)");
             }
         }
         System.exit(0);
@@ -173,8 +178,9 @@ public final class Bench {
             String externalId = "hook-" + label + "-" + i;
             byte[] body = ("{\"externalId\":\"" + externalId + "\"}").getBytes(StandardCharsets.UTF_8);
             long ts = Instant.now().getEpochSecond();
-            int status = stack.post("/webhooks/w2-tenant/w2/sync", body, Map.of("Content-Type", "application/json",
-                    Signature.TIMESTAMP_HEADER, Long.toString(ts), Signature.SIGNATURE_HEADER, Signature.sign(secret, ts, body)));
+            Map<String, String> headers = new java.util.HashMap<>(StandardWebhooks.headers(List.of(secret), "msg_" + label + "_" + i, ts, body));
+            headers.put("Content-Type", "application/json");
+            int status = stack.post("/webhooks/w2-tenant/w2/sync", body, headers);
             if (status != 202) {
                 throw new IllegalStateException("webhook answered " + status);
             }
@@ -413,5 +419,11 @@ public final class Bench {
             }
             return used;
         }
+    }
+
+    /** The fault run (issue 7): the same code and figures as FaultRunIT, on a plan whose tenant count can be scaled. */
+    static void faults() {
+        FaultRun.Plan plan = FaultRun.Plan.standard().withTenants(Integer.getInteger("faults.tenants", 24));
+        System.out.printf("%n%s", FaultRun.run(Path.of("template.yaml"), plan, System.out).describe());
     }
 }

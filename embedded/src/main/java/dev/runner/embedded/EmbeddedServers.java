@@ -6,12 +6,17 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import redis.embedded.RedisServer;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * Postgres, Redis and an SQS-compatible server (ElasticMQ) started in this JVM: what the test
@@ -20,8 +25,16 @@ import java.util.List;
  *
  * <p>ElasticMQ's queues can also be reached in-process ({@link #queues()}); with the SQS front end
  * the SQS endpoint answers a queue's everyday requests from them ({@link LocalSqs}).
+ *
+ * <p>Postgres and Redis can be restarted on their port while clients use them ({@link #restartPostgres},
+ * {@link #restartRedis}): the faults the fault run injects. Postgres keeps its data across a restart
+ * (its data directory is this class's, deleted at {@link #close()}); Redis comes back empty, as a
+ * replaced cache node does.
  */
 public final class EmbeddedServers implements AutoCloseable {
+
+    /** The superuser's password: ignored while Postgres trusts local logins, required once a runtime sets it. */
+    public static final String SUPERUSER_PASSWORD = "postgres";
 
     /**
      * Where the servers listen, embedded or in containers ({@link TestServers}). {@code jdbcUrl}
@@ -50,9 +63,16 @@ public final class EmbeddedServers implements AutoCloseable {
         }
     }
 
+    /** How long a stop may take: pg_ctl's own wait, with room. */
+    private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+
     private final List<AutoCloseable> started = new ArrayList<>();
     private Endpoints endpoints;
     private ElasticMqQueues queues;
+    private Path postgresData;
+    private int postgresPort;
+    private EmbeddedPostgres postgres;
+    private RedisServer redis;
 
     private EmbeddedServers() {}
 
@@ -87,26 +107,18 @@ public final class EmbeddedServers implements AutoCloseable {
         ensureFree("redis", ports.redis());
         ensureFree("sqs", ports.sqs());
 
-        EmbeddedPostgres postgres;
+        postgresPort = ports.postgres() == 0 ? freePort() : ports.postgres();
         try {
-            postgres = EmbeddedPostgres.builder()
-                    .setPort(ports.postgres() == 0 ? freePort() : ports.postgres())
-                    .setPGStartupWait(Duration.ofSeconds(60))
-                    // A throwaway server: durability is not worth an fsync per commit here.
-                    .setServerConfig("fsync", "off")
-                    .setServerConfig("synchronous_commit", "off")
-                    .setServerConfig("full_page_writes", "off")
-                    .setServerConfig("max_connections", "300")
-                    // Counts what the server ran, per statement (benchmarks; CREATE EXTENSION pg_stat_statements to read it).
-                    .setServerConfig("shared_preload_libraries", "pg_stat_statements")
-                    .start();
+            // Made here rather than by the library, so a restart finds the data again; deleted at close.
+            postgresData = Files.createTempDirectory("epg");
         } catch (IOException e) {
-            throw new IllegalStateException("embedded Postgres did not start: " + e.getMessage(), e);
+            throw new IllegalStateException("no directory for embedded Postgres: " + e.getMessage(), e);
         }
-        started.add(postgres);
+        started.add(this::deletePostgresData);
+        postgres = startPostgres();
+        started.add(() -> postgres.close());
 
         int redisPort = ports.redis() == 0 ? freePort() : ports.redis();
-        RedisServer redis;
         try {
             redis = RedisServer.newRedisServer()
                     .port(redisPort)
@@ -118,13 +130,13 @@ public final class EmbeddedServers implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("embedded Redis did not start: " + e.getMessage(), e);
         }
-        started.add(redis::stop);
+        started.add(() -> redis.stop());
 
         String sqsEndpoint = startSqs(ports.sqs(), sqsFrontEnd);
         endpoints = new Endpoints(
                 postgres.getJdbcUrl("postgres", "postgres"),
                 "postgres",
-                "postgres",
+                SUPERUSER_PASSWORD,
                 "redis://127.0.0.1:" + redisPort,
                 sqsEndpoint);
     }
@@ -137,8 +149,112 @@ public final class EmbeddedServers implements AutoCloseable {
         return sqs.endpoint();
     }
 
+    /** Starts Postgres on its port over its data directory: initdb only when the directory is new. */
+    private EmbeddedPostgres startPostgres() {
+        try {
+            return EmbeddedPostgres.builder()
+                    .setPort(postgresPort)
+                    .setDataDirectory(postgresData)
+                    .setCleanDataDirectory(false)
+                    .setPGStartupWait(Duration.ofSeconds(60))
+                    // A throwaway server: durability is not worth an fsync per commit here. A restart
+                    // is a clean shutdown (a checkpoint), so it loses no committed row all the same.
+                    .setServerConfig("fsync", "off")
+                    .setServerConfig("synchronous_commit", "off")
+                    .setServerConfig("full_page_writes", "off")
+                    .setServerConfig("max_connections", "300")
+                    // Counts what the server ran, per statement (benchmarks; CREATE EXTENSION pg_stat_statements to read it).
+                    .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                    // The readiness check logs in over TCP: once a runtime makes logins prove their
+                    // password (the local runtime does, as RDS would), a restart must present it.
+                    .setConnectConfig("password", SUPERUSER_PASSWORD)
+                    .start();
+        } catch (IOException e) {
+            throw new IllegalStateException("embedded Postgres did not start: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Stops Postgres (a fast shutdown: sessions are cut, as in a failover), keeps it down for
+     * {@code down}, and starts it again on the same port with the same data. Returns once it takes
+     * connections again.
+     */
+    public synchronized void restartPostgres(Duration down) {
+        requireStarted();
+        try {
+            postgres.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException("embedded Postgres did not stop: " + e.getMessage(), e);
+        }
+        stayDown(down);
+        postgres = startPostgres();
+    }
+
+    /**
+     * Stops Redis, keeps it down for {@code down}, and starts it again on the same port, empty (no
+     * persistence: what a replaced cache node looks like). Returns once it takes connections again.
+     */
+    public synchronized void restartRedis(Duration down) {
+        requireStarted();
+        try {
+            redis.stop();
+            stayDown(down);
+            redis.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("embedded Redis did not restart: " + e.getMessage(), e);
+        }
+    }
+
+    private void requireStarted() {
+        if (endpoints == null || started.isEmpty()) {
+            throw new IllegalStateException("the embedded servers are not running");
+        }
+    }
+
+    /** The outage itself: how long the server stays away is the fault, not a wait for something. */
+    private static void stayDown(Duration down) {
+        if (down.isNegative()) {
+            throw new IllegalArgumentException("down < 0: " + down);
+        }
+        try {
+            Thread.sleep(down);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while a server was down", e);
+        }
+    }
+
+    /**
+     * Deletes the data directory once Postgres has left it. At JVM exit the library's own stop hook
+     * may still be stopping the server when this runs: its pid file goes last, so this waits for
+     * it, and leaves the directory rather than pull it from under a server that is still running.
+     */
+    private void deletePostgresData() throws IOException {
+        if (postgresData == null || !Files.exists(postgresData)) {
+            return;
+        }
+        Path pidFile = postgresData.resolve("postmaster.pid");
+        long deadline = System.nanoTime() + STOP_WAIT.toNanos();
+        while (Files.exists(pidFile) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (Files.exists(pidFile)) {
+            throw new IOException("Postgres has not left " + postgresData + "; the directory is kept");
+        }
+        try (Stream<Path> paths = Files.walk(postgresData)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
     @Override
-    public void close() {
+    public synchronized void close() {
         for (int i = started.size() - 1; i >= 0; i--) {
             try {
                 started.get(i).close();

@@ -5,25 +5,36 @@ import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.api.ManagementApi;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.QueueRole;
+import dev.runner.config.SecretRole;
 
 /** The management API. */
 public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
 
+    /** Manual runs' RunJobs; redrive and resume send items of any tier; the admin key. */
+    public static final Grants GRANTS = Grants.none()
+            .sendingTo(QueueRole.RUNS_MANUAL).sendingTo(QueueRole.itemsTiers())
+            // GET /queues: every queue's depth.
+            .readingAttributesOf(QueueRole.values())
+            .reading(SecretRole.DATABASE, SecretRole.API_KEY, SecretRole.REDIS_AUTH);
+
     private final ManagementApi api;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public ApiFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ApiFunction(Runner runner) {
-        this.api = runner.api();
+        this.api = runner.serve(GRANTS).api();
     }
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.response(api.handle(ApiGatewayToCore.request(event)));
+        return invocation.run(context, () -> ApiGatewayToCore.handle(event, api::handle));
     }
 }

@@ -4,30 +4,74 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
+import dev.runner.log.Log;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
 
 /** Inbound: an HTTP API (payload v2) event into the core's request; outbound: the core's response into the event's answer. */
 final class ApiGatewayToCore {
 
+    private static final Log LOG = Log.of(ApiGatewayToCore.class);
+
     private ApiGatewayToCore() {}
 
+    /**
+     * One invocation: the event into a request, the core's answer back. Nothing escapes: a body that is not the
+     * base64 the event claims is a 400, and a failure the core did not answer itself a logged 500.
+     */
+    static APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Function<ApiRequest, ApiResponse> core) {
+        ApiRequest request;
+        try {
+            request = request(event);
+        } catch (IllegalArgumentException e) {
+            return response(ApiResponse.error(400, "bad_request", "the body is not the base64 the request says it is"));
+        }
+        try {
+            return response(core.apply(request));
+        } catch (RuntimeException e) {
+            LOG.error("request failed", "method", request.method(), "error", e);
+            return response(ApiResponse.error(500, "internal", "Runner failed on this request"));
+        }
+    }
+
     static ApiRequest request(APIGatewayV2HTTPEvent event) {
+        if (event == null) {
+            event = new APIGatewayV2HTTPEvent();
+        }
         Map<String, String> headers = new HashMap<>();
         if (event.getHeaders() != null) {
-            event.getHeaders().forEach((name, value) -> headers.put(name.toLowerCase(Locale.ROOT), value));
+            event.getHeaders().forEach((name, value) -> {
+                if (name != null && value != null) {
+                    headers.put(name.toLowerCase(Locale.ROOT), value);
+                }
+            });
         }
         String body = event.getBody();
         byte[] bytes = body == null ? new byte[0]
                 : event.getIsBase64Encoded() ? Base64.getDecoder().decode(body) : body.getBytes(StandardCharsets.UTF_8);
         String method = event.getRequestContext() != null && event.getRequestContext().getHttp() != null
+                && event.getRequestContext().getHttp().getMethod() != null
                 ? event.getRequestContext().getHttp().getMethod() : routeMethod(event.getRouteKey());
-        return new ApiRequest(method, event.getRawPath(), event.getPathParameters(), headers,
-                event.getQueryStringParameters(), bytes, iamPrincipal(event));
+        return new ApiRequest(method, event.getRawPath(), withoutNulls(event.getPathParameters()), headers,
+                withoutNulls(event.getQueryStringParameters()), bytes, iamPrincipal(event));
+    }
+
+    private static Map<String, String> withoutNulls(Map<String, String> map) {
+        if (map == null) {
+            return null;
+        }
+        Map<String, String> copy = new HashMap<>();
+        map.forEach((name, value) -> {
+            if (name != null && value != null) {
+                copy.put(name, value);
+            }
+        });
+        return copy;
     }
 
     /**

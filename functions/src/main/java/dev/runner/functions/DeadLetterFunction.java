@@ -4,28 +4,37 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.SecretRole;
 import dev.runner.pipeline.DeadLetterService;
 
 /** The DLQs: dead items stamped, failed runs marked, the rest kept in dead_letters. */
 public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
+    /** Sends nothing: it records in Postgres what reaches the DLQs. */
+    public static final Grants GRANTS = Grants.none()
+            .reading(SecretRole.DATABASE);
+
     private final DeadLetterService deadLetters;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public DeadLetterFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public DeadLetterFunction(Runner runner) {
-        this.deadLetters = runner.deadLetters();
+        this.deadLetters = runner.serve(GRANTS).deadLetters();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
-        deadLetters.process(SqsEvents.messages(event));
-        return SqsEvents.response(java.util.List.of());
+        return invocation.run(context, () -> {
+            // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
+            deadLetters.process(SqsEvents.messages(event));
+            return SqsEvents.response(java.util.List.of());
+        });
     }
 }

@@ -4,26 +4,35 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.QueueRole;
+import dev.runner.config.SecretRole;
 import dev.runner.pipeline.IngestService;
 
 /** The ingest queue: envelopes from external producers into runs with trigger queue. */
 public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
+    /** Ingested items go to the queue tier; rejected envelopes are kept in Postgres, not sent anywhere. */
+    public static final Grants GRANTS = Grants.none()
+            .sendingTo(QueueRole.ITEMS_QUEUE)
+            .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
+
     private final IngestService ingest;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public IngestFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public IngestFunction(Runner runner) {
-        this.ingest = runner.ingest();
+        this.ingest = runner.serve(GRANTS).ingest();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(ingest.process(SqsEvents.messages(event)));
+        return invocation.run(context, () -> SqsEvents.response(ingest.process(SqsEvents.messages(event))));
     }
 }

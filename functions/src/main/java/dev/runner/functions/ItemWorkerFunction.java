@@ -4,26 +4,37 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.QueueRole;
+import dev.runner.config.SecretRole;
 import dev.runner.pipeline.ItemWorker;
 
 /** Items tiers: admission, claim, handler call, report. */
 public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
+    /** Deferrals go back to the item's tier, final failures to the items DLQ; retries set the backoff as the message's visibility. */
+    public static final Grants GRANTS = Grants.none()
+            .sendingTo(QueueRole.itemsTiers()).sendingTo(QueueRole.ITEMS_DLQ)
+            .changingVisibilityOn(QueueRole.itemsTiers())
+            .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
+
     private final ItemWorker worker;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public ItemWorkerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ItemWorkerFunction(Runner runner) {
-        this.worker = runner.itemWorker();
+        this.worker = runner.serve(GRANTS).itemWorker();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds());
+        return invocation.run(context, () ->
+                SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds()));
     }
 }

@@ -2,10 +2,11 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
-import dev.runner.config.RunnerConfig;
+import dev.runner.app.Grants;
+import dev.runner.app.Runner;
+import dev.runner.config.SecretRole;
 import dev.runner.functions.CloudFormationResponse.Status;
 import dev.runner.log.Log;
-import dev.runner.store.Database;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -24,20 +25,25 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
     static final String PHYSICAL_ID = "runner-schema";
     private static final Log LOG = Log.of(MigrateFunction.class);
 
+    /** The database login only. */
+    public static final Grants GRANTS = Grants.none().reading(SecretRole.DATABASE);
+
     private final Map<String, String> environment;
-    private final Consumer<RunnerConfig.Database> migrations;
+    private final Consumer<Map<String, String>> migrations;
     private final CloudFormationResponse response;
+    private final Invocation invocation = new Invocation();
 
     public MigrateFunction() {
-        this(System.getenv(), Database::migrate, Duration.ofSeconds(2));
+        this(System.getenv());
     }
 
+    /** Nothing is read or opened until a Create or Update arrives: a bad environment still gets its answer to CloudFormation. */
     public MigrateFunction(Map<String, String> environment) {
-        this(environment, Database::migrate, Duration.ofSeconds(2));
+        this(environment, MigrateFunction::migrate, Duration.ofSeconds(2));
     }
 
-    /** {@code migrations} applies the schema; {@code retryDelay} spaces the retries of the answer. */
-    MigrateFunction(Map<String, String> environment, Consumer<RunnerConfig.Database> migrations, Duration retryDelay) {
+    /** {@code migrations} applies the schema for an environment; {@code retryDelay} spaces the retries of the answer. */
+    MigrateFunction(Map<String, String> environment, Consumer<Map<String, String>> migrations, Duration retryDelay) {
         this.environment = Map.copyOf(environment);
         this.migrations = migrations;
         this.response = new CloudFormationResponse(retryDelay);
@@ -45,12 +51,17 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
 
     @Override
     public Map<String, Object> handleRequest(Map<String, Object> event, Context context) {
+        return invocation.run(context, () -> migrate(event, context));
+    }
+
+    private Map<String, Object> migrate(Map<String, Object> event, Context context) {
         String requestType = String.valueOf(event.getOrDefault("RequestType", "Create"));
         Status status = Status.SUCCESS;
         String reason = "Delete".equals(requestType) ? "schema left in place" : "schema migrated";
         if (!"Delete".equals(requestType)) {
             try {
-                migrations.accept(database());
+                requireDatabase();
+                migrations.accept(environment);
             } catch (RuntimeException | LinkageError e) {
                 // Anything short of the JVM dying: an exception escaping here would leave the
                 // stack waiting for an answer that never comes.
@@ -71,12 +82,18 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
         return answer;
     }
 
-    private RunnerConfig.Database database() {
+    private void requireDatabase() {
         String url = environment.get("RUNNER_DATABASE_URL");
         if (url == null || url.isBlank()) {
             throw new IllegalStateException("RUNNER_DATABASE_URL is not set: the function has no database to migrate");
         }
-        return new RunnerConfig.Database(url, environment.get("RUNNER_DATABASE_USER"), environment.get("RUNNER_DATABASE_PASSWORD"));
+    }
+
+    /** With the login its secret holds (read now, so a rotated password is the one used). */
+    private static void migrate(Map<String, String> environment) {
+        try (Runner runner = Runner.fromEnvironment(environment)) {
+            runner.serve(GRANTS).migrate();
+        }
     }
 
     /** The messages of the exception and its causes, outermost first: Flyway wraps the SQL error. */

@@ -4,26 +4,35 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.QueueRole;
+import dev.runner.config.SecretRole;
 import dev.runner.pipeline.RunWorker;
 
 /** Runs tiers: fetch pages and fan out; continues in a new message when time runs short. */
 public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
 
+    /** A run continues on its own runs tier and fans out onto its trigger's items tier: only manual and scheduled runs fetch. */
+    public static final Grants GRANTS = Grants.none()
+            .sendingTo(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE, QueueRole.ITEMS_MANUAL, QueueRole.ITEMS_SCHEDULE)
+            .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
+
     private final RunWorker worker;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public RunWorkerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public RunWorkerFunction(Runner runner) {
-        this.worker = runner.runWorker();
+        this.worker = runner.serve(GRANTS).runWorker();
     }
 
     @Override
     public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis));
+        return invocation.run(context, () -> SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis)));
     }
 }

@@ -3,7 +3,10 @@ package dev.runner.functions;
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.QueueRole;
+import dev.runner.config.SecretRole;
 import dev.runner.pipeline.Scheduler;
 
 import java.time.Instant;
@@ -11,23 +14,33 @@ import java.time.Instant;
 /** The EventBridge tick: due schedules into runs with trigger schedule. */
 public final class SchedulerFunction implements RequestHandler<ScheduledEvent, String> {
 
+    /** Due schedules' RunJobs; the sweep re-sends stale runs (both runs tiers) and stale items (every items tier). */
+    public static final Grants GRANTS = Grants.none()
+            .sendingTo(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE).sendingTo(QueueRole.itemsTiers())
+            // The sweep re-sends only on tiers without a visible backlog.
+            .readingAttributesOf(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE).readingAttributesOf(QueueRole.itemsTiers())
+            .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
+
     private final Scheduler scheduler;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public SchedulerFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public SchedulerFunction(Runner runner) {
-        this.scheduler = runner.scheduler();
+        this.scheduler = runner.serve(GRANTS).scheduler();
     }
 
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */
     @Override
     public String handleRequest(ScheduledEvent event, Context context) {
-        Scheduler.Tick tick = scheduler.tick(Instant.now());
-        return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
-                + " runsCompleted=" + tick.runsCompleted();
+        return invocation.run(context, () -> {
+            Scheduler.Tick tick = scheduler.tick(Instant.now());
+            return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
+                    + " runsCompleted=" + tick.runsCompleted();
+        });
     }
 }

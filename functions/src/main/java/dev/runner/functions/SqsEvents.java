@@ -17,29 +17,34 @@ public final class SqsEvents {
         if (event == null || event.getRecords() == null) {
             return List.of();
         }
-        return event.getRecords().stream().map(SqsEvents::message).toList();
+        return event.getRecords().stream().filter(java.util.Objects::nonNull).map(SqsEvents::message).toList();
     }
 
     private static QueueMessage message(SQSEvent.SQSMessage record) {
-        Map<String, String> attributes = new HashMap<>();
+        Map<String, String> system = new HashMap<>();
         if (record.getAttributes() != null) {
-            attributes.putAll(record.getAttributes());
+            record.getAttributes().forEach((name, value) -> {
+                if (name != null && value != null) {
+                    system.put(name, value);
+                }
+            });
         }
+        Map<String, String> attributes = new HashMap<>();
         if (record.getMessageAttributes() != null) {
             record.getMessageAttributes().forEach((name, value) -> {
-                if (value != null && value.getStringValue() != null) {
+                if (name != null && value != null && value.getStringValue() != null) {
                     attributes.put(name, value.getStringValue());
                 }
             });
         }
         int receiveCount = 1;
         try {
-            receiveCount = Integer.parseInt(attributes.getOrDefault("ApproximateReceiveCount", "1"));
+            receiveCount = Integer.parseInt(system.getOrDefault("ApproximateReceiveCount", "1"));
         } catch (NumberFormatException ignored) {
             // an attribute SQS always sets; a hand-made event may not
         }
         return new QueueMessage(record.getMessageId(), record.getBody(), record.getReceiptHandle(), receiveCount,
-                QueueMessage.queueNameOfArn(record.getEventSourceArn()), attributes);
+                QueueMessage.queueNameOfArn(record.getEventSourceArn()), attributes, system);
     }
 
     /**

@@ -4,26 +4,35 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import dev.runner.app.Grants;
 import dev.runner.app.Runner;
+import dev.runner.config.QueueRole;
+import dev.runner.config.SecretRole;
 import dev.runner.webhook.WebhookService;
 
 /** Signed webhooks into runs on the highest tier. */
 public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
 
+    /** Webhook items go to the webhook tier only; the database and the Redis AUTH token. */
+    public static final Grants GRANTS = Grants.none()
+            .sendingTo(QueueRole.ITEMS_WEBHOOK)
+            .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
+
     private final WebhookService webhooks;
+    private final Invocation invocation = new Invocation();
 
     /** Lambda's constructor: a root for the environment the template gives the function. */
     public WebhookFunction() {
-        this(Runner.fromEnvironment(System.getenv()));
+        this(Invocation.lambdaRoot());
     }
 
-    /** Builds, at init, only what this function uses (connections open on first use). */
+    /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public WebhookFunction(Runner runner) {
-        this.webhooks = runner.webhooks();
+        this.webhooks = runner.serve(GRANTS).webhooks();
     }
 
     @Override
     public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return ApiGatewayToCore.response(webhooks.handle(ApiGatewayToCore.request(event)));
+        return invocation.run(context, () -> ApiGatewayToCore.handle(event, webhooks::handle));
     }
 }

@@ -24,7 +24,8 @@ class EventSamplesTest {
         ApiRequest request = ApiGatewayToCore.request(Events.load("webhook.json", APIGatewayV2HTTPEvent.class));
         assertEquals("POST", request.method());
         assertEquals("t-demo", request.pathParameter("tenantId"));
-        assertNotNull(request.header("X-Runner-Signature"));
+        assertNotNull(request.header("Webhook-Signature"));
+        assertNotNull(request.header("webhook-id"));
         assertEquals(2, Json.parse(request.body()).size());
     }
 
@@ -59,7 +60,11 @@ class EventSamplesTest {
         QueueMessage dead = SqsEvents.messages(Events.load("sqs-dlq.json", SQSEvent.class)).getFirst();
         assertEquals("runner-items-dlq", dead.sourceQueue());
         assertNotNull(dead.attributes().get("error"));
-        assertNotNull(SqsEvents.messages(Events.load("sqs-ingest.json", SQSEvent.class)).getFirst().body());
+        QueueMessage ingest = SqsEvents.messages(Events.load("sqs-ingest.json", SQSEvent.class)).getFirst();
+        assertNotNull(ingest.body());
+        assertNotNull(ingest.attributes().get("webhook-signature"), "the producer's signature, a message attribute");
+        assertEquals("AIDAEXAMPLEPRODUCER01", ingest.systemAttributes().get("SenderId"), "the producer, as SQS saw it");
+        assertNull(ingest.attributes().get("SenderId"), "never mixed with what a producer may write");
     }
 
     @Test

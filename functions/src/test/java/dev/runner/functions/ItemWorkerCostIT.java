@@ -63,7 +63,7 @@ class ItemWorkerCostIT {
     }
 
     /** The events/ sample's record, once per job: a batch as the event source mapping hands it over. */
-    private static SQSEvent batch(List<ItemJob> jobs) {
+    static SQSEvent batch(List<ItemJob> jobs) {
         SQSEvent event = Events.load("sqs-item-job.json", SQSEvent.class);
         SQSEvent.SQSMessage template = event.getRecords().getFirst();
         List<SQSEvent.SQSMessage> records = new ArrayList<>();

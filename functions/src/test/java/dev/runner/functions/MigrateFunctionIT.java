@@ -3,6 +3,7 @@ package dev.runner.functions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.runner.embedded.TestServers;
+import dev.runner.testing.TestStack;
 import dev.runner.json.Json;
 import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
@@ -91,9 +92,9 @@ class MigrateFunctionIT {
             statement.execute("CREATE TABLE integration_types (integration_key text)");
         }
 
-        Map<String, Object> result = new MigrateFunction(Map.of("RUNNER_DATABASE_URL", url,
-                "RUNNER_DATABASE_USER", servers.dbUser(), "RUNNER_DATABASE_PASSWORD", servers.dbPassword()))
-                .handleRequest(event("Update"), TestContext.of("migrate", 300_000));
+        Map<String, String> env = new HashMap<>(databaseEnvironment());
+        env.put("RUNNER_DATABASE_URL", url);
+        Map<String, Object> result = new MigrateFunction(env).handleRequest(event("Update"), TestContext.of("migrate", 300_000));
 
         assertEquals("FAILED", result.get("Status"));
         JsonNode sent = onlyAnswer();
@@ -161,12 +162,10 @@ class MigrateFunctionIT {
         return Json.parse(answers.getFirst());
     }
 
+    /** What a function of a stack gets: the database login among the rest (queues), as the template gives it. */
     private static Map<String, String> databaseEnvironment() {
-        var servers = TestServers.get();
-        Map<String, String> env = new HashMap<>();
-        env.put("RUNNER_DATABASE_URL", servers.jdbcUrl());
-        env.put("RUNNER_DATABASE_USER", servers.dbUser());
-        env.put("RUNNER_DATABASE_PASSWORD", servers.dbPassword());
-        return env;
+        try (var stack = TestStack.create(Map.of())) {
+            return stack.environment();
+        }
     }
 }

@@ -6,12 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
 import dev.runner.cost.CostMeter;
+import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.json.Json;
 import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
-import dev.runner.security.Signature;
+import dev.runner.security.StandardWebhooks;
 import dev.runner.testing.FakeHandler;
 import dev.runner.testing.TestStack;
 
@@ -20,6 +21,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,7 +47,11 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
 
     PipelineFixture(Map<String, String> overrides) {
         stack = TestStack.create(overrides);
-        runner = new Runner(stack.config(), Clock.systemUTC(), costs);
+        // The tests play every function on one root and also call the core directly (a tick, a sweep):
+        // bind all the functions' grants up front so what is allowed does not depend on which ran first.
+        runner = new Runner(stack.config(), Clock.systemUTC(), costs, InvocationMetrics.INSTANCE).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS)
+                .serve(SchedulerFunction.GRANTS).serve(RunWorkerFunction.GRANTS).serve(ItemWorkerFunction.GRANTS)
+                .serve(IngestFunction.GRANTS).serve(DeadLetterFunction.GRANTS);
         handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));
         pump = new EventSourcePump(stack, runner);
         apiKey = stack.environment().get("RUNNER_API_KEY");
@@ -61,7 +67,8 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
     Integration integration(boolean batch, ObjectNode configs) {
         int n = SEQUENCE.incrementAndGet();
         String suffix = stack.name() + "-" + n;
-        var integration = new Integration("tenant-" + suffix, "crm-" + suffix, "leads-" + suffix, "whsec-" + suffix + "-0123456789");
+        var integration = new Integration("tenant-" + suffix, "crm-" + suffix, "leads-" + suffix, StandardWebhooks.SECRET_PREFIX
+                + java.util.Base64.getEncoder().encodeToString(("key-" + suffix + "-0123456789").getBytes(StandardCharsets.UTF_8)));
         ObjectNode type = Json.object().put("name", "CRM " + n);
         ObjectNode handler = type.putObject("handlers").putObject(integration.handlerKey());
         handler.put("url", handlers.url(integration.handlerKey())).put("direction", "inbound").put("batch", batch);
@@ -99,8 +106,13 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
         }
     }
 
-    /** events/webhook.json aimed at an integration, with {@code body} signed now with its secret. */
+    /** events/webhook.json aimed at an integration, with {@code body} signed now with its secret under a new webhook-id. */
     APIGatewayV2HTTPEvent webhookEvent(Integration integration, String body) {
+        return webhookEvent(integration, body, "msg_" + UUID.randomUUID());
+    }
+
+    /** events/webhook.json aimed at an integration, with {@code body} signed now with its secret (Standard Webhooks). */
+    APIGatewayV2HTTPEvent webhookEvent(Integration integration, String body, String webhookId) {
         APIGatewayV2HTTPEvent event = Events.load("webhook.json", APIGatewayV2HTTPEvent.class);
         String path = "/webhooks/" + integration.tenantId() + "/" + integration.integrationKey() + "/" + integration.handlerKey();
         event.setRawPath(path);
@@ -110,8 +122,7 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
         event.setBody(body);
         long now = Instant.now().getEpochSecond();
         Map<String, String> headers = new HashMap<>(event.getHeaders());
-        headers.put("x-runner-timestamp", Long.toString(now));
-        headers.put("x-runner-signature", Signature.sign(integration.webhookSecret(), now, body.getBytes(StandardCharsets.UTF_8)));
+        headers.putAll(StandardWebhooks.headers(List.of(integration.webhookSecret()), webhookId, now, body.getBytes(StandardCharsets.UTF_8)));
         event.setHeaders(headers);
         return event;
     }

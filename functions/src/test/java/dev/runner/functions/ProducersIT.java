@@ -13,8 +13,13 @@ import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import dev.runner.security.StandardWebhooks;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -70,12 +75,16 @@ class ProducersIT {
     void ingestedMessagesBecomeARunWithTriggerQueueAndBadOnesAreKept() {
         var integration = fixture.integration(true);
         SQSEvent event = Events.load("sqs-ingest.json", SQSEvent.class);
-        String good = Json.write(Json.object().put("tenantId", integration.tenantId()).put("integrationKey", integration.integrationKey())
-                .put("handlerKey", integration.handlerKey()).put("externalId", "ext-1").set("payload", Json.object().put("name", "Ada")));
-        event.getRecords().getFirst().setBody(good);
-        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(good));
+        String good = IngestIT.envelope(integration, "ext-1");
+        Map<String, MessageAttributeValue> signature = new HashMap<>();
+        StandardWebhooks.headers(List.of(integration.webhookSecret()), "msg_" + UUID.randomUUID(), Instant.now().getEpochSecond(),
+                good.getBytes(StandardCharsets.UTF_8)).forEach((name, value) ->
+                signature.put(name, MessageAttributeValue.builder().dataType("String").stringValue(value).build()));
+        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(good).messageAttributes(signature));
+        String unsigned = IngestIT.envelope(integration, "ext-unsigned");
+        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(unsigned));
         String unknownTenant = good.replace(integration.tenantId(), "nobody-" + UUID.randomUUID());
-        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(unknownTenant));
+        fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody(unknownTenant).messageAttributes(signature));
         fixture.stack.sqs().sendMessage(b -> b.queueUrl(fixture.stack.url("ingest")).messageBody("{\"tenantId\":\"x\"}"));
 
         await().atMost(Duration.ofSeconds(20)).until(() -> runsOf(integration.tenantId()).stream().anyMatch(r -> r.status() == RunStatus.COMPLETED));
@@ -85,10 +94,22 @@ class ProducersIT {
                 .anyMatch(l -> l.body().equals(unknownTenant) && l.reason().contains("has no integration")));
         assertTrue(fixture.runner.deadLetterStore().recent(100).stream()
                 .anyMatch(l -> l.body().equals("{\"tenantId\":\"x\"}") && l.reason().contains("invalid envelope")));
+        assertTrue(fixture.runner.deadLetterStore().recent(100).stream()
+                .anyMatch(l -> l.body().equals(unsigned) && l.reason().contains("unbound")));
+        assertEquals(1, runsOf(integration.tenantId()).size(), "the unsigned message acted for no one");
 
-        // The events/ sample goes through the function class as Lambda would hand it over.
+        // The events/ sample goes through the function class as Lambda would hand it over: signed, then sent again.
+        var record = event.getRecords().getFirst();
+        String sample = IngestIT.envelope(integration, "ext-sample");
+        record.setBody(sample);
+        record.getAttributes().put("SentTimestamp", Long.toString(Instant.now().toEpochMilli()));
+        StandardWebhooks.headers(List.of(integration.webhookSecret()), "msg_" + UUID.randomUUID(), Instant.now().getEpochSecond(),
+                sample.getBytes(StandardCharsets.UTF_8)).forEach((name, value) -> record.getMessageAttributes().get(name).setStringValue(value));
         var response = new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
         assertTrue(response.getBatchItemFailures().isEmpty());
+        assertEquals(2, runsOf(integration.tenantId()).size());
+        new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
+        assertEquals(2, runsOf(integration.tenantId()).size(), "a redelivery makes nothing new");
     }
 
     @Test

@@ -16,7 +16,7 @@ import java.util.Optional;
  * @param demo               whether to serve and register the demo integration
  */
 public record LocalOptions(Path template, Map<String, String> parameterOverrides, int apiPort, int postgresPort,
-                           int redisPort, int sqsPort, Map<String, String> environment,
+                           int redisPort, int sqsPort, int secretsPort, Map<String, String> environment,
                            Optional<Duration> scheduleTick, boolean demo) {
 
     public static final String USAGE = "usage: java -jar runner-local.jar [template.yaml] [--parameter Name=Value]... [--no-demo]";
@@ -24,7 +24,7 @@ public record LocalOptions(Path template, Map<String, String> parameterOverrides
     public LocalOptions {
         parameterOverrides = Map.copyOf(parameterOverrides);
         environment = Map.copyOf(environment);
-        for (int port : new int[] {apiPort, postgresPort, redisPort, sqsPort}) {
+        for (int port : new int[] {apiPort, postgresPort, redisPort, sqsPort, secretsPort}) {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port out of 0..65535: " + port);
             }
@@ -62,20 +62,22 @@ public record LocalOptions(Path template, Map<String, String> parameterOverrides
         return new LocalOptions(template, Map.of(),
                 port(environment, "RUNNER_API_PORT", 3000), port(environment, "RUNNER_PG_PORT", 5433),
                 port(environment, "RUNNER_REDIS_PORT", 6380), port(environment, "RUNNER_SQS_PORT", 9324),
-                environment, scheduleTick, true);
+                port(environment, "RUNNER_SECRETS_PORT", 4584), environment, scheduleTick, true);
     }
 
     /** Every server on a free port: what tests use. */
     public LocalOptions withFreePorts() {
-        return new LocalOptions(template, parameterOverrides, 0, 0, 0, 0, environment, scheduleTick, demo);
+        return new LocalOptions(template, parameterOverrides, 0, 0, 0, 0, 0, environment, scheduleTick, demo);
     }
 
     public LocalOptions withParameters(Map<String, String> overrides) {
-        return new LocalOptions(template, overrides, apiPort, postgresPort, redisPort, sqsPort, environment, scheduleTick, demo);
+        return new LocalOptions(template, overrides, apiPort, postgresPort, redisPort, sqsPort, secretsPort, environment,
+                scheduleTick, demo);
     }
 
     public LocalOptions withDemo(boolean on) {
-        return new LocalOptions(template, parameterOverrides, apiPort, postgresPort, redisPort, sqsPort, environment, scheduleTick, on);
+        return new LocalOptions(template, parameterOverrides, apiPort, postgresPort, redisPort, sqsPort, secretsPort, environment,
+                scheduleTick, on);
     }
 
     private static int port(Map<String, String> environment, String name, int fallback) {

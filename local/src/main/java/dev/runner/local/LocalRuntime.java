@@ -5,15 +5,22 @@ import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import dev.runner.app.Runner;
 import dev.runner.config.RunnerConfig;
+import dev.runner.config.SecretRole;
 import dev.runner.cost.CostMeter;
 import dev.runner.embedded.EmbeddedServers;
+import dev.runner.functions.telemetry.InvocationMetrics;
+import dev.runner.functions.telemetry.JsonLogProvider;
+import dev.runner.functions.telemetry.LogSettings;
 import dev.runner.local.demo.DemoHandlerService;
 import dev.runner.local.demo.DemoIntegration;
 import dev.runner.local.http.ApiServer;
 import dev.runner.local.http.RouteTemplate;
+import dev.runner.local.iam.LocalIam;
+import dev.runner.local.iam.SqsIamGate;
 import dev.runner.local.lambda.InvocationMeter;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.schedule.ScheduleTicker;
+import dev.runner.local.secrets.LocalSecretsManager;
 import dev.runner.local.sqs.QueuePoller;
 import dev.runner.local.sqs.QueueProvisioner;
 import dev.runner.local.template.EventSource;
@@ -22,7 +29,9 @@ import dev.runner.local.template.Intrinsics;
 import dev.runner.local.template.QueueDefinition;
 import dev.runner.local.template.Template;
 import dev.runner.local.template.TemplateException;
+import dev.runner.store.Credentials;
 import dev.runner.store.Database;
+import io.lettuce.core.RedisClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -33,9 +42,17 @@ import software.amazon.awssdk.services.sqs.SqsClient;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
+import java.io.IOException;
 import java.lang.reflect.Constructor;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,32 +62,53 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 /**
  * The whole suite on one machine: embedded Postgres, Redis and ElasticMQ, the queues and
  * functions of template.yaml wired as the template wires them (HTTP API routes, schedules, SQS
  * event source mappings), and a demo integration. {@code main} prints one {@code READY …} line
- * once it takes traffic, then the API key; Ctrl-C stops everything, embedded Postgres included.
+ * once it takes traffic, then the API key and the console's address; Ctrl-C stops everything,
+ * embedded Postgres included.
+ *
+ * <p>IAM and secrets as in AWS: each function signs with credentials of its own and its SQS and
+ * Secrets Manager requests are checked against the policies the template gives it ({@link LocalIam});
+ * the secrets the template names are created in a local Secrets Manager ({@link LocalSecretsManager})
+ * that functions read at run time, never from their environment; Postgres checks passwords, with the
+ * functions logging in as their own role, whose password is the database secret's.
  */
 public final class LocalRuntime implements AutoCloseable {
 
+    private static final String QUIET_LIBRARIES = "warn,dev.runner=info";
+    private static final List<String> PLAIN_LOGGERS = List.of("dev.runner.local", "dev.runner.embedded", "org.elasticmq",
+            "org.apache.pekko", "io.zonky", "redis.embedded");
+
     static {
-        // Before the first logger exists: slf4j-simple reads its levels once.
-        quietLibraries();
+        // Before the first line, so that even the first is written as configured.
+        configureOutput();
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalRuntime.class);
     private static final Duration DRAIN_GRACE = Duration.ofSeconds(10);
+    /** The superuser, for operators and tools (the READY line's postgres URL). */
     private static final String DB_USER = "postgres";
-    private static final String DB_PASSWORD = "postgres";
+    private static final String DB_PASSWORD = EmbeddedServers.SUPERUSER_PASSWORD;
+    /** The role functions log in as, with the password of the database secret. */
+    public static final String FUNCTIONS_DB_USER = "runner";
     private static final String LOCAL_ACCESS_KEY = "local";
+    /** Caller variables that choose the local secrets' values: they seed the secrets, never a function's environment. */
+    private static final Set<String> SECRET_SEEDS = Set.of("RUNNER_API_KEY", "RUNNER_HANDLER_SIGNING_SECRET",
+            "RUNNER_DATABASE_USER", "RUNNER_DATABASE_PASSWORD");
 
     private final LocalOptions options;
     private final Clock clock;
     private final String apiKey;
     private final String signingSecret;
+    private final String functionsDbPassword = randomHex(16);
     private final Intrinsics.Stack stack = Intrinsics.Stack.local();
+    private final LocalIam iam = new LocalIam(stack);
     private final List<LocalFunction> functions = new ArrayList<>();
     /** Composition roots by environment: functions configured alike share pools and clients, as one would expect of one JVM. */
     private final Map<Map<String, String>, Runner> roots = new LinkedHashMap<>();
@@ -83,10 +121,16 @@ public final class LocalRuntime implements AutoCloseable {
     private final CountDownLatch closed = new CountDownLatch(1);
     private EmbeddedServers servers;
     private ApiServer api;
+    private LocalSecretsManager secrets;
+    /** host:port of ElasticMQ while the IAM gate checks requests to it. */
+    private String gatedSqs;
+    /** The embedded Redis' AUTH password, when the template names a Redis AUTH secret; null = none. */
+    private String redisPassword;
     private SqsClient sqs;
     private ScheduleTicker ticker;
     private DemoHandlerService demo;
     private String postgresUrl;
+    private boolean servesConsole;
     private boolean stopped;
     /** Set by close() before it waits for a start in progress, which gives up at its next step. */
     private volatile boolean stopping;
@@ -117,8 +161,10 @@ public final class LocalRuntime implements AutoCloseable {
         try {
             runtime.startAll();
         } catch (RuntimeException e) {
+            // Read before close(), which sets it: only a stop asked for during the start is a quiet exit.
+            boolean askedToStop = runtime.stopping;
             runtime.close();
-            if (runtime.stopping && !(e instanceof EmbeddedServers.PortTakenException)) {
+            if (askedToStop && !(e instanceof EmbeddedServers.PortTakenException)) {
                 System.exit(130);
             }
             if (e instanceof EmbeddedServers.PortTakenException) {
@@ -140,6 +186,7 @@ public final class LocalRuntime implements AutoCloseable {
         }
         System.out.println(runtime.readyLine());
         System.out.println("RUNNER_API_KEY=" + runtime.apiKey());
+        runtime.consoleUrl().ifPresent(console -> System.out.println("CONSOLE=" + console));
         System.out.flush();
         runtime.awaitClose();
     }
@@ -161,28 +208,62 @@ public final class LocalRuntime implements AutoCloseable {
         }
     }
 
-    /** {@code READY api=… sqs=… redis=… postgres=…}: what a client needs, postgres as a usable JDBC URL. */
+    /** {@code READY api=… sqs=… redis=… postgres=… secretsmanager=…}: what a client needs, postgres as a usable JDBC URL. */
     public String readyLine() {
-        return "READY api=" + apiUrl() + " sqs=" + servers.endpoints().sqsEndpoint() + " redis=" + servers.endpoints().redisUrl()
-                + " postgres=" + postgresUrl + "?user=" + DB_USER + "&password=" + DB_PASSWORD;
+        return "READY api=" + apiUrl() + " sqs=" + servers.endpoints().sqsEndpoint() + " redis=" + redisUrl()
+                + " postgres=" + postgresUrl + "?user=" + DB_USER + "&password=" + DB_PASSWORD
+                + " secretsmanager=" + secretsEndpoint();
+    }
+
+    /** The local Secrets Manager: {@code aws secretsmanager … --endpoint-url} this. */
+    public URI secretsEndpoint() {
+        return secrets.endpoint();
+    }
+
+    /** The secrets the functions read; tests rotate them here. */
+    public LocalSecretsManager secrets() {
+        return secrets;
     }
 
     public URI apiUrl() {
         return URI.create("http://127.0.0.1:" + api.port());
     }
 
+    /** The operator console's address, when the template routes {@code GET /console} (the project's does). */
+    public Optional<URI> consoleUrl() {
+        return servesConsole ? Optional.of(apiUrl().resolve("/console")) : Optional.empty();
+    }
+
     public String apiKey() {
         return apiKey;
     }
 
+    /** For operators and tools: Postgres as its superuser, Redis with its AUTH password if it has one. */
     public EmbeddedServers.Endpoints endpoints() {
-        return new EmbeddedServers.Endpoints(postgresUrl, DB_USER, DB_PASSWORD,
-                servers.endpoints().redisUrl(), servers.endpoints().sqsEndpoint());
+        return new EmbeddedServers.Endpoints(postgresUrl, DB_USER, DB_PASSWORD, redisUrl(), servers.endpoints().sqsEndpoint());
+    }
+
+    private String redisUrl() {
+        String url = servers.endpoints().redisUrl();
+        return redisPassword == null ? url : url.replace("redis://", "redis://:" + redisPassword + "@");
     }
 
     /** Queue URL by the template's logical id. */
     public Map<String, String> queueUrls() {
         return Map.copyOf(queueUrls);
+    }
+
+    /**
+     * Fault injection (the fault run): embedded Redis goes away for {@code down} and comes back on
+     * its port, empty. The functions keep running and must ride it out.
+     */
+    public void restartRedis(Duration down) {
+        servers.restartRedis(down);
+    }
+
+    /** Fault injection (the fault run): embedded Postgres goes away for {@code down} and comes back on its port with its data. */
+    public void restartPostgres(Duration down) {
+        servers.restartPostgres(down);
     }
 
     /** The demo handler service, or null when started without the demo. */
@@ -196,12 +277,15 @@ public final class LocalRuntime implements AutoCloseable {
         template.warnings().forEach(w -> LOG.warn("template: {}", w));
         List<QueueDefinition> queues = template.queues();
         api = ApiServer.bind(options.apiPort(), clock, invocations.callerThreads("api"));
+        secrets = LocalSecretsManager.bind(options.secretsPort(), iam, clock);
         checkNotStopping();
         startServers();
         checkNotStopping();
+        requirePasswords();
         migrate();
         Map<String, String> urlsByName = createQueues(template, queues);
         checkNotStopping();
+        secrets.start();
         if (options.demo()) {
             demo = DemoHandlerService.start();
         }
@@ -211,6 +295,8 @@ public final class LocalRuntime implements AutoCloseable {
         List<ApiServer.Route> routes = invocations.inFunctionGroup(() -> wire(template.functions(), urlsByName));
         checkNotStopping();
         api.start(routes);
+        servesConsole = routes.stream()
+                .anyMatch(route -> route.template().method().equalsIgnoreCase("GET") && route.template().path().equals("/console"));
         pollers.forEach(QueuePoller::start);
         if (demo != null) {
             installDemo();
@@ -224,6 +310,9 @@ public final class LocalRuntime implements AutoCloseable {
         int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
         postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres";
         useLocalAwsDefaults();
+        URI sqsEndpoint = URI.create(servers.endpoints().sqsEndpoint());
+        gatedSqs = sqsEndpoint.getHost() + ":" + sqsEndpoint.getPort();
+        SqsIamGate.register(gatedSqs, iam);
         sqs = SqsClient.builder()
                 .endpointOverride(URI.create(servers.endpoints().sqsEndpoint()))
                 .region(Region.of(stack.region()))
@@ -245,7 +334,9 @@ public final class LocalRuntime implements AutoCloseable {
     private List<ApiServer.Route> wire(List<FunctionDefinition> definitions, Map<String, String> queueUrlsByName) {
         List<ApiServer.Route> routes = new ArrayList<>();
         for (FunctionDefinition definition : definitions) {
-            LocalFunction function = LocalFunction.load(definition, definition.arn(stack), environment(definition), clock,
+            Map<String, String> environment = environment(definition, iam.register(definition));
+            createSecrets(environment);
+            LocalFunction function = LocalFunction.load(definition, definition.arn(stack), environment, clock,
                     this::newFunctionInstance, invocations);
             functions.add(function);
             for (EventSource source : definition.events()) {
@@ -288,7 +379,8 @@ public final class LocalRuntime implements AutoCloseable {
 
     private Runner root(Map<String, String> environment) {
         synchronized (roots) {
-            return roots.computeIfAbsent(Map.copyOf(environment), env -> new Runner(RunnerConfig.from(env), clock, costs));
+            return roots.computeIfAbsent(Map.copyOf(environment), env -> new Runner(RunnerConfig.from(env), clock, costs,
+                    InvocationMetrics.INSTANCE));
         }
     }
 
@@ -320,40 +412,72 @@ public final class LocalRuntime implements AutoCloseable {
     }
 
     /**
-     * What a function sees: the template's variables, then the caller's {@code RUNNER_*} variables,
-     * then the endpoints of the embedded servers and the local secrets.
+     * What a function sees: the template's variables, then the caller's {@code RUNNER_*} variables
+     * (except those that choose secrets' values), then the endpoints of the embedded servers and
+     * the function's own AWS credentials. No secret value: functions read their secrets at run time.
      */
-    private Map<String, String> environment(FunctionDefinition definition) {
+    private Map<String, String> environment(FunctionDefinition definition, Optional<LocalIam.Identity> identity) {
         Map<String, String> environment = new LinkedHashMap<>(definition.environment());
         options.environment().forEach((name, value) -> {
-            if (name.startsWith("RUNNER_")) {
+            if (name.startsWith("RUNNER_") && !SECRET_SEEDS.contains(name)) {
                 environment.put(name, value);
             }
         });
         environment.put("RUNNER_DATABASE_URL", postgresUrl);
-        environment.put("RUNNER_DATABASE_USER", DB_USER);
-        environment.put("RUNNER_DATABASE_PASSWORD", DB_PASSWORD);
         environment.put("RUNNER_REDIS_URL", servers.endpoints().redisUrl());
+        environment.put("RUNNER_REDIS_MODE", "standalone");
         environment.put("RUNNER_SQS_ENDPOINT", servers.endpoints().sqsEndpoint());
-        environment.put("RUNNER_API_KEY", apiKey);
-        environment.put("RUNNER_HANDLER_SIGNING_SECRET", signingSecret);
+        environment.put("RUNNER_SECRETS_ENDPOINT", secrets.endpoint().toString());
         // The demo's and a developer's handlers listen on this machine: loopback only, unless the caller names networks.
         environment.put("RUNNER_HANDLER_ALLOWED_NETWORKS", callerOr("RUNNER_HANDLER_ALLOWED_NETWORKS", () -> "127.0.0.0/8,::1/128"));
         environment.put("AWS_REGION", stack.region());
         environment.put("AWS_DEFAULT_REGION", stack.region());
-        environment.put("AWS_ACCESS_KEY_ID", LOCAL_ACCESS_KEY);
+        environment.put("AWS_ACCESS_KEY_ID", identity.map(LocalIam.Identity::accessKeyId).orElse(LOCAL_ACCESS_KEY));
         environment.put("AWS_SECRET_ACCESS_KEY", LOCAL_ACCESS_KEY);
         return environment;
+    }
+
+    /** Creates, with local values, the secrets a function's environment names (Runner's {@code RUNNER_*_SECRET} variables). */
+    private void createSecrets(Map<String, String> environment) {
+        for (SecretRole role : SecretRole.values()) {
+            String name = environment.get(role.variable());
+            if (name == null || name.isBlank() || secrets.find(name).isPresent()) {
+                continue;
+            }
+            String value = switch (role) {
+                case DATABASE -> LocalSecretsManager.json(Map.of("username", FUNCTIONS_DB_USER, "password", functionsDbPassword));
+                case API_KEY -> apiKey;
+                case HANDLER_SIGNING_KEY -> signingSecret;
+                case REDIS_AUTH -> requireRedisPassword();
+            };
+            secrets.createIfAbsent(name, value);
+            LOG.info("secret {} created for {}", name, role);
+        }
+    }
+
+    /** The template names a Redis AUTH secret: the embedded Redis then requires that password, as ElastiCache would. */
+    private String requireRedisPassword() {
+        if (redisPassword == null) {
+            String password = randomHex(16);
+            RedisClient client = RedisClient.create(servers.endpoints().redisUrl());
+            try (var connection = client.connect()) {
+                connection.sync().configSet("requirepass", password);
+            } finally {
+                client.shutdown();
+            }
+            redisPassword = password;
+        }
+        return redisPassword;
     }
 
     /** {@code {{resolve:service:reference}}} → a local value: secrets the runtime owns, by what they name. */
     private String dynamicReference(String reference) {
         String name = reference.toLowerCase(Locale.ROOT);
         if (name.contains("password")) {
-            return DB_PASSWORD;
+            return functionsDbPassword;
         }
         if (name.contains("username")) {
-            return DB_USER;
+            return FUNCTIONS_DB_USER;
         }
         if (name.contains("signing")) {
             return signingSecret;
@@ -364,9 +488,37 @@ public final class LocalRuntime implements AutoCloseable {
         return "local-" + reference.replaceAll("[^A-Za-z0-9]+", "-");
     }
 
-    /** What the Migration custom resource does on deploy, done directly: there is no CloudFormation here. */
+    /**
+     * Embedded Postgres trusts every local login; AWS's does not. The superuser gets its password,
+     * the functions a role of their own, and TCP logins must then prove their password (SCRAM), so
+     * a stale database secret fails here as it would against RDS.
+     */
+    private void requirePasswords() {
+        try (Connection admin = DriverManager.getConnection(postgresUrl, DB_USER, DB_PASSWORD);
+             Statement statement = admin.createStatement()) {
+            // Role names and the hex password are the runtime's own constants: DDL takes no bind parameters.
+            statement.execute("ALTER ROLE " + DB_USER + " PASSWORD '" + DB_PASSWORD + "'");
+            statement.execute("CREATE ROLE " + FUNCTIONS_DB_USER + " LOGIN PASSWORD '" + functionsDbPassword + "'");
+            statement.execute("GRANT USAGE, CREATE ON SCHEMA public TO " + FUNCTIONS_DB_USER);
+            String hbaFile;
+            try (ResultSet row = statement.executeQuery("SHOW hba_file")) {
+                row.next();
+                hbaFile = row.getString(1);
+            }
+            Files.writeString(Path.of(hbaFile), """
+                    local all all trust
+                    host all all 127.0.0.1/32 scram-sha-256
+                    host all all ::1/128 scram-sha-256
+                    """);
+            statement.execute("SELECT pg_reload_conf()");
+        } catch (SQLException | IOException e) {
+            throw new IllegalStateException("could not make embedded Postgres check passwords: " + e.getMessage(), e);
+        }
+    }
+
+    /** What the Migration custom resource does on deploy, done directly, as the functions' role: there is no CloudFormation here. */
     private void migrate() {
-        Database.migrate(new RunnerConfig.Database(postgresUrl, DB_USER, DB_PASSWORD));
+        Database.migrate(postgresUrl, Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword));
     }
 
     /** Functions build their AWS clients with the default chains; point those at local, dummy values. */
@@ -411,6 +563,10 @@ public final class LocalRuntime implements AutoCloseable {
             closeQuietly(api);
             functions.forEach(LocalRuntime::closeQuietly);
             closeCompositionRoots();
+            closeQuietly(secrets);
+            if (gatedSqs != null) {
+                SqsIamGate.unregister(gatedSqs);
+            }
             closeQuietly(demo);
             closeQuietly(sqs);
             closeQuietly(servers);
@@ -479,12 +635,24 @@ public final class LocalRuntime implements AutoCloseable {
         }
     }
 
-    /** Library start-up chatter (initdb, Pekko, Flyway) stays out of the way; the runtime's own lines remain. */
-    private static void quietLibraries() {
-        setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        setIfAbsent("org.slf4j.simpleLogger.log.dev.runner", "info");
-        setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
-        setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss.SSS");
+    /**
+     * The functions' lines are JSON here too, as in Lambda; the runtime's own lines and those of the
+     * servers it embeds stay plain text for people; all of them on stderr, as before. Library start-up chatter (initdb, Pekko, Flyway)
+     * stays out of the way unless RUNNER_LOG_LEVEL (or -Drunner.log.level) asks for it. Metrics
+     * are printed as lines among the logs ({@link LocalMetrics}) where Lambda writes EMF.
+     */
+    private static void configureOutput() {
+        String spec = System.getProperty(LogSettings.LEVEL_PROPERTY, System.getenv(LogSettings.LEVEL_VARIABLE));
+        LogSettings settings;
+        try {
+            settings = LogSettings.parse(spec == null || spec.isBlank() ? QUIET_LIBRARIES : spec, PLAIN_LOGGERS);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage() + "; logging as " + QUIET_LIBRARIES);
+            settings = LogSettings.parse(QUIET_LIBRARIES, PLAIN_LOGGERS);
+        }
+        // stdout is for the READY line and the API key, which scripts read.
+        JsonLogProvider.configure(settings.onStderr());
+        InvocationMetrics.publishTo(new LocalMetrics());
     }
 
     private static String randomHex(int bytes) {

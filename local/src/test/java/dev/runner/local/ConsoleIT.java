@@ -6,12 +6,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.runner.json.Json;
-import dev.runner.local.ContractFixtures.Seen;
 import dev.runner.local.demo.DemoIntegration;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
@@ -19,6 +18,7 @@ import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.interactions.Actions;
+import org.openqa.selenium.logging.LogEntry;
 import org.openqa.selenium.support.ui.Select;
 
 import java.io.IOException;
@@ -28,30 +28,41 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The operator console in headless Chromium against the local runtime with real data: sign in,
- * find a run and watch it complete, pause and resume a handler, open a dead item whose texts are
- * hostile markup and redrive it. Screenshots of every view go to local/target/console-screenshots/.
+ * The operator console in headless Chromium against the local runtime with real data, no fake
+ * route: sign in, find a run, pause its handler and watch it complete after the resume, open a
+ * dead item whose texts are hostile markup and redrive it, a tenant key's narrower view, queue
+ * depth, tenant windows and the charts. One runtime and one browser serve the whole class; each
+ * test makes its own tenant's data. Screenshots of every view go to local/target/console-screenshots/.
  * Skipped (not failed) when Chromium cannot be installed: see {@link HeadlessChromium}.
  */
 class ConsoleIT {
 
     private static final String SECRET = "console-webhook-secret-0123";
+    /** Low enough that one test's busy tenant has items waiting for its window, high enough for every other test. */
+    private static final int TENANT_LIMIT = 40;
     /** Texts a handler or a sender controls; the console must show them as text, never run them. */
     private static final String HOSTILE_ERROR = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">";
     private static final String HOSTILE_ID = "<b onmouseover=\"window.__pwned = 3\">bold</b>";
+    /** Browser log lines the tests cause on purpose: a refused key (401) and another tenant's run (404). */
+    private static final Pattern EXPECTED_LOG = Pattern.compile("Failed to load resource: the server responded with a status of 40[14] ");
 
     private static LocalRuntime runtime;
     private static RunnerApi api;
@@ -61,11 +72,17 @@ class ConsoleIT {
 
     @BeforeAll
     static void start() {
-        browser = HeadlessChromium.start(LocalRuntimeIT.projectTemplate().resolveSibling("local/target/console-screenshots"));
-        driver = browser.driver();
-        runtime = LocalRuntime.start(LocalOptions.defaults(LocalRuntimeIT.projectTemplate(), Map.of(
-                "RUNNER_BACKOFF_BASE_MS", "200",
-                "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000")).withFreePorts());
+        // Side by side: the runtime's embedded servers and the browser are most of the class's time.
+        CompletableFuture<LocalRuntime> starting = CompletableFuture.supplyAsync(() -> LocalRuntime.start(
+                LocalOptions.defaults(LocalRuntimeIT.projectTemplate(), Map.of(
+                        "RUNNER_BACKOFF_BASE_MS", "200",
+                        "RUNNER_TENANT_LIMIT_PER_MINUTE", Integer.toString(TENANT_LIMIT))).withFreePorts()));
+        try {
+            browser = HeadlessChromium.start(LocalRuntimeIT.projectTemplate().resolveSibling("local/target/console-screenshots"));
+            driver = browser.driver();
+        } finally {
+            runtime = starting.join();
+        }
         api = new RunnerApi(runtime.apiUrl(), runtime.apiKey());
         hostile = HostileHandler.start();
     }
@@ -93,10 +110,21 @@ class ConsoleIT {
         visible(By.id("signin-key"));
     }
 
+    /** Whatever a test did, the page logged no script error, no policy violation, no unexpected failed request. */
+    @AfterEach
+    void noScriptOrPolicyError() {
+        List<String> problems = driver.manage().logs().get("browser").getAll().stream()
+                .map(LogEntry::getMessage)
+                .filter(message -> !EXPECTED_LOG.matcher(message).find())
+                .toList();
+        assertTrue(problems.isEmpty(), problems.toString());
+    }
+
     @Test
-    void servesThePageWithoutAKeyUnderAStrictPolicy() throws Exception {
+    void servesThePageWithoutAKeyUnderAStrictPolicyAtTheAddressTheRuntimePrints() throws Exception {
+        assertEquals(Optional.of(runtime.apiUrl().resolve("/console")), runtime.consoleUrl());
         HttpClient http = HttpClient.newHttpClient();
-        HttpResponse<String> page = http.send(HttpRequest.newBuilder(runtime.apiUrl().resolve("/console")).build(),
+        HttpResponse<String> page = http.send(HttpRequest.newBuilder(runtime.consoleUrl().orElseThrow()).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertEquals(200, page.statusCode());
         assertTrue(page.headers().firstValue("content-type").orElseThrow().startsWith("text/html"));
@@ -119,8 +147,9 @@ class ConsoleIT {
         assertFalse(driver.findElement(By.id("app")).isDisplayed());
         browser.screenshot("01-sign-in-refused");
 
-        signIn();
-        awaitText(By.id("who"), "admin");
+        signIn(runtime.apiKey());
+        awaitText(By.id("who"), "Signed in: admin");
+        assertEquals(List.of("Runs", "Dead items", "Handlers", "Tenants", "Queues", "Charts"), visibleViews());
         assertEquals(runtime.apiKey(), script("return sessionStorage.getItem('runner.console.key')"));
         assertEquals(0L, script("return localStorage.length"));
         assertEquals("", script("return document.cookie"));
@@ -131,86 +160,282 @@ class ConsoleIT {
         assertNull(script("return sessionStorage.getItem('runner.console.key')"));
     }
 
-    /** A paused handler parks the run's items; resuming it from the console lets the run complete on screen. */
     @Test
-    void watchesARunCompleteAfterItsHandlerIsResumed() {
-        String integration = "it-console-pause";
+    void findsARunByItsFiltersNewestFirstPageByPage() {
+        String integration = "it-console-find";
+        String tenant = "t-console-find";
         api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
-        api.putTenant("t-console-pause", integration, SECRET, Json.object().put("pages", 2).put("pageSize", 5));
-        signIn();
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 1).put("pageSize", 1));
+        List<String> manual = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            manual.add(api.startRun(tenant, integration));
+        }
+        String webhook = RunnerApi.require(api.webhook(tenant, integration, SECRET, "{\"externalId\":\"w-1\"}"), 202)
+                .body().path("runId").asText();
+        List<String> all = List.of(manual.get(0), manual.get(1), manual.get(2), webhook);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
+                .until(() -> all.stream().allMatch(run -> api.run(run).path("status").asText().equals("completed")));
+
+        driver.get(console("pageSize=2"));
+        signIn(runtime.apiKey());
+        type(By.id("f-tenant"), tenant);
+        click(By.xpath("//button[normalize-space()='Apply']"));
+        awaitRunLinks(List.of(webhook, manual.get(2)));
+        assertTrue(driver.getCurrentUrl().endsWith("#/runs?tenantId=" + tenant), driver.getCurrentUrl());
+        browser.fullPageScreenshot("02-runs");
+
+        click(By.xpath("//button[normalize-space()='Older']"));
+        awaitRunLinks(List.of(manual.get(1), manual.get(0)));
+        assertEquals("true", attributeOf(By.xpath("//button[normalize-space()='Older']"), "disabled"), "the last page");
+        awaitText(By.cssSelector("main .pager"), "Page 2");
+        click(By.xpath("//button[normalize-space()='Newer']"));
+        awaitRunLinks(List.of(webhook, manual.get(2)));
+
+        new Select(driver.findElement(By.id("f-trigger"))).selectByValue("webhook");
+        new Select(driver.findElement(By.id("f-status"))).selectByValue("completed");
+        click(By.xpath("//button[normalize-space()='Apply']"));
+        awaitRunLinks(List.of(webhook));
+        assertTrue(driver.getCurrentUrl().endsWith("#/runs?tenantId=" + tenant + "&trigger=webhook&status=completed"),
+                driver.getCurrentUrl());
+        new Select(driver.findElement(By.id("f-status"))).selectByValue("failed");
+        click(By.xpath("//button[normalize-space()='Apply']"));
+        awaitText(By.id("main"), "No run matches these filters.");
+
+        new Select(driver.findElement(By.id("f-trigger"))).selectByValue("manual");
+        new Select(driver.findElement(By.id("f-status"))).selectByValue("");
+        click(By.xpath("//button[normalize-space()='Apply']"));
+        awaitRunLinks(List.of(manual.get(2), manual.get(1)));
+        click(By.cssSelector("main tbody a[title='" + manual.get(2) + "']"));
+        awaitText(By.id("view-title"), "Run " + manual.get(2));
+        awaitText(By.cssSelector("main dl"), "completed");
+        awaitText(By.cssSelector("main dl"), "1 succeeded · 0 dead · 0 open of 1");
+    }
+
+    /** A paused handler parks a run's items; resumed from the console, the run completes on screen. */
+    @Test
+    void watchesARunCompleteAfterItsPausedHandlerIsResumed() {
+        String integration = "it-console-pause";
+        String tenant = "t-console-pause";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 20, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 2).put("pageSize", 5));
+        signIn(runtime.apiKey());
 
         openView("Handlers");
-        type(By.id("f-integration-key"), integration);
-        type(By.id("f-handler-key"), DemoIntegration.HANDLER_KEY);
-        click(By.cssSelector("[data-key='form-pause']"));
-        awaitText(By.id("status"), integration + "/contacts paused");
-        browser.fullPageScreenshot("05-handlers-paused");
+        click(By.cssSelector("button[aria-label='Pause " + integration + "/contacts']"));
+        awaitText(By.id("status"), integration + "/contacts paused: its items wait parked until it is resumed.");
+        visible(By.cssSelector("button[aria-label='Resume " + integration + "/contacts']"));
 
-        String runId = api.startRun("t-console-pause", integration);
-        openView("Runs");
-        type(By.id("f-run-id"), runId);
-        driver.findElement(By.xpath("//button[normalize-space()='Open run']")).click();
+        String runId = api.startRun(tenant, integration);
+        go("#/runs?tenantId=" + tenant);
+        click(By.cssSelector("main tbody a[title='" + runId + "']"));
         awaitText(By.id("view-title"), "Run " + runId);
-        awaitText(By.id("main"), "0 succeeded · 0 dead · 10 open of 10");
         await().atMost(Duration.ofSeconds(30)).until(() -> api.run(runId).path("counts").path("parked").asInt() == 10);
-        awaitText(By.cssSelector("main tbody"), "parked");
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
-                .until(() -> !driver.findElement(By.cssSelector("main tbody")).getText().contains("queued"));
+        awaitText(By.cssSelector("main dl"), "0 succeeded · 0 dead · 10 open of 10");
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() -> {
+            List<String> statuses = driver.findElements(By.cssSelector("main tbody tr td:nth-child(2)")).stream().map(WebElement::getText).toList();
+            return statuses.size() == 10 && statuses.stream().allMatch("parked"::equals);
+        });
+        assertEquals(0.0, succeededWidth());
         browser.fullPageScreenshot("03-run-parked");
 
         openView("Handlers");
-        type(By.id("f-integration-key"), integration);
-        type(By.id("f-handler-key"), DemoIntegration.HANDLER_KEY);
-        click(By.cssSelector("[data-key='form-resume']"));
+        awaitText(handlerRow(integration), "Paused since");
+        assertEquals("10", textOf(By.xpath(rowXpath(integration + " / contacts") + "/td[5]")), "parked items of the handler");
+        browser.fullPageScreenshot("04-handlers-paused");
+        click(By.cssSelector("button[aria-label='Resume " + integration + "/contacts']"));
         awaitText(By.id("status"), integration + "/contacts resumed; 10 parked items sent back to work.");
+        awaitText(handlerRow(integration), "Running");
 
-        // Find the run again in the runs view (without GET /runs: the runs opened in this session).
-        openView("Runs");
-        visible(By.cssSelector("a[title='" + runId + "']"));
-        awaitText(By.cssSelector("main tbody"), "completed");
-        browser.fullPageScreenshot("02-runs");
-        click(By.cssSelector("a[title='" + runId + "']"));
-        awaitText(By.id("view-title"), "Run " + runId);
-        awaitText(By.id("main"), "10 succeeded · 0 dead · 0 open of 10");
-        browser.fullPageScreenshot("04-run-completed");
+        go("#/runs/" + runId);
+        List<Double> widths = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
+            widths.add(succeededWidth());
+            return driver.findElement(By.cssSelector("main dl")).getText().contains("10 succeeded · 0 dead · 0 open of 10");
+        });
+        assertEquals(100.0, succeededWidth(), "the bar is all succeeded: " + widths);
+        for (int i = 1; i < widths.size(); i++) {
+            assertTrue(widths.get(i) >= widths.get(i - 1), "the bar only grows: " + widths);
+        }
+        awaitText(By.cssSelector("main dl"), "completed");
+        browser.fullPageScreenshot("05-run-completed");
     }
 
     @Test
-    void showsAHostileDeadItemAsTextAndRedrivesIt() {
-        String integration = "it-console-hostile";
+    void opensADeadItemShowsItsHostileTextsAsTextAndRedrivesIt() {
+        String integration = "it-console-dead";
+        String tenant = "t-console-dead";
         api.putType(integration, hostile.url(), 5, 600000);
-        api.putTenant("t-console-hostile", integration, SECRET, Json.object());
+        api.putTenant(tenant, integration, SECRET, Json.object());
         hostile.failing.set(true);
-        String body = Json.write(Json.object().put("externalId", HOSTILE_ID).put("name", HOSTILE_ERROR));
-        String runId = RunnerApi.require(api.webhook("t-console-hostile", integration, SECRET, body), 202).body().path("runId").asText();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
-                .until(() -> api.run(runId).path("status").asText().equals("completed_with_errors"));
+        String hostileRun = webhookRun(tenant, integration, Json.object().put("externalId", HOSTILE_ID).put("name", HOSTILE_ERROR));
+        String plainRun = webhookRun(tenant, integration, Json.object().put("externalId", "plain-2"));
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() ->
+                api.run(hostileRun).path("status").asText().equals("completed_with_errors")
+                        && api.run(plainRun).path("status").asText().equals("completed_with_errors"));
+        JsonNode deadItems = RunnerApi.require(api.get("/items?status=dead&tenantId=" + tenant), 200).body().path("items");
+        List<String> newestDeadFirst = new ArrayList<>();
+        deadItems.forEach(item -> newestDeadFirst.add(item.path("externalId").asText()));
+        JsonNode dead = deadItems.get(newestDeadFirst.indexOf(HOSTILE_ID));
 
-        signIn();
-        driver.get(console() + "#/runs/" + runId);
-        awaitText(By.id("main"), "0 succeeded · 1 dead · 0 open of 1");
-        assertEquals(HOSTILE_ID, textOf(By.cssSelector("main tbody tr td:first-child")));
-        assertEquals(HOSTILE_ERROR, textOf(By.cssSelector("main tbody td.error-text")));
-        click(By.cssSelector("main tbody summary"));
-        awaitText(By.cssSelector("main tbody details"), "Attempt 1");
-        assertTrue(textOf(By.cssSelector("main tbody details")).contains(HOSTILE_ERROR));
-        await().ignoreExceptions().until(() -> {
-            new Actions(driver).moveToElement(driver.findElement(By.cssSelector("main tbody td:first-child"))).perform();
+        signIn(runtime.apiKey());
+        openView("Dead items");
+        type(By.id("f-tenant"), tenant);
+        click(By.xpath("//button[normalize-space()='Apply']"));
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> itemLinks().equals(newestDeadFirst));
+        assertEquals(2, newestDeadFirst.size(), newestDeadFirst.toString());
+        assertTrue(textOf(By.cssSelector("main tbody")).contains(HOSTILE_ERROR), "the error text shown as it is");
+        await().atMost(Duration.ofSeconds(15)).ignoreExceptions().until(() -> {
+            new Actions(driver).moveToElement(driver.findElement(By.cssSelector("main tbody a[title='" + dead.path("itemId").asText() + "']")))
+                    .perform();
             return true;
         });
         assertNull(script("return window.__pwned ?? null"), "untrusted text ran as code");
         assertTrue(driver.findElements(By.cssSelector("main img, main script, main b")).isEmpty(), "untrusted text became markup");
-        browser.fullPageScreenshot("06-dead-item");
+        browser.fullPageScreenshot("06-dead-items");
+
+        click(By.cssSelector("main tbody a[title='" + dead.path("itemId").asText() + "']"));
+        awaitText(By.id("view-title"), "Item " + dead.path("itemId").asText());
+        awaitText(By.id("item-facts"), "dead");
+        assertEquals(HOSTILE_ID, fact("External id"));
+        assertEquals("dead", fact("Status"));
+        assertEquals("1", fact("Attempts"));
+        assertEquals(HOSTILE_ERROR, fact("Last error"));
+        assertEquals(dead.path("dlqAt").asText(),
+                attributeOf(By.xpath("//main//dt[normalize-space()='Dead at (dlq_at)']/following-sibling::dd[1]/time"), "datetime"));
+        assertTrue(textOf(By.cssSelector("ol.history")).contains("Attempt 1"), textOf(By.cssSelector("ol.history")));
+        assertTrue(textOf(By.cssSelector("ol.history")).contains(HOSTILE_ERROR));
+        assertTrue(textOf(By.id("item-payload")).contains("<script>window.__pwned = 1</script>"), textOf(By.id("item-payload")));
+        assertNull(script("return window.__pwned ?? null"), "untrusted text ran as code");
+        assertTrue(driver.findElements(By.cssSelector("main img, main script, main b")).isEmpty(), "untrusted text became markup");
+        browser.fullPageScreenshot("07-item-dead");
 
         hostile.failing.set(false);
-        click(By.cssSelector("[data-key='redrive-run']"));
-        awaitText(By.id("status"), "1 dead items sent back to work");
-        awaitText(By.id("main"), "1 succeeded · 0 dead · 0 open of 1");
-        awaitText(By.cssSelector("main dl"), "completed");
-        browser.fullPageScreenshot("07-dead-item-redriven");
+        click(By.xpath("//main//button[normalize-space()='Redrive']"));
+        awaitText(By.id("status"), " sent back to work.");
+        awaitText(By.id("item-facts"), "succeeded");
+        assertEquals("succeeded", fact("Status"));
+        browser.fullPageScreenshot("08-item-redriven");
+        await().atMost(Duration.ofSeconds(15)).until(() -> api.run(hostileRun).path("status").asText().equals("completed"));
+
+        // The other one in bulk: every dead item of the tenant, after a confirmation.
+        openView("Dead items");
+        type(By.id("f-tenant"), tenant);
+        click(By.xpath("//button[normalize-space()='Apply']"));
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+                .until(() -> itemLinks().equals(List.of("plain-2")));
+        click(By.cssSelector("[data-key='bulk-ask']"));
+        assertEquals("bulk-confirm", driver.switchTo().activeElement().getDomAttribute("data-key"), "focus moves to the confirmation");
+        new Actions(driver).sendKeys(Keys.ENTER).perform();
+        awaitText(By.id("status"), "1 dead items of 1 runs sent back to work.");
+        awaitText(By.id("main"), "No dead item matches these filters.");
+        await().atMost(Duration.ofSeconds(15)).until(() -> api.run(plainRun).path("status").asText().equals("completed"));
     }
 
-    /** Every view reached from the keyboard alone, with a visible focus, and no script or policy error. */
+    /** A tenant key sees its own tenant only: the shared views are gone, the tenant filter is fixed, other runs are absent. */
+    @Test
+    void aTenantKeySeesOnlyItsOwnTenant() {
+        String integration = "it-console-scope";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant("t-console-own", integration, SECRET, Json.object().put("pages", 1).put("pageSize", 1));
+        api.putTenant("t-console-other", integration, SECRET, Json.object().put("pages", 1).put("pageSize", 1));
+        String own = api.startRun("t-console-own", integration);
+        String other = api.startRun("t-console-other", integration);
+        String key = api.createKey("t-console-own", "console test");
+
+        signIn(key);
+        awaitText(By.id("who"), "Signed in: tenant t-console-own");
+        assertEquals(List.of("Runs", "Dead items", "Tenants"), visibleViews());
+        WebElement tenantField = visible(By.id("f-tenant"));
+        assertEquals("t-console-own", tenantField.getDomProperty("value"));
+        assertNotNull(tenantField.getDomAttribute("readonly"), "a tenant key cannot choose another tenant");
+        awaitRunLinks(List.of(own));
+        browser.fullPageScreenshot("12-tenant-key-runs");
+
+        go("#/runs/" + other);
+        awaitText(By.id("main"), "No run " + other);
+        go("#/handlers");
+        awaitText(By.id("view-title"), "Runs");
+        assertTrue(driver.getCurrentUrl().endsWith("#/runs"), driver.getCurrentUrl());
+        openView("Tenants");
+        await().atMost(Duration.ofSeconds(15)).ignoreExceptions().until(() -> driver.findElements(By.cssSelector("main tbody th"))
+                .stream().map(WebElement::getText).toList().equals(List.of("t-console-own")));
+    }
+
+    /**
+     * More items than the tenant's window takes in a minute: the rest wait, which the queues, the
+     * tenants and the deferrals chart show, next to the items that succeeded.
+     */
+    @Test
+    void showsQueueDepthTenantWindowsAndChartsFromRealData() {
+        String integration = "it-console-busy";
+        String tenant = "t-console-busy";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 5).put("pageSize", 10));
+        String runId = api.startRun(tenant, integration);
+        // Fanned out: the window's slots of this minute are taken and the rest wait for the next one's.
+        await().atMost(Duration.ofSeconds(30)).until(() -> api.run(runId).path("counts").path("total").asInt() == 50);
+
+        signIn(runtime.apiKey());
+        openView("Queues");
+        By manualTier = By.cssSelector("main tr[data-queue='items-manual']");
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() -> {
+            List<String> cells = driver.findElement(manualTier).findElements(By.tagName("td")).stream().map(WebElement::getText).toList();
+            assertEquals("manual (priority 2)", cells.get(1), cells.toString());
+            assertTrue(Integer.parseInt(cells.get(5)) > 0, "the items over the window wait: " + cells);
+            assertTrue(cells.get(6).matches("\\d+ (s|min)"), "the oldest one's age: " + cells);
+        });
+        browser.fullPageScreenshot("10-queues");
+
+        // The window's use and the items waiting for a slot move as the worker admits, defers and refunds: the page shows the API's.
+        openView("Tenants");
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+            JsonNode busy = null;
+            for (JsonNode row : RunnerApi.require(api.get("/tenants?limit=500"), 200).body().path("tenants")) {
+                busy = row.path("tenantId").asText().equals(tenant) ? row : busy;
+            }
+            long used = busy.path("window").path("usedLastMinute").asLong();
+            long waiting = busy.path("deferred").asLong();
+            assertTrue(used > 0 && waiting > 0, busy.toString());
+            String shown = textOf(By.xpath(rowXpath(tenant)));
+            assertTrue(shown.contains(format(used) + " of " + TENANT_LIMIT + " items"), shown);
+            assertTrue(shown.contains(format(waiting) + " waiting for a slot"), shown);
+        });
+        browser.fullPageScreenshot("09-tenants");
+
+        openView("Charts");
+        awaitText(By.id("main"), "Deferrals per minute by reason");
+        // The page's totals are the API's: the outcomes from Postgres, the deferrals the guard counted in Redis
+        // (here handler concurrency, five calls at a time, and the tenant window).
+        Map<String, String> reasons = Map.of("breaker_open", "Breaker open", "breaker_probing", "Breaker probing",
+                "handler_rate", "Handler rate", "handler_concurrency", "Handler concurrency", "tenant_limit", "Tenant window");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+            JsonNode minutes = RunnerApi.require(api.get("/metrics/items?minutes=60"), 200).body().path("minutes");
+            String legends = String.join(" ", driver.findElements(By.cssSelector("main ul.legend li")).stream().map(WebElement::getText).toList());
+            long succeeded = total(minutes, "succeeded");
+            assertTrue(succeeded > 0 && total(minutes, "deferred") > 0, minutes.toString());
+            assertTrue(legends.contains("Succeeded: " + format(succeeded)), legends);
+            for (var reason : reasons.entrySet()) {
+                long deferred = 0;
+                for (JsonNode minute : minutes) {
+                    deferred += minute.path("deferredBy").path(reason.getKey()).asLong();
+                }
+                assertTrue(legends.contains(reason.getValue() + ": " + format(deferred)), reason.getValue() + " in " + legends);
+            }
+        });
+        assertEquals(2, driver.findElements(By.cssSelector("main figure svg.plot[role='img']")).size());
+        assertFalse(driver.findElements(By.cssSelector("main figure svg.plot rect.f-succeeded")).isEmpty(), "bars of succeeded items");
+        assertFalse(driver.findElements(By.cssSelector("main figure svg.plot rect[class^='f-handler'], main figure svg.plot rect.f-tenant_limit"))
+                .isEmpty(), "bars of deferrals");
+        browser.fullPageScreenshot("11-charts");
+
+        // README's picture (docs/images/console.png is this file through pngquant): every run so far, this one still going.
+        openView("Runs");
+        awaitText(By.cssSelector("main tbody"), "running");
+        browser.screenshot("readme-runs", 1280, 600);
+    }
+
+    /** Every view reached from the keyboard alone, with a visible focus. */
     @Test
     void isUsableWithTheKeyboardAlone() {
         driver.get(console() + "#/runs");
@@ -226,188 +451,89 @@ class ConsoleIT {
         new Actions(driver).sendKeys(Keys.ENTER).perform();
         assertEquals("main", driver.switchTo().activeElement().getDomAttribute("id"));
 
-        List<String> views = List.of("Dead items", "Handlers", "Tenants", "Queues", "Charts", "Runs");
-        for (int i = 0; i < views.size(); i++) {
-            String view = views.get(i);
+        for (String view : List.of("Dead items", "Handlers", "Tenants", "Queues", "Charts", "Runs")) {
             WebElement link = tabBackTo(view);
             assertTrue(!"none".equals(link.getCssValue("outline-style")), view + " link has no visible focus");
             new Actions(driver).sendKeys(Keys.ENTER).perform();
             awaitText(By.id("view-title"), view);
             assertEquals("view-title", driver.switchTo().activeElement().getDomAttribute("id"), "focus moves to the view's heading");
             assertEquals("page", link.getDomAttribute("aria-current"));
-            browser.fullPageScreenshot(String.format("1%d-view-%s", i, view.toLowerCase().replace(' ', '-')));
         }
-        List<String> problems = driver.manage().logs().get("browser").getAll().stream()
-                .map(entry -> entry.getMessage())
-                .filter(message -> message.contains("Content Security Policy") || message.contains("Uncaught"))
-                .toList();
-        assertTrue(problems.isEmpty(), problems.toString());
-    }
-
-    /**
-     * The views of the routes docs/console-api.md adds, fed contract-shaped answers inside the
-     * browser (everything else is the runtime): what they show, and the requests their buttons send.
-     */
-    @Test
-    void rendersTheContractsViewsAndSendsTheirRequests() {
-        try (ContractFixtures fixtures = ContractFixtures.install(driver, ContractFixtures.adminSession())) {
-            signIn();
-            awaitText(By.id("who"), "Signed in: admin key");
-            assertFalse(textOf(By.id("who")).contains("assumed"));
-
-            // Runs: newest first, progress in words, keyset paging both ways, filters sent and kept in the address.
-            awaitText(By.cssSelector("main tbody"), "25 succeeded · 5 dead · 10 open of 40");
-            assertEquals(List.of(ContractFixtures.RUN_A, ContractFixtures.RUN_B), runLinks());
-            browser.fullPageScreenshot("20-contract-runs");
-            click(By.xpath("//button[normalize-space()='Older']"));
-            await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> runLinks().equals(List.of(ContractFixtures.RUN_C)));
-            assertTrue(fixtures.seen().stream().anyMatch(r -> "cursor-2".equals(r.query().get("before"))));
-            click(By.xpath("//button[normalize-space()='Newer']"));
-            await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
-                    .until(() -> runLinks().equals(List.of(ContractFixtures.RUN_A, ContractFixtures.RUN_B)));
-            type(By.id("f-tenant"), "t-a");
-            new Select(driver.findElement(By.id("f-status"))).selectByValue("running");
-            click(By.xpath("//button[normalize-space()='Apply']"));
-            await().atMost(Duration.ofSeconds(10)).until(() -> fixtures.seen().stream().anyMatch(r -> r.path().equals("/runs")
-                    && "t-a".equals(r.query().get("tenantId")) && "running".equals(r.query().get("status"))));
-            assertTrue(driver.getCurrentUrl().endsWith("#/runs?tenantId=t-a&status=running"), driver.getCurrentUrl());
-
-            // Dead items: untrusted texts as text; redrive one, then every dead item of a tenant after a confirmation.
-            openView("Dead items");
-            awaitText(By.cssSelector("main tbody"), ContractFixtures.HOSTILE_ERROR);
-            assertTrue(driver.findElements(By.cssSelector("main tbody i, main tbody script")).isEmpty());
-            assertNull(script("return window.__pwned ?? null"));
-            click(By.cssSelector("button[aria-label='Redrive item " + ContractFixtures.HOSTILE_ID + "']"));
-            awaitText(By.id("status"), "Item " + ContractFixtures.HOSTILE_ID + " sent back to work.");
-            assertTrue(fixtures.seen().stream().anyMatch(r -> r.method().equals("POST")
-                    && r.path().equals("/items/0190aaaa-0000-7000-8000-000000000001/redrive")));
-            awaitText(By.id("main"), "Set at least one filter");
-            type(By.id("f-tenant"), "t-a");
-            click(By.xpath("//button[normalize-space()='Apply']"));
-            click(By.cssSelector("[data-key='bulk-ask']"));
-            assertEquals("bulk-confirm", driver.switchTo().activeElement().getDomAttribute("data-key"), "focus moves to the confirmation");
-            browser.fullPageScreenshot("21-contract-dead-items");
-            new Actions(driver).sendKeys(Keys.ENTER).perform();
-            awaitText(By.id("status"), "3 dead items of 2 runs sent back to work.");
-            Seen bulk = fixtures.seen().stream().filter(r -> r.path().equals("/redrive")).findFirst().orElseThrow();
-            assertEquals(Json.parse("{\"tenantId\":\"t-a\"}"), Json.parse(bulk.body()));
-
-            // Handlers: breaker states and closeness to limits in words; resume a paused one.
-            openView("Handlers");
-            awaitText(By.cssSelector("main tbody"), "4 of 5 calls in flight (80 %) — near limit");
-            String handlers = textOf(By.cssSelector("main tbody"));
-            for (String expected : List.of("Open until", "Half-open (probing)", "Paused", "600 of 600 calls in the last minute (100 %) — at limit",
-                    "1 calls in flight, no limit")) {
-                assertTrue(handlers.contains(expected), expected + " in " + handlers);
-            }
-            browser.fullPageScreenshot("22-contract-handlers");
-            click(By.cssSelector("button[aria-label='Resume crm-c/invoices']"));
-            awaitText(By.id("status"), "crm-c/invoices resumed; 12 parked items sent back to work.");
-            assertTrue(fixtures.seen().stream().anyMatch(r -> r.method().equals("POST") && r.path().equals("/handlers/crm-c/invoices/resume")));
-
-            openView("Tenants");
-            awaitText(By.cssSelector("main tbody"), "120 of 1,000 items (12 %)");
-            awaitText(By.cssSelector("main tbody"), "2,500 waiting for a slot");
-            browser.fullPageScreenshot("23-contract-tenants");
-
-            openView("Queues");
-            awaitText(By.cssSelector("main tbody"), "runner-items-schedule");
-            assertTrue(textOf(By.cssSelector("main tbody")).contains("schedule (priority 5) 20,000 50 18,000 1 h 30 min"),
-                    textOf(By.cssSelector("main tbody")));
-            browser.fullPageScreenshot("24-contract-queues");
-
-            openView("Charts");
-            awaitText(By.id("main"), "Deferrals per minute by reason");
-            int succeeded = ContractFixtures.metricsTotal(fixtures.metricsAnswer(), "succeeded");
-            awaitText(By.cssSelector("main ul.legend"), "Succeeded: " + String.format(Locale.US, "%,d", succeeded));
-            assertEquals(2, driver.findElements(By.cssSelector("main figure svg.plot[role='img']")).size());
-            assertTrue(driver.findElements(By.cssSelector("main figure svg.plot rect.f-succeeded")).size() == 60);
-            assertTrue(driver.findElement(By.cssSelector("main figure svg.plot")).getDomAttribute("aria-label")
-                    .contains(String.format(Locale.US, "%,d succeeded", succeeded)));
-            browser.fullPageScreenshot("25-contract-charts");
-        }
-    }
-
-    /** A tenant key sees its own tenant only: the shared views are gone and the tenant filter is fixed. */
-    @Test
-    void aTenantKeySeesOnlyWhatItMayUse() {
-        try (ContractFixtures fixtures = ContractFixtures.install(driver, ContractFixtures.tenantSession("t-a"))) {
-            signIn();
-            awaitText(By.id("who"), "Signed in: tenant t-a");
-            List<String> views = driver.findElements(By.cssSelector("nav a")).stream()
-                    .filter(WebElement::isDisplayed).map(WebElement::getText).toList();
-            assertEquals(List.of("Runs", "Dead items", "Tenants"), views);
-            WebElement tenant = visible(By.id("f-tenant"));
-            assertEquals("t-a", tenant.getDomProperty("value"));
-            assertTrue(tenant.getDomAttribute("readonly") != null, "a tenant key cannot choose another tenant");
-            await().atMost(Duration.ofSeconds(10)).until(() -> fixtures.seen().stream()
-                    .anyMatch(r -> r.path().equals("/runs") && "t-a".equals(r.query().get("tenantId"))));
-            browser.fullPageScreenshot("26-contract-tenant-key");
-
-            driver.get(console() + "#/charts");
-            awaitText(By.id("view-title"), "Runs");
-            assertTrue(driver.getCurrentUrl().endsWith("#/runs"), driver.getCurrentUrl());
-        }
-    }
-
-    /** The views that need the routes docs/console-api.md adds, once they exist. */
-    @Test
-    @Disabled("needs GET /runs, GET /items, POST /items/{itemId}/redrive and GET /handlers of docs/console-api.md")
-    void listsRunsNewestFirstAndRedrivesOneDeadItemFromTheDeadItemsView() {
-        String integration = "it-console-lists";
-        api.putType(integration, hostile.url(), 5, 600000);
-        api.putTenant("t-console-lists", integration, SECRET, Json.object());
-        hostile.failing.set(true);
-        String first = RunnerApi.require(api.webhook("t-console-lists", integration, SECRET, "{\"externalId\":\"first\"}"), 202)
-                .body().path("runId").asText();
-        String second = RunnerApi.require(api.webhook("t-console-lists", integration, SECRET, "{\"externalId\":\"second\"}"), 202)
-                .body().path("runId").asText();
-        await().atMost(Duration.ofSeconds(30)).until(() -> api.run(second).path("counts").path("dead").asInt() == 1
-                && api.run(first).path("counts").path("dead").asInt() == 1);
-
-        signIn();
-        type(By.id("f-tenant"), "t-console-lists");
-        driver.findElement(By.xpath("//button[normalize-space()='Apply']")).click();
-        awaitText(By.cssSelector("main tbody"), second.substring(second.length() - 8));
-        List<WebElement> links = driver.findElements(By.cssSelector("main tbody a[title]"));
-        assertEquals(List.of(second, first), links.stream().map(a -> a.getDomAttribute("title")).toList(), "newest first");
-
-        openView("Dead items");
-        type(By.id("f-tenant"), "t-console-lists");
-        driver.findElement(By.xpath("//button[normalize-space()='Apply']")).click();
-        awaitText(By.cssSelector("main tbody"), "second");
-        hostile.failing.set(false);
-        driver.findElement(By.cssSelector("button[aria-label='Redrive item second']")).click();
-        awaitText(By.id("status"), "Item second sent back to work.");
-        await().atMost(Duration.ofSeconds(30)).until(() -> api.run(second).path("status").asText().equals("completed"));
-
-        openView("Handlers");
-        WebElement pause = visible(By.cssSelector("button[aria-label='Pause " + integration + "/contacts']"));
-        pause.click();
-        awaitText(By.id("status"), integration + "/contacts paused");
-        visible(By.cssSelector("button[aria-label='Resume " + integration + "/contacts']")).click();
-        awaitText(By.id("status"), integration + "/contacts resumed");
     }
 
     // ------------------------------------------------------------------ helpers
 
     /** The page with a one-second live refresh, so the tests watch changes within seconds. */
-    private static String console() {
-        return runtime.apiUrl().resolve("/console?refresh=1").toString();
+    private static String console(String... parameters) {
+        return runtime.apiUrl().resolve("/console?refresh=1" + (parameters.length == 0 ? "" : "&" + String.join("&", parameters))).toString();
     }
 
-    private void signIn() {
-        type(By.id("signin-key"), runtime.apiKey());
+    private void signIn(String key) {
+        type(By.id("signin-key"), key);
         driver.findElement(By.id("signin-submit")).click();
         visible(By.id("view-title"));
     }
 
-    private static List<String> runLinks() {
-        return driver.findElements(By.cssSelector("main tbody a[title]")).stream().map(a -> a.getDomAttribute("title")).toList();
+    /** Another view of the page already open, as a link would go (no reload). */
+    private static void go(String hash) {
+        script("location.hash = arguments[0]", hash);
+    }
+
+    private static String webhookRun(String tenant, String integration, ObjectNode item) {
+        return RunnerApi.require(api.webhook(tenant, integration, SECRET, Json.write(item)), 202).body().path("runId").asText();
+    }
+
+    private static List<String> visibleViews() {
+        return driver.findElements(By.cssSelector("nav a")).stream().filter(WebElement::isDisplayed).map(WebElement::getText).toList();
+    }
+
+    private static void awaitRunLinks(List<String> runIds) {
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(200)).ignoreExceptions().untilAsserted(() ->
+                assertEquals(runIds, driver.findElements(By.cssSelector("main tbody a[title]")).stream()
+                        .map(a -> a.getDomAttribute("title")).toList()));
+    }
+
+    /** The external ids of the items listed, as shown. */
+    private static List<String> itemLinks() {
+        return driver.findElements(By.cssSelector("main tbody a[href^='#/items/']")).stream().map(WebElement::getText).toList();
+    }
+
+    /** The description of a term in the view's facts. */
+    private static String fact(String term) {
+        return textOf(By.xpath("//main//dt[normalize-space()='" + term + "']/following-sibling::dd[1]"));
+    }
+
+    /** The row whose header cell names this handler or tenant. */
+    private static String rowXpath(String name) {
+        return "//main//tbody/tr[th[contains(normalize-space(), '" + name + "')]]";
+    }
+
+    private static By handlerRow(String integration) {
+        return By.xpath(rowXpath(integration + " / contacts"));
+    }
+
+    /** How much of the run's progress bar is succeeded, 0..100; read in one script, as the live refresh redraws it. */
+    private static double succeededWidth() {
+        Object width = script("return document.querySelector('main dl .progress rect.f-succeeded')?.getAttribute('width') ?? null");
+        assertNotNull(width, "no progress bar on screen");
+        return Double.parseDouble(width.toString());
+    }
+
+    private static long total(JsonNode minutes, String field) {
+        long total = 0;
+        for (JsonNode minute : minutes) {
+            total += minute.path(field).asLong();
+        }
+        return total;
+    }
+
+    /** A count as the page writes it (the browser runs in en-US). */
+    private static String format(long n) {
+        return String.format(Locale.US, "%,d", n);
     }
 
     private void openView(String name) {
-        driver.findElement(By.linkText(name)).click();
+        click(By.linkText(name));
         awaitText(By.id("view-title"), name);
     }
 
@@ -436,6 +562,12 @@ class ConsoleIT {
                 .until(() -> driver.findElement(by).getText(), text -> true);
     }
 
+    /** An attribute of what the live refresh may be redrawing: read again until it holds still. */
+    private static String attributeOf(By by, String name) {
+        return await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
+                .until(() -> driver.findElement(by).getDomAttribute(name), value -> true);
+    }
+
     private static void type(By by, String text) {
         WebElement input = visible(by);
         input.clear();
@@ -456,8 +588,8 @@ class ConsoleIT {
                 });
     }
 
-    private static Object script(String code) {
-        return ((JavascriptExecutor) driver).executeScript(code);
+    private static Object script(String code, Object... arguments) {
+        return ((JavascriptExecutor) driver).executeScript(code, arguments);
     }
 
     /**

@@ -40,7 +40,10 @@ final class HeadlessChromium implements AutoCloseable {
         this.screenshots = screenshots;
     }
 
-    /** A fresh browser with an empty profile; skips the calling test class when Chromium cannot be had. */
+    /**
+     * A fresh browser with an empty profile, and an emptied screenshots folder (what is there is
+     * this run's); skips the calling test class when Chromium cannot be had.
+     */
     static HeadlessChromium start(Path screenshots) {
         installIfMissing();
         Path chromium = onPath("chromium").orElseThrow();
@@ -61,6 +64,11 @@ final class HeadlessChromium implements AutoCloseable {
             ChromeDriver driver = new ChromeDriver(service, options);
             driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30)).scriptTimeout(Duration.ofSeconds(30));
             Files.createDirectories(screenshots);
+            try (Stream<Path> old = Files.list(screenshots)) {
+                for (Path file : old.filter(file -> file.getFileName().toString().endsWith(".png")).toList()) {
+                    Files.delete(file);
+                }
+            }
             return new HeadlessChromium(driver, profile, screenshots);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -86,9 +94,13 @@ final class HeadlessChromium implements AutoCloseable {
     Path fullPageScreenshot(String name) {
         long width = ((Number) driver.executeScript("return document.documentElement.scrollWidth")).longValue();
         long height = ((Number) driver.executeScript("return document.documentElement.scrollHeight")).longValue();
-        Map<String, Object> metrics = Map.of("width", (int) Math.max(width, 1280), "height", (int) Math.min(Math.max(height, 900), 6000),
-                "deviceScaleFactor", 1, "mobile", false);
-        driver.executeCdpCommand("Emulation.setDeviceMetricsOverride", metrics);
+        return screenshot(name, (int) Math.max(width, 1280), (int) Math.min(Math.max(height, 900), 6000));
+    }
+
+    /** The page as a window of this size would show it (the top of it), for a picture of a set size. */
+    Path screenshot(String name, int width, int height) {
+        driver.executeCdpCommand("Emulation.setDeviceMetricsOverride",
+                Map.of("width", width, "height", height, "deviceScaleFactor", 1, "mobile", false));
         try {
             return screenshot(name);
         } finally {

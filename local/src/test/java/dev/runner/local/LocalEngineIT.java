@@ -80,8 +80,9 @@ class LocalEngineIT {
     void printsAReadyLineWithAUsableJdbcUrl() throws Exception {
         String ready = runtime.readyLine();
         assertTrue(ready.matches("READY api=http://127\\.0\\.0\\.1:\\d+ sqs=http://127\\.0\\.0\\.1:\\d+ "
-                + "redis=redis://127\\.0\\.0\\.1:\\d+ postgres=jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?user=postgres&password=postgres"), ready);
-        String jdbc = ready.substring(ready.indexOf("postgres=") + "postgres=".length());
+                + "redis=redis://127\\.0\\.0\\.1:\\d+ postgres=jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?user=postgres&password=postgres"
+                + " secretsmanager=http://127\\.0\\.0\\.1:\\d+"), ready);
+        String jdbc = ready.substring(ready.indexOf("postgres=") + "postgres=".length(), ready.indexOf(" secretsmanager="));
         try (var connection = DriverManager.getConnection(jdbc);
              var result = connection.createStatement().executeQuery("select count(*) from flyway_schema_history where success")) {
             assertTrue(result.next());
@@ -129,13 +130,16 @@ class LocalEngineIT {
         assertEquals("9", environment.get("RUNNER_MAX_ATTEMPTS"), "the caller's RUNNER_* beats the template");
         assertEquals("from-caller", environment.get("RUNNER_CUSTOM"));
         assertFalse(environment.containsKey("UNRELATED"));
-        assertEquals(runtime.apiKey(), environment.get("RUNNER_API_KEY"), "the local key beats the template's secret");
+        assertEquals(runtime.apiKey(), environment.get("RUNNER_API_KEY"), "a {{resolve:secretsmanager}} reference gets a local value");
         assertEquals(runtime.queueUrls().get("WorkQueue"), environment.get("RUNNER_QUEUE_WORK"));
         assertEquals(runtime.endpoints().jdbcUrl(), environment.get("RUNNER_DATABASE_URL"));
         assertEquals(runtime.endpoints().redisUrl(), environment.get("RUNNER_REDIS_URL"));
         assertEquals(runtime.endpoints().sqsEndpoint(), environment.get("RUNNER_SQS_ENDPOINT"));
         assertEquals("us-east-1", environment.get("AWS_REGION"));
-        assertNotNull(environment.get("RUNNER_HANDLER_SIGNING_SECRET"));
+        assertFalse(environment.containsKey("RUNNER_HANDLER_SIGNING_SECRET"), "secrets are read at run time, not given");
+        assertFalse(environment.containsKey("RUNNER_DATABASE_PASSWORD"), "secrets are read at run time, not given");
+        assertEquals(runtime.secretsEndpoint().toString(), environment.get("RUNNER_SECRETS_ENDPOINT"));
+        assertEquals("runner-TickFunction", environment.get("AWS_ACCESS_KEY_ID"), "each function signs as itself");
         assertEquals("127.0.0.0/8,::1/128", environment.get("RUNNER_HANDLER_ALLOWED_NETWORKS"), "handlers on this machine, nowhere else inside");
     }
 
@@ -258,7 +262,7 @@ class LocalEngineIT {
     @Test
     void stoppingTheProcessLeavesNoServerBehind() throws Exception {
         var builder = new ProcessBuilder(javaCommand(fixture().toString(), "--no-demo"));
-        for (String port : List.of("RUNNER_API_PORT", "RUNNER_PG_PORT", "RUNNER_REDIS_PORT", "RUNNER_SQS_PORT")) {
+        for (String port : List.of("RUNNER_API_PORT", "RUNNER_PG_PORT", "RUNNER_REDIS_PORT", "RUNNER_SQS_PORT", "RUNNER_SECRETS_PORT")) {
             builder.environment().put(port, "0");
         }
         builder.redirectError(ProcessBuilder.Redirect.DISCARD);
@@ -271,7 +275,7 @@ class LocalEngineIT {
             while (port.find()) {
                 ports.add(Integer.parseInt(port.group(1)));
             }
-            assertEquals(4, ports.size(), ready);
+            assertEquals(5, ports.size(), ready);
             ports.forEach(p -> assertTrue(listening(p), "port " + p + " open while running"));
 
             process.destroy(); // SIGTERM, as Ctrl-C or a service manager would

@@ -16,37 +16,39 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
 
-/** A user of the local runtime over HTTP only: the management API with the bearer key, signed webhooks. */
-final class RunnerApi {
+/**
+ * A user of the local runtime over HTTP only: the management API with the bearer key, signed webhooks.
+ * Public for the fault run ({@code dev.runner.local.faults}), which the benchmarks run too.
+ */
+public final class RunnerApi {
 
     /** An answer: status and JSON body. */
-    record Answer(int status, JsonNode body) {}
+    public record Answer(int status, JsonNode body) {}
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI base;
     private final String apiKey;
 
-    RunnerApi(URI base, String apiKey) {
+    public RunnerApi(URI base, String apiKey) {
         this.base = base;
         this.apiKey = apiKey;
     }
 
-    Answer get(String path) {
+    public Answer get(String path) {
         return send(request(path).GET());
     }
 
-    Answer put(String path, JsonNode body) {
+    public Answer put(String path, JsonNode body) {
         return send(request(path).PUT(HttpRequest.BodyPublishers.ofString(Json.write(body))));
     }
 
-    Answer post(String path, JsonNode body) {
+    public Answer post(String path, JsonNode body) {
         return send(request(path).POST(HttpRequest.BodyPublishers.ofString(Json.write(body))));
     }
 
     /** Registers an integration type whose one handler is the demo service, with the given configs. */
-    void putType(String integrationKey, String handlerUrl, int concurrency, int ratePerMinute) {
+    public void putType(String integrationKey, String handlerUrl, int concurrency, int ratePerMinute) {
         ObjectNode type = DemoIntegration.type(integrationKey, handlerUrl);
         ObjectNode configs = (ObjectNode) type.path("handlers").path(DemoIntegration.HANDLER_KEY).path("configs");
         configs.put("concurrency", concurrency).put("rate_limit_per_minute", ratePerMinute);
@@ -54,35 +56,48 @@ final class RunnerApi {
     }
 
     /** A tenant of the integration with demo handler settings (pages, pageSize, fail, delayMs). */
-    void putTenant(String tenantId, String integrationKey, String webhookSecret, ObjectNode settings) {
+    public void putTenant(String tenantId, String integrationKey, String webhookSecret, ObjectNode settings) {
         ObjectNode body = DemoIntegration.tenantIntegration(tenantId, integrationKey, webhookSecret, settings);
         body.putObject("schedules");
         require(put("/tenants/" + tenantId + "/integrations/" + integrationKey, body), 200);
     }
 
-    String startRun(String tenantId, String integrationKey) {
+    public String startRun(String tenantId, String integrationKey) {
         Answer answer = require(post("/runs", Json.object().put("tenantId", tenantId).put("integrationKey", integrationKey)
                 .put("handlerKey", DemoIntegration.HANDLER_KEY)), 202);
         return answer.body().path("runId").asText();
     }
 
-    /** POSTs a webhook signed as DESIGN 3.4 says: v1=hex(HMAC-SHA256(secret, timestamp + "." + body)). */
-    Answer webhook(String tenantId, String integrationKey, String secret, String body) {
+    /** A new tenant key (POST /keys): the key itself, shown only in this answer. */
+    String createKey(String tenantId, String name) {
+        return require(post("/keys", Json.object().put("tenantId", tenantId).put("name", name)), 201).body().path("key").asText();
+    }
+
+    /**
+     * POSTs a webhook signed with Standard Webhooks, as docs/webhooks.md says: {@code webhook-signature:
+     * v1,<base64 HMAC-SHA256(key, id + "." + timestamp + "." + body)>}, the key a {@code whsec_} secret's decoded
+     * base64 or any other secret's UTF-8 bytes.
+     */
+    public Answer webhook(String tenantId, String integrationKey, String secret, String body) {
+        String id = "msg_" + java.util.UUID.randomUUID();
         String timestamp = Long.toString(Instant.now().getEpochSecond());
-        String signature = "v1=" + hmac(secret, timestamp + "." + body);
+        byte[] key = secret.startsWith("whsec_") ? java.util.Base64.getDecoder().decode(secret.substring(6))
+                : secret.getBytes(StandardCharsets.UTF_8);
+        String signature = "v1," + java.util.Base64.getEncoder().encodeToString(hmac(key, id + "." + timestamp + "." + body));
         return send(HttpRequest.newBuilder(base.resolve("/webhooks/" + tenantId + "/" + integrationKey + "/" + DemoIntegration.HANDLER_KEY))
                 .timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/json")
-                .header("X-Runner-Timestamp", timestamp)
-                .header("X-Runner-Signature", signature)
+                .header("webhook-id", id)
+                .header("webhook-timestamp", timestamp)
+                .header("webhook-signature", signature)
                 .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
-    JsonNode run(String runId) {
+    public JsonNode run(String runId) {
         return require(get("/runs/" + runId), 200).body();
     }
 
-    static Answer require(Answer answer, int status) {
+    public static Answer require(Answer answer, int status) {
         if (answer.status() != status) {
             throw new AssertionError("expected " + status + ", got " + answer.status() + " " + answer.body());
         }
@@ -109,11 +124,11 @@ final class RunnerApi {
         }
     }
 
-    private static String hmac(String secret, String text) {
+    private static byte[] hmac(byte[] key, String text) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret.getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-            return HexFormat.of().formatHex(mac.doFinal(text.getBytes(StandardCharsets.UTF_8)));
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return mac.doFinal(text.getBytes(StandardCharsets.UTF_8));
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }

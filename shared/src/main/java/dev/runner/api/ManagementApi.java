@@ -2,6 +2,7 @@ package dev.runner.api;
 
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.config.RunnerConfig;
+import dev.runner.delivery.IngestProducers;
 import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
 import dev.runner.handler.HandlerUrlPolicy;
@@ -50,12 +51,13 @@ public final class ManagementApi {
     public record Backend(Database db, Integrations integrations, IntegrationQueries integrationQueries, RunService runService,
                           RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, ApiKeyStore apiKeys,
                           RedriveService redrive, PauseService pauses, PauseStore pauseStore, Guard guard,
-                          GuardReadings readings, QueueClient queues, HandlerUrlPolicy handlerUrls, RunnerConfig config,
-                          Clock clock) {
+                          GuardReadings readings, QueueClient queues, HandlerUrlPolicy handlerUrls, IngestProducers ingestProducers,
+                          RunnerConfig config, Clock clock) {
 
         /** Nothing behind the routes: for what is decided before any part is reached (access, validation, the route table). */
         public static Backend none(Clock clock) {
-            return new Backend(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, clock);
+            return new Backend(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+                    clock);
         }
     }
 
@@ -116,6 +118,12 @@ public final class ManagementApi {
         on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", ADMIN, "handlers:pause", operations::resume);
         on("GET", "/queues", ADMIN, "queues:read", operations::queues);
         on("GET", "/metrics/items", ADMIN, "metrics:read", operations::itemMetrics);
+
+        // Admin only: a binding lets its producer act for the tenants it names (docs/ingest.md).
+        var producers = new IngestProducerRoutes(backend.ingestProducers());
+        on("PUT", "/ingest-producers/{senderId}", ADMIN, "producers:manage", (request, caller) -> producers.put(request));
+        on("GET", "/ingest-producers/{senderId}", ADMIN, "producers:manage", (request, caller) -> producers.get(request));
+        on("DELETE", "/ingest-producers/{senderId}", ADMIN, "producers:manage", (request, caller) -> producers.delete(request));
     }
 
     public ApiResponse handle(ApiRequest request) {

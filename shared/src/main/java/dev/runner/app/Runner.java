@@ -3,9 +3,12 @@ package dev.runner.app;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.cache.TypesCache;
+import dev.runner.config.QueueRole;
 import dev.runner.config.RunnerConfig;
+import dev.runner.config.SecretRole;
 import dev.runner.cost.CostTracker;
 import dev.runner.delivery.DeliveryStore;
+import dev.runner.delivery.IngestProducers;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
@@ -16,6 +19,7 @@ import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
+import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.IngestService;
@@ -32,9 +36,21 @@ import dev.runner.redis.Redis;
 import dev.runner.run.RunQueries;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
+import dev.runner.secrets.DatabaseLogin;
+import dev.runner.secrets.Secret;
+import dev.runner.secrets.Secrets;
+import dev.runner.secrets.SecretsManagerSource;
+import dev.runner.store.Credentials;
 import dev.runner.store.Database;
 import dev.runner.webhook.WebhookService;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.regions.Region;
 
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,6 +66,12 @@ import java.util.function.Supplier;
  * or a Redis connection) and a cold start pays for nothing else. One root per execution
  * environment: Lambda builds it in the function's no-arg constructor; the local runtime, tests and
  * benchmarks build their own and pass it in.
+ *
+ * <p>A function binds its {@link Grants} to the root ({@link #serve}): from then on the root's queue
+ * client refuses every queue, and the root every secret, the grants do not name, as IAM would in
+ * AWS. Secrets (database login, API key, handler signing key, Redis AUTH token) are read from
+ * Secrets Manager when first needed, never from the environment; a value given in the environment
+ * (tests, development) is used as is.
  */
 public final class Runner implements AutoCloseable {
 
@@ -59,68 +81,126 @@ public final class Runner implements AutoCloseable {
     private final RunnerConfig config;
     private final Clock clock;
     private final CostTracker costs;
+    private final Metrics metrics;
     private final List<Part<?>> parts = new ArrayList<>();
+    /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
+    private volatile Grants served;
 
-    private final Part<Database> db = part("database", () -> Database.connect(config().database(), config().databasePoolSize(), costs()));
-    private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(config(), costs()));
-    private final Part<Redis> redis = part("redis", () -> Redis.connect(config().redisUrl(), costs()));
+    private final Part<Secrets> secrets = part("secrets", () -> new Secrets(SecretsManagerSource.create(
+            endpoint(config().secretsEndpoint()), Region.of(config().awsRegion()), awsCredentials(config().secretsEndpoint()))));
+    private final Part<Database> db = part("database", () -> Database.connect(config().database().jdbcUrl(), databaseCredentials(),
+            config().databasePoolSize(), costs()));
+    private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
+            Region.of(config().awsRegion()), awsCredentials(config().sqsEndpoint()), costs(), this::allows));
+    private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
+            redisAuth()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
-    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(config().handlerSigningSecret(),
-            handlerUrls.get(), clock(), costs()));
+    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(handlerSigningKey(),
+            handlerUrls.get(), clock(), costs(), metrics()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
     private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
-            clock(), config().itemClaimLease()));
-    private final Part<RunStore> runStore = part("runStore", () -> new RunStore(database()));
+            clock(), config().itemClaimLease(), metrics()));
+    private final Part<RunStore> runStore = part("runStore", () -> new RunStore(database(), metrics()));
     private final Part<ItemStore> itemStore = part("itemStore", () -> new ItemStore(database(), clock()));
     private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));
     private final Part<ScheduleStore> scheduleStore = part("scheduleStore", () -> new ScheduleStore(database()));
     private final Part<DeliveryStore> deliveryStore = part("deliveryStore", () -> new DeliveryStore(database()));
+    private final Part<IngestProducers> ingestProducers = part("ingestProducers", () -> new IngestProducers(database(),
+            LOCAL_TYPES_TTL, clock()));
     private final Part<DeadLetterStore> deadLetterStore = part("deadLetterStore", () -> new DeadLetterStore(database()));
     private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
             new IntegrationStore(database(), scheduleStore.get()),
-            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock()), LOCAL_TYPES_TTL, clock()));
+            new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
     private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard()));
     private final Part<RunService> runService = part("runService", () -> new RunService(config().queues(), database(), runStore(),
             itemStore(), integrations(), queues(), dispatcher.get(), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
             handlers(), queues(), deadLetterStore(), dispatcher.get()));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
-            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard()));
+            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard(), metrics()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
             dispatcher.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
             dispatcher.get()));
-    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(config().apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
+    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
-            guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(), config(), clock())));
+            guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
+            ingestProducers.get(), config(), clock())));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
             runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
-    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore()));
+    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
+            deliveryStore.get(), integrations(), ingestProducers.get(), config().webhooks(), clock()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
-            runStore(), deadLetterStore()));
+            runStore(), deadLetterStore(), metrics()));
 
     public Runner(RunnerConfig config, Clock clock) {
         this(config, clock, CostTracker.NONE);
     }
 
     public Runner(RunnerConfig config, Clock clock, CostTracker costs) {
+        this(config, clock, costs, Metrics.NONE);
+    }
+
+    /** {@code metrics} hears what the parts do (docs/metrics.md); the functions plug one that publishes per invocation. */
+    public Runner(RunnerConfig config, Clock clock, CostTracker costs, Metrics metrics) {
         this.config = config;
         this.clock = clock;
         this.costs = costs;
+        this.metrics = metrics;
     }
 
     /** Lambda's root: the configuration the template gives the function. */
     public static Runner fromEnvironment(Map<String, String> environment) {
-        return new Runner(RunnerConfig.from(environment), Clock.systemUTC());
+        return fromEnvironment(environment, Metrics.NONE);
+    }
+
+    public static Runner fromEnvironment(Map<String, String> environment, Metrics metrics) {
+        return new Runner(RunnerConfig.from(environment), Clock.systemUTC(), CostTracker.NONE, metrics);
+    }
+
+    /**
+     * Binds a function's grants to this root; returns the root. Several functions bound to one root
+     * (tests sharing it) may do what any of them may; in Lambda and the local runtime each function
+     * has a root of its own.
+     */
+    public Runner serve(Grants grants) {
+        synchronized (this) {
+            served = served == null ? grants : served.and(grants);
+        }
+        return this;
+    }
+
+    /** Applies the schema migrations (the Migration custom resource's work) with this root's database login. */
+    public void migrate() {
+        Database.migrate(config.database().jdbcUrl(), databaseCredentials());
+    }
+
+    /**
+     * A secret this root's functions are granted, by role.
+     *
+     * @throws IllegalStateException not granted, or no secret named for the role
+     */
+    public Secret secret(SecretRole role) {
+        Grants grants = served;
+        if (grants != null && !grants.reads().contains(role)) {
+            throw new IllegalStateException("this function is not granted the " + role + " secret; declare it in its grants"
+                    + " and template.yaml's policies");
+        }
+        String id = config.secret(role);
+        if (id == null) {
+            throw new IllegalStateException(role.variable() + " is not set");
+        }
+        return secrets.get().secret(id);
     }
 
     public RunnerConfig config() { return config; }
     public Clock clock() { return clock; }
     public CostTracker costs() { return costs; }
+    public Metrics metrics() { return metrics; }
     public Database database() { return db.get(); }
     public QueueClient queues() { return queues.get(); }
     public Redis redis() { return redis.get(); }
@@ -137,7 +217,101 @@ public final class Runner implements AutoCloseable {
     public ManagementApi api() { return api.get(); }
     public Scheduler scheduler() { return scheduler.get(); }
     public IngestService ingest() { return ingest.get(); }
+    public IngestProducers ingestProducers() { return ingestProducers.get(); }
     public DeadLetterService deadLetters() { return deadLetters.get(); }
+
+    private boolean allows(QueueClient.Use use, String queueUrl) {
+        Grants grants = served;
+        if (grants == null) {
+            return true;
+        }
+        Set<QueueRole> granted = switch (use) {
+            case SEND -> grants.sends();
+            case CHANGE_VISIBILITY -> grants.changesVisibility();
+            case READ_ATTRIBUTES -> grants.readsAttributes();
+        };
+        for (QueueRole role : granted) {
+            if (config.queues().url(role).equals(queueUrl)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The management API's admin key: given by value, else read from its secret; null = none (every call 401). */
+    private String apiKey() {
+        if (config.apiKey() != null || config.secret(SecretRole.API_KEY) == null) {
+            return config.apiKey();
+        }
+        return secret(SecretRole.API_KEY).value();
+    }
+
+    /**
+     * The handler calls' HMAC key: given by value, else read from its secret. Only the functions that call
+     * handlers need one, so its absence fails here, when the first of them starts, not in the configuration.
+     */
+    private String handlerSigningKey() {
+        if (config.handlerSigningSecret() != null) {
+            return config.handlerSigningSecret();
+        }
+        if (config.secret(SecretRole.HANDLER_SIGNING_KEY) == null) {
+            throw new IllegalStateException("no handler signing key: set " + SecretRole.HANDLER_SIGNING_KEY.variable()
+                    + " (a secret's name or ARN) or RUNNER_HANDLER_SIGNING_SECRET");
+        }
+        return secret(SecretRole.HANDLER_SIGNING_KEY).value();
+    }
+
+    /** The database login: from its secret, re-read when Postgres refuses it (a rotation); else the values given. */
+    private Credentials databaseCredentials() {
+        if (config.secret(SecretRole.DATABASE) == null) {
+            return Credentials.fixed(config.database().user(), config.database().password());
+        }
+        Secret secret = secret(SecretRole.DATABASE);
+        return new Credentials() {
+            @Override
+            public Login current() {
+                return login(secret.value());
+            }
+
+            @Override
+            public Login refreshed() {
+                return login(secret.refresh());
+            }
+
+            private Login login(String json) {
+                DatabaseLogin login = DatabaseLogin.parse(secret.id(), json);
+                return new Login(login.username(), login.password());
+            }
+        };
+    }
+
+    /** The Redis AUTH token, re-read (at most once a second) at each connect, so a rotated token reaches the next connection. */
+    private Redis.Auth redisAuth() {
+        if (config.secret(SecretRole.REDIS_AUTH) == null) {
+            return null;
+        }
+        Secret secret = secret(SecretRole.REDIS_AUTH);
+        return secret::refresh;
+    }
+
+    private static URI endpoint(String override) {
+        return override == null ? null : URI.create(override);
+    }
+
+    /** The function's own credentials (Lambda's environment, the local runtime's per-function keys), else the default chain. */
+    private AwsCredentialsProvider awsCredentials(String endpointOverride) {
+        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
+        if (credentials != null) {
+            return StaticCredentialsProvider.create(credentials.sessionToken() == null
+                    ? AwsBasicCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey())
+                    : AwsSessionCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken()));
+        }
+        if (endpointOverride != null) {
+            // A local server (ElasticMQ, LocalStack) may ignore signatures, but the SDK must still sign.
+            return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
+        }
+        return DefaultCredentialsProvider.builder().build();
+    }
 
     /** Names of the parts built so far: what a function's cold start paid for. */
     public synchronized Set<String> built() {

@@ -1,5 +1,6 @@
 package dev.runner.cache;
 
+import dev.runner.metrics.Metrics;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
 import org.slf4j.Logger;
@@ -17,7 +18,7 @@ import java.util.function.Supplier;
  *
  * <p>Misses are not cached: a type that does not exist is asked for again next time (a type
  * created a moment later is seen at once). Redis unavailable, or no Redis at all: the cache
- * falls back to the loader with a logged warning, and still keeps the in-process layer.
+ * falls back to the loader with a logged warning (and a RedisFailOpen count), and still keeps the in-process layer.
  * {@link #invalidate} drops the Redis key and this process's entry; other processes keep theirs
  * for at most {@code localTtl}, which is why that one stays short.
  */
@@ -34,9 +35,14 @@ public final class TypesCache {
     private final Duration redisTtl;
     private final Duration localTtl;
     private final Clock clock;
+    private final Metrics metrics;
     private final ConcurrentHashMap<String, Local> local = new ConcurrentHashMap<>();
 
     public TypesCache(Redis redis, Keys keys, Duration redisTtl, Duration localTtl, Clock clock) {
+        this(redis, keys, redisTtl, localTtl, clock, Metrics.NONE);
+    }
+
+    public TypesCache(Redis redis, Keys keys, Duration redisTtl, Duration localTtl, Clock clock, Metrics metrics) {
         this.redis = redis;
         this.keys = redis == null ? keys : Objects.requireNonNull(keys, "keys (needed with a Redis)");
         if (redisTtl.toMillis() < 1) {
@@ -48,6 +54,7 @@ public final class TypesCache {
         this.redisTtl = redisTtl;
         this.localTtl = localTtl;
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.metrics = Objects.requireNonNull(metrics, "metrics");
     }
 
     /** The type's JSON, or null when the loader does not know it. */
@@ -98,6 +105,7 @@ public final class TypesCache {
         try {
             redis.delete(keys.type(integrationKey));
         } catch (RuntimeException e) {
+            metrics.redisFailOpen("cache invalidation");
             log.warn("Redis unavailable, cached type of {} lives until its TTL ({}): {}", integrationKey, redisTtl, e.toString());
         }
     }
@@ -109,6 +117,7 @@ public final class TypesCache {
         try {
             return redis.get(keys.type(integrationKey));
         } catch (RuntimeException e) {
+            metrics.redisFailOpen("cache read");
             log.warn("Redis unavailable, loading type {} from the database: {}", integrationKey, e.toString());
             return null;
         }
@@ -121,6 +130,7 @@ public final class TypesCache {
         try {
             redis.set(keys.type(integrationKey), json, redisTtl);
         } catch (RuntimeException e) {
+            metrics.redisFailOpen("cache write");
             log.warn("Redis unavailable, type {} not cached there: {}", integrationKey, e.toString());
         }
     }

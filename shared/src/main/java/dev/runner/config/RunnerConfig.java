@@ -1,5 +1,6 @@
 package dev.runner.config;
 
+import dev.runner.redis.RedisMode;
 import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 
@@ -16,20 +17,27 @@ import java.util.Map;
  */
 public record RunnerConfig(
         Database database,
+        /* redis:// or rediss:// (TLS); in cluster mode, seeds may be listed with commas. No password in it in AWS: AUTH comes from a secret. */
         String redisUrl,
+        /* Standalone or cluster, said, not guessed from the URL (ElastiCache Serverless and cluster-mode groups are cluster). */
+        RedisMode redisMode,
         /* Prefix of every Redis key, so stacks (and tests) can share one Redis. */
         String redisPrefix,
         /* SQS endpoint override (ElasticMQ, LocalStack); null = the AWS default for the region. */
         String sqsEndpoint,
+        /* Secrets Manager endpoint override (the local runtime); null = the AWS default for the region. */
+        String secretsEndpoint,
         String awsRegion,
         /* From the environment Lambda sets; null = the SDK's default chain. */
         AwsCredentials awsCredentials,
         Queues queues,
-        /* Bearer key of the management API; null disables the API (every call is 401). */
+        /* Secrets Manager secret (name or ARN) by role; a role without one is given by value below, or not at all. */
+        Map<SecretRole, String> secrets,
+        /* Admin bearer key of the management API by value (tests, development; AWS reads it from its secret); null = from the secret, or none (every call is 401). */
         String apiKey,
         /* False when only IAM principals verified by API Gateway may call the management API (ManagementAuth iam). */
         boolean managementBearerKeys,
-        /* HMAC key Runner signs its handler calls with; required, so a missing one fails the start, not the first call. */
+        /* HMAC key of the handler calls by value (tests, development); null = from its secret (a function that calls handlers fails its start without either). */
         String handlerSigningSecret,
         /* RUNNER_HANDLER_ALLOWED_NETWORKS: where handlers may be besides public https addresses (HandlerUrlPolicy); default none. */
         List<Cidr> handlerAllowedNetworks,
@@ -43,17 +51,29 @@ public record RunnerConfig(
         /* Claimed items whose worker went silent this long may be claimed again. */
         Duration itemClaimLease,
         int databasePoolSize,
-        Sweeps sweeps) {
+        Sweeps sweeps,
+        /* How long an item worker waits, in its invocation, for a concurrency lease expected back soon, instead of deferring the batch. */
+        Duration laneWait) {
 
-    /** Everything but the secrets (API key, signing secret, passwords, credentials in URLs). */
+    public RunnerConfig {
+        secrets = Map.copyOf(secrets);
+    }
+
+    /** The secret (name or ARN) holding a role's value; null when none is named. */
+    public String secret(SecretRole role) {
+        return secrets.get(role);
+    }
+
+    /** Everything but the secrets (API key, signing secret, passwords, credentials in URLs); secret names are not secret. */
     @Override
     public String toString() {
         return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
-                + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint + ", awsRegion=" + awsRegion
-                + ", queues=" + queues + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
+                + ", redisMode=" + redisMode + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint
+                + ", secretsEndpoint=" + secretsEndpoint + ", awsRegion=" + awsRegion + ", queues=" + queues
+                + ", secrets=" + secrets + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
-                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + "]";
+                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait + "]";
     }
 
     public record Database(String jdbcUrl, String user, String password) {
@@ -87,6 +107,22 @@ public record RunnerConfig(
             }
             return url;
         }
+
+        /** The URL of a role's queue. */
+        public String url(QueueRole role) {
+            return switch (role) {
+                case RUNS_MANUAL -> runs(Trigger.MANUAL);
+                case RUNS_SCHEDULE -> runs(Trigger.SCHEDULE);
+                case ITEMS_WEBHOOK -> items(Trigger.WEBHOOK);
+                case ITEMS_MANUAL -> items(Trigger.MANUAL);
+                case ITEMS_QUEUE -> items(Trigger.QUEUE);
+                case ITEMS_SCHEDULE -> items(Trigger.SCHEDULE);
+                case INGEST -> ingest;
+                case RUNS_DLQ -> runsDlq;
+                case ITEMS_DLQ -> itemsDlq;
+                case INGEST_DLQ -> ingestDlq;
+            };
+        }
     }
 
     /** Retry n waits base·2^(n-1); after maxAttempts the item goes to the DLQ. */
@@ -119,33 +155,51 @@ public record RunnerConfig(
     public static RunnerConfig from(Map<String, String> env) {
         var read = new Reader(env);
         Map<Trigger, String> runs = new EnumMap<>(Trigger.class);
-        runs.put(Trigger.MANUAL, read.required("RUNNER_QUEUE_RUNS_MANUAL"));
-        runs.put(Trigger.SCHEDULE, read.required("RUNNER_QUEUE_RUNS_SCHEDULE"));
+        runs.put(Trigger.MANUAL, read.required(QueueRole.RUNS_MANUAL.variable()));
+        runs.put(Trigger.SCHEDULE, read.required(QueueRole.RUNS_SCHEDULE.variable()));
         Map<Trigger, String> items = new EnumMap<>(Trigger.class);
-        items.put(Trigger.WEBHOOK, read.required("RUNNER_QUEUE_ITEMS_WEBHOOK"));
-        items.put(Trigger.MANUAL, read.required("RUNNER_QUEUE_ITEMS_MANUAL"));
-        items.put(Trigger.QUEUE, read.required("RUNNER_QUEUE_ITEMS_QUEUE"));
-        items.put(Trigger.SCHEDULE, read.required("RUNNER_QUEUE_ITEMS_SCHEDULE"));
+        for (Trigger trigger : Trigger.values()) {
+            items.put(trigger, read.required(QueueRole.items(trigger).variable()));
+        }
         var queues = new Queues(runs, items,
-                read.required("RUNNER_QUEUE_INGEST"),
-                read.required("RUNNER_QUEUE_RUNS_DLQ"),
-                read.required("RUNNER_QUEUE_ITEMS_DLQ"),
-                read.required("RUNNER_QUEUE_INGEST_DLQ"));
+                read.required(QueueRole.INGEST.variable()),
+                read.required(QueueRole.RUNS_DLQ.variable()),
+                read.required(QueueRole.ITEMS_DLQ.variable()),
+                read.required(QueueRole.INGEST_DLQ.variable()));
+        Map<SecretRole, String> secrets = new EnumMap<>(SecretRole.class);
+        for (SecretRole role : SecretRole.values()) {
+            String id = read.optional(role.variable(), null);
+            if (id != null) {
+                secrets.put(role, id);
+            }
+        }
+        read.notBoth(SecretRole.DATABASE, "RUNNER_DATABASE_USER", "RUNNER_DATABASE_PASSWORD");
+        read.notBoth(SecretRole.API_KEY, "RUNNER_API_KEY");
+        read.notBoth(SecretRole.HANDLER_SIGNING_KEY, "RUNNER_HANDLER_SIGNING_SECRET");
+        String redisUrl = read.required("RUNNER_REDIS_URL");
+        RedisMode redisMode = read.redisMode();
+        if (!redisUrl.startsWith("redis://") && !redisUrl.startsWith("rediss://")) {
+            throw new IllegalStateException("RUNNER_REDIS_URL must start with redis:// or rediss:// (TLS); cluster mode is"
+                    + " RUNNER_REDIS_MODE=cluster: " + redisUrl.replaceAll("//[^@/]*@", "//***@"));
+        }
         return new RunnerConfig(
                 new Database(read.required("RUNNER_DATABASE_URL"),
                         read.optional("RUNNER_DATABASE_USER", null),
                         read.optional("RUNNER_DATABASE_PASSWORD", null)),
-                read.required("RUNNER_REDIS_URL"),
+                redisUrl,
+                redisMode,
                 read.optional("RUNNER_REDIS_PREFIX", "runner"),
                 read.optional("RUNNER_SQS_ENDPOINT", null),
+                read.optional("RUNNER_SECRETS_ENDPOINT", null),
                 read.optional("AWS_REGION", "us-east-1"),
                 read.optional("AWS_ACCESS_KEY_ID", null) == null ? null
                         : new AwsCredentials(read.required("AWS_ACCESS_KEY_ID"), read.required("AWS_SECRET_ACCESS_KEY"),
                                 read.optional("AWS_SESSION_TOKEN", null)),
                 queues,
+                secrets,
                 read.optional("RUNNER_API_KEY", null),
                 read.managementBearerKeys(),
-                read.required("RUNNER_HANDLER_SIGNING_SECRET"),
+                read.optional("RUNNER_HANDLER_SIGNING_SECRET", null),
                 read.networks("RUNNER_HANDLER_ALLOWED_NETWORKS"),
                 new Retry(read.positiveInt("RUNNER_MAX_ATTEMPTS", 3),
                         Duration.ofMillis(read.positiveInt("RUNNER_BACKOFF_BASE_MS", 5000))),
@@ -163,7 +217,8 @@ public record RunnerConfig(
                 read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4),
                 new Sweeps(Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_ITEMS_OVERDUE_S", 1200)),
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_RUNS_OVERDUE_S", 600)),
-                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60))));
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60))),
+                Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)));
     }
 
     /** Reads variables; blank counts as unset. */
@@ -171,6 +226,28 @@ public record RunnerConfig(
         String optional(String name, String fallback) {
             String value = env.get(name);
             return value == null || value.isBlank() ? fallback : value.trim();
+        }
+
+        /** A secret is given one way: by its secret's name, or by value (tests, development), not both. */
+        void notBoth(SecretRole role, String... byValue) {
+            if (optional(role.variable(), null) == null) {
+                return;
+            }
+            for (String name : byValue) {
+                if (optional(name, null) != null) {
+                    throw new IllegalStateException(role.variable() + " and " + name + " are both set: give the "
+                            + role.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + " by its secret or by value, not both");
+                }
+            }
+        }
+
+        RedisMode redisMode() {
+            String value = optional("RUNNER_REDIS_MODE", "standalone");
+            try {
+                return RedisMode.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("RUNNER_REDIS_MODE must be standalone or cluster: " + value);
+            }
         }
 
         String required(String name) {

@@ -6,9 +6,15 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
-/** Deliveries seen recently (webhook_deliveries), so a repeat within the dedup window is not processed twice. */
+/**
+ * What arrived recently, so that a repeat within the dedup window is not processed twice: deliveries by their
+ * identity per tenant integration (delivery_ids), and items by their externalId per handler (webhook_deliveries,
+ * named for the webhooks that first used it; ingest messages share it).
+ */
 public final class DeliveryStore {
 
     private final Database db;
@@ -18,7 +24,7 @@ public final class DeliveryStore {
     }
 
     /**
-     * Records the deliveries of a handler and returns those not seen within {@code window}, inside
+     * Records the items of a handler and returns the externalIds not seen within {@code window}, inside
      * the caller's transaction (the run that carries them commits with them). One statement.
      */
     public Set<String> recordUnseen(Connection connection, String tenantId, String integrationKey, String handlerKey,
@@ -33,11 +39,41 @@ public final class DeliveryStore {
                 Database.array("text", externalIds.stream().distinct().toArray()), (double) window.toSeconds()));
     }
 
-    /** Forgets deliveries older than {@code window}: a repeat after it is processed again anyway. Returns how many. */
+    /**
+     * Records deliveries of a tenant integration under the run they would make, and returns the ids not seen within
+     * {@code window}, inside the caller's transaction: a delivery whose run rolls back is not recorded either.
+     * One statement.
+     */
+    public Set<String> recordDeliveries(Connection connection, String tenantId, String integrationKey,
+                                        Collection<String> deliveryIds, UUID runId, Duration window) throws SQLException {
+        return Set.copyOf(db.query(connection, """
+                insert into delivery_ids (tenant_id, integration_key, delivery_id, run_id)
+                select ?, ?, unnest(?::text[]), ?
+                on conflict (tenant_id, integration_key, delivery_id) do update set received_at = now(), run_id = excluded.run_id
+                    where delivery_ids.received_at < now() - make_interval(secs => ?)
+                returning delivery_id
+                """, row -> row.getString(1), tenantId, integrationKey,
+                Database.array("text", deliveryIds.stream().distinct().toArray()), runId, (double) window.toSeconds()));
+    }
+
+    /** The run a delivery's first arrival made, if it made one (none when all its items were repeats). */
+    public Optional<UUID> runOf(String tenantId, String integrationKey, String deliveryId) {
+        return db.queryOne("""
+                select d.run_id from delivery_ids d join runs r on r.run_id = d.run_id
+                where d.tenant_id = ? and d.integration_key = ? and d.delivery_id = ?
+                """, row -> row.getObject(1, UUID.class), tenantId, integrationKey, deliveryId);
+    }
+
+    /** Forgets what arrived longer than {@code window} ago: a repeat after it is processed again anyway. Returns how many. */
     public int purge(Duration window, int limit) {
-        return db.update("""
+        int items = db.update("""
                 delete from webhook_deliveries where ctid in (
                     select ctid from webhook_deliveries where received_at < now() - make_interval(secs => ?) limit ?)
                 """, (double) window.toSeconds(), limit);
+        int deliveries = db.update("""
+                delete from delivery_ids where ctid in (
+                    select ctid from delivery_ids where received_at < now() - make_interval(secs => ?) limit ?)
+                """, (double) window.toSeconds(), limit);
+        return items + deliveries;
     }
 }

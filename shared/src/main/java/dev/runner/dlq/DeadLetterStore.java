@@ -24,12 +24,12 @@ public final class DeadLetterStore {
         if (letters.isEmpty()) {
             return;
         }
-        String[] sources = letters.stream().map(DeadLetter::source).toArray(String[]::new);
-        String[] reasons = letters.stream().map(DeadLetter::reason).toArray(String[]::new);
-        String[] bodies = letters.stream().map(l -> l.body() == null ? "" : l.body()).toArray(String[]::new);
+        String[] sources = letters.stream().map(l -> storable(l.source())).toArray(String[]::new);
+        String[] reasons = letters.stream().map(l -> storable(l.reason())).toArray(String[]::new);
+        String[] bodies = letters.stream().map(l -> l.body() == null ? "" : storable(l.body())).toArray(String[]::new);
         String[] attributes = letters.stream().map(l -> {
             ObjectNode node = Json.object();
-            l.attributes().forEach(node::put);
+            l.attributes().forEach((name, value) -> node.put(storable(name), storable(value)));
             return Json.write(node);
         }).toArray(String[]::new);
         db.update("""
@@ -38,6 +38,14 @@ public final class DeadLetterStore {
                 from unnest(?::text[], ?::text[], ?::text[], ?::text[]) as v(source, reason, body, attributes)
                 """, Database.array("text", sources), Database.array("text", reasons), Database.array("text", bodies),
                 Database.array("text", attributes));
+    }
+
+    /**
+     * Postgres text cannot hold NUL: one in a kept body (or in a reason quoting it) would fail the whole statement and
+     * every letter with it, so it is kept as U+FFFD. Found by the ingest fuzz suite.
+     */
+    private static String storable(String text) {
+        return text == null ? null : text.replace('\u0000', '\uFFFD');
     }
 
     public record Kept(long id, String source, String reason, String body) {}

@@ -63,9 +63,15 @@ final class AdmissionRules {
     }
 
     private static Admission longer(String itemId, long handlerDelayMs, DeferReason handlerReason, long tenantDelayMs) {
-        return tenantDelayMs > handlerDelayMs
-                ? deferred(itemId, tenantDelayMs, DeferReason.TENANT_LIMIT)
-                : deferred(itemId, handlerDelayMs, handlerReason);
+        if (tenantDelayMs > handlerDelayMs) {
+            return deferred(itemId, tenantDelayMs, DeferReason.TENANT_LIMIT);
+        }
+        if (handlerReason == DeferReason.HANDLER_CONCURRENCY) {
+            // When a lease is expected back, to the millisecond: the worker may wait that long in its
+            // invocation; sent back to SQS instead, the delay is rounded up to whole seconds anyway.
+            return new Admission.Deferred(itemId, Duration.ofMillis(Math.max(1, handlerDelayMs)), handlerReason);
+        }
+        return deferred(itemId, handlerDelayMs, handlerReason);
     }
 
     private static Admission deferred(String itemId, long delayMs, DeferReason reason) {

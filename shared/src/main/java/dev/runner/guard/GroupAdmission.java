@@ -8,17 +8,23 @@ import java.util.List;
  * @param failOpen     null when Redis decided; else why Redis could not and everything was
  *                     admitted (the fail-open policy): the caller enforces what only it can, such
  *                     as pauses from Postgres
- * @param breakerClean the breaker was closed with no failure counted: reporting successes alone
- *                     would change nothing, so the caller may skip that report
+ * @param breakerClean the breaker was closed with no failure counted and nothing else needs a
+ *                     report: reporting successes alone would change nothing, so the caller may skip it
+ * @param leaseTokens  the concurrency leases granted, one per call the caller may have in flight
+ *                     (empty when the handler has no concurrency limit): the admitted items run
+ *                     through that many lanes, and the report gives the tokens back
+ * @param admittedAtMs when the admission was made (what a give-back of its rate entries names)
  */
-public record GroupAdmission(GroupRequest request, List<Admission> decisions, FailOpen failOpen, boolean breakerClean) {
+public record GroupAdmission(GroupRequest request, List<Admission> decisions, FailOpen failOpen, boolean breakerClean,
+                             List<String> leaseTokens, long admittedAtMs) {
 
     public GroupAdmission(GroupRequest request, List<Admission> decisions) {
-        this(request, decisions, null, false);
+        this(request, decisions, null, false, List.of(), 0);
     }
 
     public GroupAdmission {
         decisions = List.copyOf(decisions);
+        leaseTokens = List.copyOf(leaseTokens);
         if (decisions.size() != request.items().size()) {
             throw new IllegalArgumentException(
                     "decisions " + decisions.size() + " != items " + request.items().size());
@@ -28,5 +34,10 @@ public record GroupAdmission(GroupRequest request, List<Admission> decisions, Fa
     /** Everything was admitted because Redis could not decide. */
     public boolean failedOpen() {
         return failOpen != null;
+    }
+
+    /** Calls this group may have in flight at once: its leases, or every call when the handler has no concurrency limit. */
+    public int lanes(int calls) {
+        return request.limits().concurrency() == 0 || failedOpen() ? calls : Math.min(calls, leaseTokens.size());
     }
 }

@@ -5,10 +5,11 @@ import java.util.Objects;
 
 /**
  * What happened to a group's handler calls: one {@link Call} per call that observed the endpoint
- * (the breaker's input: each call counts once, whatever its item count), and the admitted items
- * whose leases end now, called or not.
+ * (the breaker's input: each call counts once, whatever its item count), the leases the group
+ * held (released now), and the admitted items whose probes and urgent markers end now, called or not.
  */
-public record GroupReport(String integrationKey, String handlerKey, List<Call> calls, List<String> releasedItemIds) {
+public record GroupReport(String integrationKey, String handlerKey, List<Call> calls, List<String> leaseTokens,
+                          List<String> admittedItemIds) {
 
     /**
      * One handler call. The guard tells probe calls from others by their items: while the
@@ -27,11 +28,12 @@ public record GroupReport(String integrationKey, String handlerKey, List<Call> c
         Objects.requireNonNull(integrationKey, "integrationKey");
         Objects.requireNonNull(handlerKey, "handlerKey");
         calls = calls == null ? List.of() : List.copyOf(calls);
-        releasedItemIds = releasedItemIds == null ? List.of() : List.copyOf(releasedItemIds);
+        leaseTokens = leaseTokens == null ? List.of() : List.copyOf(leaseTokens);
+        admittedItemIds = admittedItemIds == null ? List.of() : List.copyOf(admittedItemIds);
     }
 
     /** Nothing to tell the guard. */
     public boolean isEmpty() {
-        return calls.isEmpty() && releasedItemIds.isEmpty();
+        return calls.isEmpty() && leaseTokens.isEmpty() && admittedItemIds.isEmpty();
     }
 }

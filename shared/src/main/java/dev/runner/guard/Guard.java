@@ -2,6 +2,7 @@ package dev.runner.guard;
 
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.GuardScripts.HandlerAnswer;
+import dev.runner.metrics.Metrics;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Pipeline;
 import dev.runner.redis.Redis;
@@ -16,10 +17,13 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Admission of the item worker's batches against the pause flags, the integrations' circuit
@@ -48,7 +52,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
  * free for webhook items, so a manual or schedule backlog never holds every slot.
  *
- * <p><b>Redis down: fail open.</b> {@link #admit} admits everything, the breaker counts as closed
+ * <p><b>Redis down: fail open.</b> {@link #admit} admits everything (and counts it: {@code RedisFailOpen}), the breaker counts as closed
  * ({@link #breaker} returns a closed snapshot), {@link #report} drops its updates (leases expire
  * by TTL), {@link #reserveTenantSlots} reserves nothing. No item is lost or parked because Redis
  * is away; handlers are then protected only by their own capacity until Redis is back. The same
@@ -56,6 +60,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * stack, and an admission says which ({@link FailOpen}). {@link #setPaused} is the exception: it
  * throws {@link dev.runner.redis.RedisUnavailableException} so the caller knows the pause did not
  * reach Redis (Postgres' paused_handlers stays the truth).
+ *
+ * <p><b>Metrics</b> (docs/metrics.md) come from what the round trips answer anyway: BreakerOpen
+ * when admission finds a breaker open or half-open, BreakerOpened when a report opens one,
+ * TenantWindowDeferrals for slots reserved ahead, RedisFailOpen for every fail-open.
  */
 public final class Guard {
 
@@ -74,6 +82,7 @@ public final class Guard {
     private final Keys keys;
     private final GuardScripts scripts;
     private final Clock clock;
+    private final Metrics metrics;
     /** How long a concurrency lease (and a half-open probe) lives if its worker never reports. */
     private final Duration leaseTtl;
     /** Give-backs for the next round trip (see class comment). */
@@ -85,6 +94,11 @@ public final class Guard {
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
                  Clock clock, Duration leaseTtl) {
+        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, Metrics.NONE);
+    }
+
+    public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
+                 Clock clock, Duration leaseTtl, Metrics metrics) {
         this.redis = Objects.requireNonNull(redis, "redis");
         this.keys = Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(breaker, "breaker");
@@ -103,6 +117,7 @@ public final class Guard {
             throw new IllegalArgumentException("leaseTtl < 1 ms: " + leaseTtl);
         }
         this.leaseTtl = leaseTtl;
+        this.metrics = Objects.requireNonNull(metrics, "metrics");
         this.scripts = new GuardScripts(keys, breaker, tenantLimit, leaseTtl);
     }
 
@@ -116,7 +131,7 @@ public final class Guard {
         List<Pipeline.Reply<HandlerAnswer>> handlerAnswers = new ArrayList<>(groups.size());
         Map<String, List<String>> itemsByTenant = new LinkedHashMap<>();
         for (GroupRequest group : groups) {
-            handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now)));
+            handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now, leasePrefix())));
             for (Candidate item : group.items()) {
                 itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
             }
@@ -127,7 +142,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            FailOpen why = failOpen(e, "admitting " + groups.size() + " groups without limits");
+            FailOpen why = failOpen(e, "admission", "admitting " + groups.size() + " groups without limits");
             return groups.stream().map(group -> admitAll(group, why)).toList();
         }
 
@@ -142,9 +157,13 @@ public final class Guard {
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<String>> refunds = new LinkedHashMap<>();
         Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
+        Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
             HandlerAnswer handler = handlerAnswers.get(g).get();
+            if (handler.breakerNotClosed()) {
+                breakersNotClosed.add(group.integrationKey());
+            }
             List<Admission> decisions = new ArrayList<>(group.items().size());
             List<String> handlerReleases = new ArrayList<>();
             for (int i = 0; i < group.items().size(); i++) {
@@ -161,13 +180,21 @@ public final class Guard {
                 combined.refundTenantUpTo().ifPresent(upTo ->
                         refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
             }
-            if (!handlerReleases.isEmpty()) {
-                giveBacks.add(scripts.releaseHandler(group.integrationKey(), group.handlerKey(), handlerReleases, now));
+            // Leases were granted for the calls the handler script admitted; items the tenant window
+            // deferred need none, so leases beyond the calls still to make go back at once.
+            int admitted = (int) decisions.stream().filter(Admission.Admitted.class::isInstance).count();
+            int callsLeft = Math.ceilDiv(admitted, group.itemsPerCall());
+            List<String> tokens = handler.leaseTokens();
+            List<String> kept = tokens.subList(0, Math.min(tokens.size(), callsLeft));
+            List<String> surplus = tokens.subList(kept.size(), tokens.size());
+            if (!handlerReleases.isEmpty() || !surplus.isEmpty()) {
+                giveBacks.add(scripts.releaseHandler(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
             }
-            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean()));
+            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now));
         }
         refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
         countDeferrals(deferrals, now);
+        breakersNotClosed.forEach(metrics::breakerOpen);
         return admissions;
     }
 
@@ -192,18 +219,23 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
+            failOpen(e, "slot reservation", "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
             itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
             return delays;
         }
         int reserved = 0;
         for (var tenant : itemIdsByTenant.entrySet()) {
             List<Long> answer = answers.get(tenant.getKey()).get();
+            int tenantReserved = 0;
             for (int i = 0; i < tenant.getValue().size(); i++) {
                 Duration delay = AdmissionRules.reservedDelay(answer.get(i));
                 delays.put(tenant.getValue().get(i), delay);
-                reserved += delay.isZero() ? 0 : 1;
+                tenantReserved += delay.isZero() ? 0 : 1;
             }
+            if (tenantReserved > 0) {
+                metrics.tenantWindowDeferrals(tenant.getKey(), tenantReserved);
+            }
+            reserved += tenantReserved;
         }
         if (reserved > 0) {
             countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
@@ -215,9 +247,11 @@ public final class Guard {
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = pipelineWithGiveBacks();
+        Map<String, List<Pipeline.Reply<Boolean>>> opened = new LinkedHashMap<>();
         for (GroupReport report : reports) {
             if (!report.isEmpty()) {
-                pipeline.send(scripts.report(report, now));
+                opened.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
+                        .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts::openedBy)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -226,8 +260,11 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+            failOpen(e, "report", "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+            return;
         }
+        opened.forEach((integrationKey, replies) -> replies.stream().filter(Pipeline.Reply::get)
+                .forEach(reply -> metrics.breakerOpened(integrationKey)));
     }
 
     /**
@@ -240,7 +277,7 @@ public final class Guard {
         try {
             pipeline.run(redis);
         } catch (RuntimeException e) {
-            failOpen(e, "breaker of " + integrationKey + " reported closed");
+            failOpen(e, "breaker read", "breaker of " + integrationKey + " reported closed");
             return BreakerSnapshot.closed(integrationKey);
         }
         return snapshot.get();
@@ -258,6 +295,23 @@ public final class Guard {
     }
 
     /**
+     * Gives back, on the next round trip this Guard makes, what an admission took for items that
+     * were admitted but not called after all (a lane that ran out of time): their rate entries,
+     * probes and urgent markers. Their leases go back with the group's report.
+     */
+    public void giveBack(GroupAdmission admission, List<String> itemIds) {
+        if (!itemIds.isEmpty() && !admission.failedOpen()) {
+            giveBacks.add(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
+                    List.of(), itemIds, admission.admittedAtMs()));
+        }
+    }
+
+    /** Names one admission's leases: unique across workers, so a report releases exactly its own. */
+    private static String leasePrefix() {
+        return Long.toHexString(ThreadLocalRandom.current().nextLong()) + Long.toHexString(System.nanoTime());
+    }
+
+    /**
      * Redis mirror of Postgres' paused_handlers.
      *
      * @throws dev.runner.redis.RedisUnavailableException the mirror was not updated
@@ -271,8 +325,9 @@ public final class Guard {
         }
     }
 
-    /** Logs why the guard fails open: an outage as a warning, a bug as an error with its stack. */
-    private static FailOpen failOpen(RuntimeException e, String consequence) {
+    /** Counts a fail-open and logs why: an outage as a warning, a bug as an error with its stack. */
+    private FailOpen failOpen(RuntimeException e, String operation, String consequence) {
+        metrics.redisFailOpen(operation);
         if (e instanceof RedisUnavailableException) {
             log.warn("Redis unavailable, {} (fail-open): {}", consequence, e.toString());
             return FailOpen.REDIS_UNAVAILABLE;
@@ -285,7 +340,7 @@ public final class Guard {
         List<Admission> admitted = group.items().stream()
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
-        return new GroupAdmission(group, admitted, why, false);
+        return new GroupAdmission(group, admitted, why, false, List.of(), 0);
     }
 
     private Pipeline pipelineWithGiveBacks() {

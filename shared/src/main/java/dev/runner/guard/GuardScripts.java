@@ -28,8 +28,18 @@ final class GuardScripts {
     /** The handler script's answer for one item. */
     record HandlerVerdict(AdmitCode code, long delayMs) {}
 
-    /** The handler script's answer for one group, in the order of its items. */
-    record HandlerAnswer(List<HandlerVerdict> verdicts, boolean breakerClean) {}
+    /**
+     * The handler script's answer for one group, in the order of its items, with the leases it granted.
+     *
+     * @param breakerHalfOpen the breaker was half-open (an open one shows in the verdicts)
+     */
+    record HandlerAnswer(List<HandlerVerdict> verdicts, boolean breakerClean, List<String> leaseTokens, boolean breakerHalfOpen) {
+
+        /** Admission found the breaker open or half-open: the metrics' BreakerOpen. */
+        boolean breakerNotClosed() {
+            return breakerHalfOpen || verdicts.stream().anyMatch(v -> v.code() == AdmitCode.BREAKER_OPEN || v.code() == AdmitCode.BREAKER_PROBING);
+        }
+    }
 
     private final Keys keys;
     private final RunnerConfig.Breaker breaker;
@@ -43,11 +53,11 @@ final class GuardScripts {
         this.leaseTtl = Objects.requireNonNull(leaseTtl, "leaseTtl");
     }
 
-    /** admitHandler-5.lua for one group. */
-    Pipeline.Request<HandlerAnswer> admitHandler(GroupRequest group, long now) {
+    /** admitHandler-6.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
+    Pipeline.Request<HandlerAnswer> admitHandler(GroupRequest group, long now, String tokenPrefix) {
         String integration = group.integrationKey();
         String handler = group.handlerKey();
-        List<String> args = new ArrayList<>(8 + 2 * group.items().size());
+        List<String> args = new ArrayList<>(12 + 2 * group.items().size());
         args.add(Long.toString(now));
         args.add(Long.toString(breaker.openFor().toMillis()));
         args.add(Integer.toString(breaker.halfOpenSuccesses()));
@@ -56,27 +66,38 @@ final class GuardScripts {
         args.add(Long.toString(leaseTtl.toMillis()));
         args.add(Long.toString(tenantLimit.shortestDeferral().toMillis()));
         args.add(Integer.toString(Guard.URGENT_PRIORITY));
+        args.add(Integer.toString(group.itemsPerCall()));
+        args.add(tokenPrefix);
+        args.add(Long.toString(Math.max(1, group.expectedCall().toMillis())));
+        args.add(Long.toString(group.holdFor().toMillis()));
         for (Candidate item : group.items()) {
             args.add(item.itemId());
             args.add(Integer.toString(item.priority()));
         }
         Redis.Call call = new Redis.Call(Script.ADMIT_HANDLER, List.of(
                 keys.breaker(integration), keys.probes(integration), keys.paused(integration, handler),
-                keys.leases(integration, handler), keys.rate(integration, handler)), args);
+                keys.leases(integration, handler), keys.rate(integration, handler), keys.urgent(integration, handler)), args);
         int items = group.items().size();
-        return Pipeline.Request.of(call, reply -> handlerAnswer((List<?>) reply, items));
+        return Pipeline.Request.of(call, reply -> handlerAnswer((List<?>) reply, items, tokenPrefix));
     }
 
-    private static HandlerAnswer handlerAnswer(List<?> reply, int items) {
-        if (reply.size() < 2 * items) {
+    private static HandlerAnswer handlerAnswer(List<?> reply, int items, String tokenPrefix) {
+        if (reply.size() != 2 * items + 4) {
             throw new IllegalStateException("admitHandler answered " + reply.size() + " values for " + items + " items");
         }
         List<HandlerVerdict> verdicts = new ArrayList<>(items);
         for (int i = 0; i < items; i++) {
             verdicts.add(new HandlerVerdict(AdmitCode.of((Long) reply.get(2 * i)), (Long) reply.get(2 * i + 1)));
         }
-        boolean clean = reply.size() > 2 * items && (Long) reply.get(2 * items) == 1L;
-        return new HandlerAnswer(verdicts, clean);
+        boolean clean = (Long) reply.get(2 * items) == 1L;
+        long granted = (Long) reply.get(2 * items + 1);
+        long expectedEnd = (Long) reply.get(2 * items + 2);
+        List<String> tokens = new ArrayList<>((int) granted);
+        for (int n = 1; n <= granted; n++) {
+            tokens.add(tokenPrefix + ":" + n + ":" + expectedEnd);
+        }
+        boolean halfOpen = (Long) reply.get(2 * items + 3) == 1L;
+        return new HandlerAnswer(verdicts, clean, tokens, halfOpen);
     }
 
     /**
@@ -107,7 +128,7 @@ final class GuardScripts {
         });
     }
 
-    /** reportOutcome-3.lua for one group; its reply (the state after) is not read. */
+    /** reportOutcome-4.lua for one group; {@link #openedBy} reads its reply. */
     Redis.Call report(GroupReport report, long now) {
         String integration = report.integrationKey();
         List<String> args = new ArrayList<>();
@@ -115,25 +136,37 @@ final class GuardScripts {
         args.add(Integer.toString(breaker.failureThreshold()));
         args.add(Long.toString(breaker.openFor().toMillis()));
         args.add(Integer.toString(breaker.halfOpenSuccesses()));
-        args.add(Integer.toString(report.releasedItemIds().size()));
-        args.addAll(report.releasedItemIds());
+        args.add(Integer.toString(report.leaseTokens().size()));
+        args.addAll(report.leaseTokens());
+        args.add(Integer.toString(report.admittedItemIds().size()));
+        args.addAll(report.admittedItemIds());
         for (GroupReport.Call call : report.calls()) {
             args.add(call.up() ? "1" : "0");
             args.add(Integer.toString(call.itemIds().size()));
             args.addAll(call.itemIds());
         }
-        return new Redis.Call(Script.REPORT_OUTCOME, List.of(
-                keys.breaker(integration), keys.probes(integration),
-                keys.leases(integration, report.handlerKey())), args);
+        return new Redis.Call(Script.REPORT_OUTCOME, List.of(keys.breaker(integration), keys.probes(integration),
+                keys.leases(integration, report.handlerKey()), keys.urgent(integration, report.handlerKey())), args);
     }
 
-    /** releaseHandler-3.lua: gives back what the admission at {@code admittedAt} took for these items. */
-    Redis.Call releaseHandler(String integration, String handler, List<String> itemIds, long admittedAt) {
-        List<String> args = new ArrayList<>(1 + itemIds.size());
+    /** Whether the report whose reply this is opened the breaker (reportOutcome-4.lua's second value). */
+    static boolean openedBy(Object reply) {
+        List<?> values = (List<?>) reply;
+        return values.size() > 1 && (Long) values.get(1) == 1L;
+    }
+
+    /**
+     * releaseHandler-4.lua: gives back what the admission at {@code admittedAt} took that will not be
+     * used: the items' rate entries, probes and urgent markers, and the leases of calls not to be made.
+     */
+    Redis.Call releaseHandler(String integration, String handler, List<String> leaseTokens, List<String> itemIds, long admittedAt) {
+        List<String> args = new ArrayList<>(2 + leaseTokens.size() + itemIds.size());
         args.add(Long.toString(admittedAt));
+        args.add(Integer.toString(leaseTokens.size()));
+        args.addAll(leaseTokens);
         args.addAll(itemIds);
-        return new Redis.Call(Script.RELEASE_HANDLER, List.of(
-                keys.leases(integration, handler), keys.rate(integration, handler), keys.probes(integration)), args);
+        return new Redis.Call(Script.RELEASE_HANDLER, List.of(keys.rate(integration, handler), keys.probes(integration),
+                keys.urgent(integration, handler), keys.leases(integration, handler)), args);
     }
 
     /** refundTenant-1.lua: gives back the items' slots at or before the cutoff. */

@@ -7,6 +7,7 @@ import dev.runner.cost.CostTracker;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.metrics.Metrics;
 import dev.runner.security.Signature;
 
 import java.io.IOException;
@@ -54,8 +55,13 @@ public final class HandlerClient {
     private final HandlerUrlPolicy urls;
     private final Clock clock;
     private final CostTracker costs;
+    private final Metrics metrics;
 
     public HandlerClient(String signingSecret, HandlerUrlPolicy urls, Clock clock, CostTracker costs) {
+        this(signingSecret, urls, clock, costs, Metrics.NONE);
+    }
+
+    public HandlerClient(String signingSecret, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics) {
         if (signingSecret == null || signingSecret.isBlank()) {
             throw new IllegalArgumentException("the handler signing secret is empty: handlers could not tell Runner's calls from anyone's");
         }
@@ -70,6 +76,7 @@ public final class HandlerClient {
         this.urls = urls;
         this.clock = clock;
         this.costs = costs;
+        this.metrics = metrics;
     }
 
     /** One page of a run's items. */
@@ -95,8 +102,8 @@ public final class HandlerClient {
      * {@code /fetch}: one page, or the classified failure. An unusable page (unreadable, over
      * 1 MiB, ids Runner cannot store) is a permanent failure: the same cursor would bring it again.
      */
-    public Page fetch(HandlerSpec handler, ObjectNode request, Duration timeLeft) throws HandlerCallException {
-        switch (post(handler, "fetch", request, null, timeLeft, HandlerAnswers.RESULT_LIMIT)) {
+    public Page fetch(String integrationKey, HandlerSpec handler, ObjectNode request, Duration timeLeft) throws HandlerCallException {
+        switch (post(integrationKey, handler, "fetch", request, null, timeLeft, HandlerAnswers.RESULT_LIMIT)) {
             case NoReply none -> throw new HandlerCallException(none.failure());
             case Replied replied -> {
                 switch (HandlerAnswers.outcome(replied.reply(), clock.instant())) {
@@ -112,21 +119,22 @@ public final class HandlerClient {
     }
 
     /** {@code /process} for one item; only the status of the answer counts. */
-    public Outcome process(HandlerSpec handler, ObjectNode item, String itemId, Duration timeLeft) {
+    public Outcome process(String integrationKey, HandlerSpec handler, ObjectNode item, String itemId, Duration timeLeft) {
         ObjectNode request = Json.object();
         request.set("item", item);
-        return switch (post(handler, "process", request, itemId, timeLeft, HandlerAnswers.EXCERPT_LIMIT)) {
+        return switch (post(integrationKey, handler, "process", request, itemId, timeLeft, HandlerAnswers.EXCERPT_LIMIT)) {
             case NoReply none -> none.failure();
             case Replied replied -> HandlerAnswers.outcome(replied.reply(), clock.instant());
         };
     }
 
     /** {@code /process-batch}: an outcome for every itemId asked ({@link HandlerAnswers#batch}). */
-    public Map<String, Outcome> processBatch(HandlerSpec handler, List<ObjectNode> items, List<String> itemIds, Duration timeLeft) {
+    public Map<String, Outcome> processBatch(String integrationKey, HandlerSpec handler, List<ObjectNode> items, List<String> itemIds,
+                                             Duration timeLeft) {
         ObjectNode request = Json.object();
         ArrayNode array = request.putArray("items");
         items.forEach(array::add);
-        return switch (post(handler, "process-batch", request, String.join(",", itemIds), timeLeft, HandlerAnswers.RESULT_LIMIT)) {
+        return switch (post(integrationKey, handler, "process-batch", request, String.join(",", itemIds), timeLeft, HandlerAnswers.RESULT_LIMIT)) {
             case NoReply none -> {
                 Map<String, Outcome> outcomes = new LinkedHashMap<>();
                 itemIds.forEach(id -> outcomes.put(id, none.failure()));
@@ -143,6 +151,27 @@ public final class HandlerClient {
 
     private record NoReply(Outcome.Failed failure) implements Exchange {}
 
+    /** {@link #exchange}, timed and counted: one HandlerLatency value per call, and a HandlerErrors count when it failed. */
+    private Exchange post(String integrationKey, HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey,
+                          Duration timeLeft, int resultLimit) {
+        long started = System.nanoTime();
+        Exchange exchange = exchange(handler, operation, payload, idempotencyKey, timeLeft, resultLimit);
+        metrics.handlerCall(integrationKey, handler.handlerKey(), Duration.ofNanos(System.nanoTime() - started), failed(exchange));
+        return exchange;
+    }
+
+    /** No usable answer: none at all, or a status that is neither a success nor a 429 asking for a delay. */
+    private boolean failed(Exchange exchange) {
+        return switch (exchange) {
+            case NoReply none -> true;
+            case Replied replied -> switch (HandlerAnswers.outcome(replied.reply(), clock.instant())) {
+                case Outcome.Succeeded succeeded -> false;
+                case Outcome.Deferred deferred -> false;
+                case Outcome.Failed failure -> true;
+            };
+        };
+    }
+
     /**
      * One signed POST, ended by its deadline whatever the handler does. The URL is checked first
      * (in the deadline too: a name lookup has no timeout of its own); on the deadline the request
@@ -150,8 +179,8 @@ public final class HandlerClient {
      *
      * @param resultLimit what is read of a 2xx body; other bodies are read up to an excerpt
      */
-    private Exchange post(HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey, Duration timeLeft,
-                          int resultLimit) {
+    private Exchange exchange(HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey, Duration timeLeft,
+                              int resultLimit) {
         long deadlineMs = Math.max(1, Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
         costs.handlerCall();
         Call call = new Call();

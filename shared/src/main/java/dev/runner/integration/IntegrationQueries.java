@@ -20,10 +20,11 @@ public final class IntegrationQueries {
 
     /** Every integration type, by key. One statement (the table holds one row per type). */
     public List<IntegrationType> types() {
-        return db.query("select integration_key, name, handlers::text from integration_types order by integration_key", row -> {
+        return db.query("select integration_key, name, handlers::text, webhook_scheme from integration_types order by integration_key", row -> {
             var node = Json.object();
             node.put("name", row.getString(2));
             node.set("handlers", Json.parse(row.getString(3)));
+            node.put("webhookScheme", row.getString(4));
             return IntegrationType.fromJson(row.getString(1), node);
         });
     }

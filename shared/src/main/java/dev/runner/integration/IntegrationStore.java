@@ -6,6 +6,7 @@ import dev.runner.store.Database;
 
 import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -22,12 +23,14 @@ public final class IntegrationStore {
 
     /** The type's JSON as stored (what the types cache holds), or null. */
     public String typeJson(String integrationKey) {
-        return db.queryOne("select integration_key, name, handlers::text from integration_types where integration_key = ?",
-                        row -> {
+        return db.queryOne("""
+                        select integration_key, name, handlers::text, webhook_scheme from integration_types where integration_key = ?
+                        """, row -> {
                             var node = Json.object();
                             node.put("integrationKey", row.getString(1));
                             node.put("name", row.getString(2));
                             node.set("handlers", Json.parse(row.getString(3)));
+                            node.put("webhookScheme", row.getString(4));
                             return Json.write(node);
                         }, integrationKey)
                 .orElse(null);
@@ -35,44 +38,52 @@ public final class IntegrationStore {
 
     public void putType(IntegrationType type) {
         db.update("""
-                insert into integration_types (integration_key, name, handlers) values (?, ?, ?)
-                on conflict (integration_key) do update set name = excluded.name, handlers = excluded.handlers, updated_at = now()
-                """, type.integrationKey(), type.name(), new Database.JsonbParam(Json.write(type.toJson().get("handlers"))));
+                insert into integration_types (integration_key, name, handlers, webhook_scheme) values (?, ?, ?, ?)
+                on conflict (integration_key) do update set name = excluded.name, handlers = excluded.handlers,
+                    webhook_scheme = excluded.webhook_scheme, updated_at = now()
+                """, type.integrationKey(), type.name(), new Database.JsonbParam(Json.write(type.toJson().get("handlers"))),
+                type.webhookScheme().wireName());
     }
 
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select enabled, webhook_secret, settings::text, schedules::text
+                select enabled, webhook_secrets, settings::text, schedules::text
                 from tenant_integrations where tenant_id = ? and integration_key = ?
                 """, row -> {
             Map<String, String> schedules = new LinkedHashMap<>();
             Json.parse(row.getString(4)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
-            return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1), row.getString(2),
+            return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1), List.of((String[]) row.getArray(2).getArray()),
                     Json.parse(row.getString(3)), schedules);
         }, tenantId, integrationKey);
     }
 
     /**
-     * Upserts the tenant integration and replaces its schedules rows in one transaction. A secret
-     * left out of the update keeps the stored one (it is write-only, so clients cannot echo it).
+     * Upserts the tenant integration and replaces its schedules rows in one transaction. Secrets
+     * left out of the update (null) keep the stored ones (they are write-only, so clients cannot echo them).
      */
     public void putTenantIntegration(TenantIntegration integration, Map<String, Instant> firstFires) {
         db.inTransaction(connection -> {
             var schedulesJson = Json.object();
             integration.schedules().forEach(schedulesJson::put);
             db.update(connection, """
-                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secret, settings, schedules)
-                    values (?, ?, ?, ?, ?, ?)
+                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets, settings, schedules)
+                    values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?)
                     on conflict (tenant_id, integration_key) do update set
                         enabled = excluded.enabled,
-                        webhook_secret = coalesce(excluded.webhook_secret, tenant_integrations.webhook_secret),
+                        webhook_secrets = case when ?::text[] is null then tenant_integrations.webhook_secrets
+                                               else excluded.webhook_secrets end,
                         settings = excluded.settings,
                         schedules = excluded.schedules,
                         updated_at = now()
-                    """, integration.tenantId(), integration.integrationKey(), integration.enabled(), integration.webhookSecret(),
-                    new Database.JsonbParam(Json.write(integration.settings())), new Database.JsonbParam(Json.write(schedulesJson)));
+                    """, integration.tenantId(), integration.integrationKey(), integration.enabled(), secrets(integration),
+                    new Database.JsonbParam(Json.write(integration.settings())), new Database.JsonbParam(Json.write(schedulesJson)),
+                    secrets(integration));
             schedules.replace(connection, integration.tenantId(), integration.integrationKey(), integration.schedules(), firstFires);
             return null;
         });
+    }
+
+    private static Database.ArrayParam secrets(TenantIntegration integration) {
+        return integration.webhookSecrets() == null ? null : Database.array("text", integration.webhookSecrets().toArray());
     }
 }

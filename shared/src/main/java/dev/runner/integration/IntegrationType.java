@@ -3,6 +3,7 @@ package dev.runner.integration;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.json.Json;
+import dev.runner.security.WebhookScheme;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -10,14 +11,18 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
-/** An integration type (DESIGN 3.1): a name and its handlers by key. Cached by integration key. */
-public record IntegrationType(String integrationKey, String name, Map<String, HandlerSpec> handlers) {
+/**
+ * An integration type (DESIGN 3.1): a name, its handlers by key, and how its webhooks are signed
+ * ({@code webhookScheme}: standard, github, stripe or shopify; standard when absent). Cached by integration key.
+ */
+public record IntegrationType(String integrationKey, String name, Map<String, HandlerSpec> handlers, WebhookScheme webhookScheme) {
 
     /** Keys appear in URLs, queue message fields and Redis hash tags: keep them plain. */
     public static final Pattern KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
     public IntegrationType {
         handlers = Collections.unmodifiableMap(new LinkedHashMap<>(handlers));
+        webhookScheme = webhookScheme == null ? WebhookScheme.DEFAULT : webhookScheme;
     }
 
     public Optional<HandlerSpec> handler(String handlerKey) {
@@ -49,13 +54,20 @@ public record IntegrationType(String integrationKey, String name, Map<String, Ha
             handlers.put(entry.getKey(), HandlerSpec.fromJson(entry.getKey(), entry.getValue()));
         });
         String name = Json.optionalText(node, "name");
-        return new IntegrationType(integrationKey, name == null ? integrationKey : name, handlers);
+        WebhookScheme scheme;
+        try {
+            scheme = WebhookScheme.fromWire(Json.optionalText(node, "webhookScheme"));
+        } catch (IllegalArgumentException e) {
+            throw new Json.InvalidJsonException(e.getMessage());
+        }
+        return new IntegrationType(integrationKey, name == null ? integrationKey : name, handlers, scheme);
     }
 
     public ObjectNode toJson() {
         ObjectNode node = Json.object();
         node.put("integrationKey", integrationKey);
         node.put("name", name);
+        node.put("webhookScheme", webhookScheme.wireName());
         ObjectNode handlersNode = node.putObject("handlers");
         handlers.forEach((key, spec) -> handlersNode.set(key, spec.toJson()));
         return node;

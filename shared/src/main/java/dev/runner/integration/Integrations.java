@@ -3,6 +3,8 @@ package dev.runner.integration;
 import dev.runner.cache.TypesCache;
 import dev.runner.json.Json;
 import dev.runner.schedule.ScheduleExpression;
+import dev.runner.security.StandardWebhooks;
+import dev.runner.security.WebhookScheme;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -97,14 +99,33 @@ public final class Integrations {
         return read;
     }
 
+    /** Under Standard Webhooks a {@code whsec_} secret is base64 and must decode; the message never holds the secret. */
+    private static String unusableSecret(IntegrationType type, TenantIntegration integration) {
+        if (type.webhookScheme() != WebhookScheme.STANDARD || integration.webhookSecrets() == null) {
+            return null;
+        }
+        for (int i = 0; i < integration.webhookSecrets().size(); i++) {
+            try {
+                StandardWebhooks.requireUsable(integration.webhookSecrets().get(i));
+            } catch (IllegalArgumentException e) {
+                return "webhookSecrets[" + i + "]: " + e.getMessage();
+            }
+        }
+        return null;
+    }
+
     /**
-     * Saves a tenant integration after checking its schedules: each names a handler of the type and
+     * Saves a tenant integration after checking its secrets against the type's webhook scheme and its schedules: each names a handler of the type and
      * an expression that fires again after {@code now} (its first fire time).
      */
     public Saved putTenantIntegration(TenantIntegration integration, Instant now) {
         Optional<IntegrationType> type = type(integration.integrationKey());
         if (type.isEmpty()) {
             return new Saved.UnknownType(integration.integrationKey());
+        }
+        String unusable = unusableSecret(type.get(), integration);
+        if (unusable != null) {
+            return new Saved.Invalid(unusable);
         }
         Map<String, Instant> firstFires = new LinkedHashMap<>();
         for (var schedule : integration.schedules().entrySet()) {

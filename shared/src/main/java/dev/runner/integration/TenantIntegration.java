@@ -4,20 +4,31 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.json.Json;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * A tenant's use of an integration type (DESIGN 3.2). The webhook secret is write-only: it is
- * never serialised back (the API answers {@code webhookSecretSet}) and never logged.
+ * A tenant's use of an integration type (DESIGN 3.2). Its webhook secrets are write-only: never
+ * serialised back (the API answers {@code webhookSecretSet} and {@code webhookSecretCount}) and
+ * never logged.
+ *
+ * @param webhookSecrets the secrets webhooks (and signed ingest messages) may be signed with, current first; more
+ *                       than one only during a rotation. Empty: none set. In an update, null keeps the stored ones.
  */
-public record TenantIntegration(String tenantId, String integrationKey, boolean enabled, String webhookSecret,
+public record TenantIntegration(String tenantId, String integrationKey, boolean enabled, List<String> webhookSecrets,
                                 JsonNode settings, Map<String, String> schedules) {
 
     public static final Pattern TENANT = IntegrationType.KEY;
+    /** Secrets accepted at once: the current one and those still in use by senders mid-rotation. */
+    public static final int MAX_WEBHOOK_SECRETS = 3;
+    private static final int MIN_SECRET_LENGTH = 16;
+    private static final int MAX_SECRET_LENGTH = 1024;
 
     public TenantIntegration {
+        webhookSecrets = webhookSecrets == null ? null : List.copyOf(webhookSecrets);
         schedules = Map.copyOf(schedules);
     }
 
@@ -41,13 +52,13 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
         if (enabled != null && !enabled.isBoolean()) {
             throw new Json.InvalidJsonException("enabled must be true or false");
         }
-        String secret = Json.optionalText(node, "webhookSecret");
-        if (secret != null && secret.length() < 16) {
-            throw new Json.InvalidJsonException("webhookSecret must have at least 16 characters");
-        }
+        List<String> secrets = secrets(node);
         JsonNode settings = node.get("settings");
         if (settings != null && !settings.isNull() && !settings.isObject()) {
             throw new Json.InvalidJsonException("settings must be a JSON object");
+        }
+        if (settings != null && Json.write(settings).contains("\\u0000")) {
+            throw new Json.InvalidJsonException("settings contain \\u0000, which Postgres cannot store");
         }
         Map<String, String> schedules = new LinkedHashMap<>();
         JsonNode schedulesNode = node.get("schedules");
@@ -60,7 +71,7 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
                 schedules.put(entry.getKey(), entry.getValue().asText());
             });
         }
-        return new TenantIntegration(tenantId, integrationKey, enabled == null || enabled.asBoolean(), secret,
+        return new TenantIntegration(tenantId, integrationKey, enabled == null || enabled.asBoolean(), secrets,
                 settings == null || settings.isNull() ? Json.object() : settings, schedules);
     }
 
@@ -70,10 +81,54 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
         node.put("tenantId", tenantId);
         node.put("integrationKey", integrationKey);
         node.put("enabled", enabled);
-        node.put("webhookSecretSet", webhookSecret != null);
+        node.put("webhookSecretSet", webhookSecrets != null && !webhookSecrets.isEmpty());
+        node.put("webhookSecretCount", webhookSecrets == null ? 0 : webhookSecrets.size());
         node.set("settings", settings);
         ObjectNode schedulesNode = node.putObject("schedules");
         schedules.forEach(schedulesNode::put);
         return node;
+    }
+
+    /**
+     * {@code webhookSecret} (one secret) or {@code webhookSecrets} (current first, then those still accepted during a
+     * rotation), not both; null when neither is given. Messages name the field, never a secret.
+     */
+    private static List<String> secrets(JsonNode node) {
+        JsonNode one = node.get("webhookSecret");
+        JsonNode many = node.get("webhookSecrets");
+        boolean hasOne = one != null && !one.isNull();
+        boolean hasMany = many != null && !many.isNull();
+        if (hasOne && hasMany) {
+            throw new Json.InvalidJsonException("give webhookSecret or webhookSecrets, not both");
+        }
+        if (hasOne) {
+            return List.of(secret(one, "webhookSecret"));
+        }
+        if (!hasMany) {
+            return null;
+        }
+        if (!many.isArray() || many.isEmpty() || many.size() > MAX_WEBHOOK_SECRETS) {
+            throw new Json.InvalidJsonException("webhookSecrets must be an array of 1 to " + MAX_WEBHOOK_SECRETS
+                    + " secrets, the current one first");
+        }
+        List<String> secrets = new ArrayList<>(many.size());
+        for (int i = 0; i < many.size(); i++) {
+            secrets.add(secret(many.get(i), "webhookSecrets[" + i + "]"));
+        }
+        return secrets;
+    }
+
+    private static String secret(JsonNode value, String field) {
+        if (!value.isTextual()) {
+            throw new Json.InvalidJsonException(field + " must be a string");
+        }
+        String secret = value.asText();
+        if (secret.length() < MIN_SECRET_LENGTH || secret.length() > MAX_SECRET_LENGTH) {
+            throw new Json.InvalidJsonException(field + " must have " + MIN_SECRET_LENGTH + " to " + MAX_SECRET_LENGTH + " characters");
+        }
+        if (secret.indexOf('\u0000') >= 0) {
+            throw new Json.InvalidJsonException(field + " must not contain \\u0000");
+        }
+        return secret;
     }
 }

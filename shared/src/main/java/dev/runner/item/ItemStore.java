@@ -21,7 +21,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -217,20 +216,23 @@ public final class ItemStore {
     /** A dead item as the DLQ consumer ends it. {@code error} null keeps the last error recorded. */
     public record Dead(UUID itemId, String error) {}
 
-    /** Stamps dlq_at and status dead; returns the runs touched (for completion). One statement. */
-    public Set<UUID> markDead(List<Dead> items) {
+    /**
+     * Stamps dlq_at and status dead; returns the run of each item it marked (one entry per item:
+     * their count is how many died here, their runs are the ones to check for completion). One statement.
+     */
+    public List<UUID> markDead(List<Dead> items) {
         if (items.isEmpty()) {
-            return Set.of();
+            return List.of();
         }
         UUID[] ids = items.stream().map(Dead::itemId).toArray(UUID[]::new);
         String[] errors = items.stream().map(Dead::error).toArray(String[]::new);
-        return Set.copyOf(db.query("""
+        return db.query("""
                 update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
                     last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
                 from unnest(?::uuid[], ?::text[]) as v(item_id, error)
                 where e.item_id = v.item_id and e.status not in ('succeeded', 'dead')
                 returning e.run_id
-                """, row -> row.getObject(1, UUID.class), Database.array("uuid", ids), Database.array("text", errors)));
+                """, row -> row.getObject(1, UUID.class), Database.array("uuid", ids), Database.array("text", errors));
     }
 
     /**

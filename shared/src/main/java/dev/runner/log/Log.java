@@ -1,56 +1,56 @@
 package dev.runner.log;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.runner.json.Json;
-
-import java.time.Instant;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.spi.LoggingEventBuilder;
 
 /**
- * Structured log lines: one JSON object per line on stdout, which CloudWatch Logs Insights reads
- * without an agent. Callers pass fields, never secrets or payloads.
+ * Runner's log lines: an event name and its fields, through SLF4J like every library's lines, so
+ * one provider writes them all (the functions' writes one JSON object per line on stdout, which
+ * CloudWatch Logs Insights reads without an agent). Fields are SLF4J key-value pairs: numbers and
+ * booleans stay typed; a {@link Throwable} is summarised in its field and attached as the line's
+ * cause, so its stack trace is written too. Callers pass fields, never secrets or payloads.
  */
 public final class Log {
 
-    private final String component;
+    private final Logger logger;
 
-    private Log(String component) {
-        this.component = component;
+    private Log(Logger logger) {
+        this.logger = logger;
     }
 
     public static Log of(Class<?> owner) {
-        return new Log(owner.getSimpleName());
+        return new Log(LoggerFactory.getLogger(owner));
     }
 
     public void info(String event, Object... fields) {
-        write("INFO", event, fields);
+        if (logger.isInfoEnabled()) {
+            write(logger.atInfo(), event, fields);
+        }
     }
 
     public void warn(String event, Object... fields) {
-        write("WARN", event, fields);
+        if (logger.isWarnEnabled()) {
+            write(logger.atWarn(), event, fields);
+        }
     }
 
     public void error(String event, Object... fields) {
-        write("ERROR", event, fields);
+        if (logger.isErrorEnabled()) {
+            write(logger.atError(), event, fields);
+        }
     }
 
-    private void write(String level, String event, Object[] fields) {
-        ObjectNode line = Json.object();
-        line.put("ts", Instant.now().toString());
-        line.put("level", level);
-        line.put("component", component);
-        line.put("event", event);
+    private static void write(LoggingEventBuilder line, String event, Object[] fields) {
         for (int i = 0; i + 1 < fields.length; i += 2) {
-            Object value = fields[i + 1];
             String key = String.valueOf(fields[i]);
-            switch (value) {
-                case null -> line.putNull(key);
-                case Number number when number instanceof Long || number instanceof Integer -> line.put(key, number.longValue());
-                case Number number -> line.put(key, number.doubleValue());
-                case Boolean bool -> line.put(key, bool);
-                case Throwable error -> line.put(key, error.getClass().getSimpleName() + ": " + error.getMessage());
-                default -> line.put(key, value.toString());
+            Object value = fields[i + 1];
+            if (value instanceof Throwable error) {
+                line.setCause(error);
+                value = error.getClass().getSimpleName() + ": " + error.getMessage();
             }
+            line.addKeyValue(key, value);
         }
-        System.out.println(Json.write(line));
+        line.log(event);
     }
 }

@@ -7,11 +7,13 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.metrics.Metrics;
 import dev.runner.queue.QueueMessage;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStore;
 
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -31,17 +33,20 @@ public final class DeadLetterService {
     private final ItemStore items;
     private final RunStore runs;
     private final DeadLetterStore deadLetters;
+    private final Metrics metrics;
 
-    public DeadLetterService(RunnerConfig.Queues queues, ItemStore items, RunStore runs, DeadLetterStore deadLetters) {
+    public DeadLetterService(RunnerConfig.Queues queues, ItemStore items, RunStore runs, DeadLetterStore deadLetters, Metrics metrics) {
         this.queues = queues;
         this.items = items;
         this.runs = runs;
         this.deadLetters = deadLetters;
+        this.metrics = metrics;
     }
 
     public void process(List<QueueMessage> messages) {
         List<ItemStore.Dead> dead = new ArrayList<>();
         List<DeadLetterStore.DeadLetter> kept = new ArrayList<>();
+        Set<String> tenants = new LinkedHashSet<>();
         for (QueueMessage message : messages) {
             String source = message.sourceQueue();
             try {
@@ -53,6 +58,7 @@ public final class DeadLetterService {
                         error = message.attributes().get("error");
                     }
                     dead.add(new ItemStore.Dead(job.itemId(), error));
+                    tenants.add(job.tenantId());
                 } else if (isQueue(source, queues.runsDlq())) {
                     RunJob job = RunJob.fromJson(body);
                     runs.fail(job.runId(), "fetch kept failing; gave up after " + message.receiveCount() + " deliveries");
@@ -66,8 +72,11 @@ public final class DeadLetterService {
                         Map.of("messageId", message.messageId())));
             }
         }
-        Set<java.util.UUID> touched = items.markDead(dead);
-        runs.completeIfDone(touched);
+        List<java.util.UUID> runsOfDead = items.markDead(dead);
+        if (!runsOfDead.isEmpty()) {
+            metrics.itemsDead(runsOfDead.size(), tenants);
+        }
+        runs.completeIfDone(Set.copyOf(runsOfDead));
         deadLetters.keep(kept);
         if (!dead.isEmpty() || !kept.isEmpty()) {
             LOG.warn("dead letters", "items", dead.size(), "kept", kept.size());

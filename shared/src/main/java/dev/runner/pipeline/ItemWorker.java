@@ -5,6 +5,7 @@ import dev.runner.config.RunnerConfig;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Admission;
 import dev.runner.guard.Candidate;
+import dev.runner.guard.DeferReason;
 import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupReport;
 import dev.runner.guard.GroupRequest;
@@ -20,6 +21,7 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
@@ -45,7 +47,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 
 /**
@@ -66,8 +68,6 @@ public final class ItemWorker {
     private static final Log LOG = Log.of(ItemWorker.class);
     /** What recording a batch's outcomes may take after its handler calls. */
     private static final long RECORD_RESERVE_MS = 5_000;
-    /** How long after its own deadline a handler call may take to come back with its timeout. */
-    private static final long CALL_GRACE_MS = 250;
 
     /** Message ids the event source must not delete: they come back after their visibility timeout. */
     public record BatchResult(List<String> failedMessageIds) {}
@@ -88,10 +88,12 @@ public final class ItemWorker {
     private final QueueClient queues;
     private final DeadLetterStore deadLetters;
     private final Guard guard;
+    private final Metrics metrics;
     private final ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor();
+    private final CallTimes callTimes = new CallTimes();
 
     public ItemWorker(RunnerConfig config, ItemStore items, PauseStore pauses, RunStore runs, Integrations integrations,
-                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard) {
+                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, Guard guard, Metrics metrics) {
         this.config = config;
         this.settlement = new Settlement(config.retry(), config.queues());
         this.items = items;
@@ -102,6 +104,7 @@ public final class ItemWorker {
         this.queues = queues;
         this.deadLetters = deadLetters;
         this.guard = guard;
+        this.metrics = metrics;
     }
 
     /** @param remainingMillis the invocation's time left: handler calls never outlive it */
@@ -122,36 +125,43 @@ public final class ItemWorker {
         groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
         parkDisabled(groups, fates);
-        Admitted admitted = admit(groups, specs, fates);
-        ItemStore.Claim claim = items.claim(admitted.itemIds(), config.itemClaimLease());
-        Map<Group, List<Item>> toCall = new LinkedHashMap<>();
-        groups.forEach((group, members) -> {
-            for (Item item : members) {
-                if (!admitted.itemIds().contains(item.itemId())) {
-                    continue;
-                }
-                if (claim.claimed().containsKey(item.itemId())) {
-                    toCall.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
-                } else if (claim.early().containsKey(item.itemId())) {
-                    // Its message came back before the item was due: keep it alive, at its time, not twice now.
-                    fates.add(new Fate.Deferred(item, claim.early().get(item.itemId()), Reason.NOT_DUE));
-                } else {
-                    fates.add(new Fate.Skipped(item));
+        Admitted admitted = admit(groups, specs, fates, callDeadline, remainingMillis);
+        Calls calls = new Calls(List.of(), List.of());
+        ItemStore.Claim claim = new ItemStore.Claim(Map.of(), Map.of());
+        try {
+            // Inside the try: whatever fails from here on (Postgres at park or claim, a call), the leases go back.
+            admitted.paused().forEach((group, members) -> park(group, members, fates));
+            claim = items.claim(admitted.itemIds(), config.itemClaimLease());
+            Map<Group, List<Item>> toCall = new LinkedHashMap<>();
+            for (var entry : groups.entrySet()) {
+                for (Item item : entry.getValue()) {
+                    if (!admitted.itemIds().contains(item.itemId())) {
+                        continue;
+                    }
+                    if (claim.claimed().containsKey(item.itemId())) {
+                        toCall.computeIfAbsent(entry.getKey(), g -> new ArrayList<>()).add(item);
+                    } else if (claim.early().containsKey(item.itemId())) {
+                        // Its message came back before the item was due: keep it alive, at its time, not twice now.
+                        fates.add(new Fate.Deferred(item, claim.early().get(item.itemId()), Reason.NOT_DUE));
+                    } else {
+                        fates.add(new Fate.Skipped(item));
+                    }
                 }
             }
-        });
-        List<CallResult> results = List.of();
-        try {
-            results = callHandlers(toCall, specs, claim.claimed(), callDeadline);
+            calls = callHandlers(toCall, specs, admitted, claim.claimed(), callDeadline);
         } finally {
             // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.
-            report(admitted, results);
+            report(admitted, calls.results());
         }
-        for (CallResult result : results) {
+        Map<UUID, ItemStore.Claimed> claimed = claim.claimed();
+        for (CallResult result : calls.results()) {
             result.outcomes().forEach((itemId, outcome) ->
-                    fates.add(new Fate.Called(byItem.get(itemId), claim.claimed().get(itemId).attempt(), outcome)));
+                    fates.add(new Fate.Called(byItem.get(itemId), claimed.get(itemId).attempt(), outcome)));
         }
-        return carryOut(settlement.plan(fates));
+        fates.addAll(calls.unstarted());
+        Set<String> tenants = new LinkedHashSet<>();
+        byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
+        return carryOut(settlement.plan(fates), tenants);
     }
 
     /** Items of one handler, most urgent first: admission serves them in this order. */
@@ -194,58 +204,70 @@ public final class ItemWorker {
     }
 
     /**
-     * What admission let through.
-     *
-     * @param quiet groups whose report would change nothing if all their calls succeed: clean breaker, no leases
+     * What admission let through: the items, per group the admission itself (its leases, the lanes
+     * they allow, the time its rate entries carry), and the items to park (paused handlers).
      */
-    private record Admitted(Set<UUID> itemIds, Map<Group, List<String>> leasesByGroup, Set<Group> quiet) {}
+    private record Admitted(Set<UUID> itemIds, Map<Group, GroupAdmission> byGroup, Map<Group, List<Item>> paused) {}
 
     /**
      * One pipelined Redis round trip decides every group's items: admitted, deferred (with the
-     * computed delay: a fate of its own) or paused (parked in Postgres, no SQS traffic). Items of an
-     * unknown handler skip admission and fail permanently after their claim.
+     * computed delay: a fate of its own) or paused (parked in Postgres, no SQS traffic). A group
+     * that found no concurrency lease free waits for the one expected back first, in this
+     * invocation, when that is soon ({@code RUNNER_LANE_WAIT_MS}) and leaves time to call: the
+     * handler stays at its limit without the batch going back to SQS. Items of an unknown handler
+     * skip admission and fail permanently after their claim.
      */
-    private Admitted admit(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs, List<Fate> fates) {
+    private Admitted admit(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs, List<Fate> fates,
+                           long callDeadline, LongSupplier remainingMillis) {
         Set<UUID> admittedIds = new LinkedHashSet<>();
-        Map<Group, List<String>> leases = new HashMap<>();
-        List<GroupRequest> requests = new ArrayList<>();
-        Map<String, Item> byId = new HashMap<>();
+        Map<Group, GroupAdmission> byGroup = new LinkedHashMap<>();
+        Map<Group, List<Item>> asking = new LinkedHashMap<>();
         for (var entry : groups.entrySet()) {
-            HandlerSpec spec = specs.get(entry.getKey());
-            if (spec == null) {
-                entry.getValue().forEach(r -> admittedIds.add(r.itemId()));
-                continue;
+            if (specs.containsKey(entry.getKey())) {
+                asking.put(entry.getKey(), entry.getValue());
+            } else {
+                entry.getValue().forEach(item -> admittedIds.add(item.itemId()));
             }
-            List<Candidate> candidates = new ArrayList<>();
-            for (Item r : entry.getValue()) {
-                candidates.add(new Candidate(r.itemId().toString(), r.job().tenantId(), r.job().trigger().priority()));
-                byId.put(r.itemId().toString(), r);
-            }
-            requests.add(new GroupRequest(entry.getKey().integrationKey(), entry.getKey().handlerKey(),
-                    new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates));
         }
         Map<Group, List<Item>> paused = new LinkedHashMap<>();
         Set<Group> failedOpen = new LinkedHashSet<>();
-        Set<Group> quiet = new LinkedHashSet<>();
-        for (GroupAdmission admission : guard.admit(requests)) {
-            Group group = new Group(admission.request().integrationKey(), admission.request().handlerKey());
-            if (admission.failedOpen()) {
-                failedOpen.add(group);
-            }
-            if (admission.breakerClean() && admission.request().limits().concurrency() == 0) {
-                quiet.add(group);
-            }
-            for (Admission decision : admission.decisions()) {
-                Item item = byId.get(decision.itemId());
-                switch (decision) {
-                    case Admission.Admitted a -> {
-                        admittedIds.add(item.itemId());
-                        leases.computeIfAbsent(group, g -> new ArrayList<>()).add(a.itemId());
+        long waitUntil = System.nanoTime() + config.laneWait().toNanos();
+        while (!asking.isEmpty()) {
+            Map<String, Item> byId = new HashMap<>();
+            List<GroupRequest> requests = new ArrayList<>();
+            asking.forEach((group, members) -> {
+                members.forEach(item -> byId.put(item.itemId().toString(), item));
+                requests.add(request(group, specs.get(group), members, remainingMillis));
+            });
+            Map<Group, List<Item>> waiting = new LinkedHashMap<>();
+            long soonest = Long.MAX_VALUE;
+            for (GroupAdmission admission : guard.admit(requests)) {
+                Group group = new Group(admission.request().integrationKey(), admission.request().handlerKey());
+                if (admission.failedOpen()) {
+                    failedOpen.add(group);
+                }
+                for (Admission decision : admission.decisions()) {
+                    Item item = byId.get(decision.itemId());
+                    switch (decision) {
+                        case Admission.Admitted a -> {
+                            admittedIds.add(item.itemId());
+                            byGroup.put(group, admission);
+                        }
+                        case Admission.Deferred d when d.reason() == DeferReason.HANDLER_CONCURRENCY
+                                && canWait(d.delay(), waitUntil, callDeadline, group, specs.get(group)) -> {
+                            waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
+                            soonest = Math.min(soonest, d.delay().toNanos());
+                        }
+                        case Admission.Deferred d -> fates.add(new Fate.Deferred(item, d.delay(), Reason.valueOf(d.reason().name())));
+                        case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
                     }
-                    case Admission.Deferred d -> fates.add(new Fate.Deferred(item, d.delay(), Reason.valueOf(d.reason().name())));
-                    case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
                 }
             }
+            if (!waiting.isEmpty()) {
+                // The lease expected back first: asked again then, not before (each try is a round trip).
+                LockSupport.parkNanos(Math.min(soonest, Math.max(0, waitUntil - System.nanoTime())));
+            }
+            asking = waiting;
         }
         // Redis away: admission could not see pauses, so Postgres, which holds them, is asked.
         for (HandlerRef ref : pauses.pausedAmong(failedOpen.stream().map(Group::ref).toList())) {
@@ -256,8 +278,24 @@ public final class ItemWorker {
                 }
             }
         }
-        paused.forEach((group, members) -> park(group, members, fates));
-        return new Admitted(admittedIds, leases, quiet);
+        return new Admitted(admittedIds, byGroup, paused);
+    }
+
+    /** Waiting in this invocation is worth it: the lease is expected back soon, and calls would still fit after it. */
+    private boolean canWait(Duration delay, long waitUntil, long callDeadline, Group group, HandlerSpec spec) {
+        long backAt = System.nanoTime() + delay.toNanos();
+        Duration timeout = Duration.ofMillis(spec.configs().timeoutMs());
+        return backAt <= waitUntil && backAt + 2 * callTimes.expected(group.ref(), timeout).toNanos() < callDeadline;
+    }
+
+    private GroupRequest request(Group group, HandlerSpec spec, List<Item> members, LongSupplier remainingMillis) {
+        List<Candidate> candidates = new ArrayList<>(members.size());
+        members.forEach(item -> candidates.add(new Candidate(item.itemId().toString(), item.job().tenantId(), item.job().trigger().priority())));
+        Duration timeout = Duration.ofMillis(spec.configs().timeoutMs());
+        return new GroupRequest(group.integrationKey(), group.handlerKey(),
+                new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
+                spec.batch() ? spec.configs().batchSize() : 1, callTimes.expected(group.ref(), timeout),
+                Duration.ofMillis(Math.max(0, remainingMillis.getAsLong())));
     }
 
     private void park(Group group, List<Item> members, List<Fate> fates) {
@@ -282,12 +320,12 @@ public final class ItemWorker {
 
     /**
      * The breaker hears one outcome per handler call (a failed /process-batch is one failure, not
-     * ten: it is one look at the endpoint), and every lease admission took is released, whether its
-     * item was called, skipped at claim or failed. One round trip.
+     * ten: it is one look at the endpoint), and every lease admission granted goes back, whether
+     * its items were called, skipped at claim, left unstarted or failed. One round trip.
      */
     private void report(Admitted admitted, List<CallResult> results) {
         Map<Group, List<GroupReport.Call>> calls = new LinkedHashMap<>();
-        admitted.leasesByGroup().keySet().forEach(group -> calls.put(group, new ArrayList<>()));
+        admitted.byGroup().keySet().forEach(group -> calls.put(group, new ArrayList<>()));
         for (CallResult result : results) {
             if (result.observation() == Observation.NONE) {
                 continue;
@@ -297,14 +335,20 @@ public final class ItemWorker {
         }
         List<GroupReport> reports = new ArrayList<>();
         calls.forEach((group, groupCalls) -> {
-            // Steady state: successes on a clean breaker with no leases to give back need no round trip.
+            GroupAdmission admission = admitted.byGroup().get(group);
+            // Steady state: successes on a clean breaker with no lease to give back need no round trip.
             // (Failures another worker counts meanwhile are then not reset by these successes: the
             // breaker may open one success earlier, the safe side.)
-            if (groupCalls.stream().allMatch(GroupReport.Call::up) && admitted.quiet().contains(group)) {
+            boolean quiet = admission != null && admission.breakerClean() && admission.leaseTokens().isEmpty();
+            if (groupCalls.stream().allMatch(GroupReport.Call::up) && quiet) {
                 return;
             }
+            // Only items that may hold a probe (the breaker was not clean) or an urgent marker need naming.
+            List<String> admittedIds = admission == null ? List.of() : admission.request().items().stream()
+                    .filter(c -> !admission.breakerClean() || c.priority() <= Guard.URGENT_PRIORITY)
+                    .map(Candidate::itemId).filter(id -> admitted.itemIds().contains(UUID.fromString(id))).toList();
             reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), groupCalls,
-                    admitted.leasesByGroup().getOrDefault(group, List.of())));
+                    admission == null ? List.of() : admission.leaseTokens(), admittedIds));
         });
         if (!reports.isEmpty()) {
             guard.report(reports);
@@ -348,19 +392,21 @@ public final class ItemWorker {
         }
     }
 
-    /** A call under way: which items it carries. */
-    private record PendingCall(Group group, List<Item> members, Future<CallResult> result) {}
+    /** What the calls of a batch came to: their results, and the items their lanes never called. */
+    private record Calls(List<CallResult> results, List<Fate> unstarted) {}
 
     /**
-     * Every group's calls at once; a group's handler sees batches of its batch_size, or one call per
-     * item. Each call is isolated: whatever it throws, and a call still running at the deadline, ends
-     * as retryable failures of its own items only.
+     * Every group's calls at once, each group through its lanes (as many calls in flight as its
+     * leases allow; every call at once when its handler has no concurrency limit); a handler sees
+     * batches of its batch_size, or one call per item. Each call is isolated: whatever it throws,
+     * and a call still running at the deadline, ends as retryable failures of its own items only.
      */
-    private List<CallResult> callHandlers(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs,
-                                          Map<UUID, ItemStore.Claimed> claimed, long deadlineNanos) {
-        Duration timeLeft = Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
-        List<PendingCall> pending = new ArrayList<>();
+    private Calls callHandlers(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs, Admitted admitted,
+                               Map<UUID, ItemStore.Claimed> claimed, long deadlineNanos) {
         List<CallResult> results = new ArrayList<>();
+        List<Fate> unstarted = new ArrayList<>();
+        Map<Group, Future<Lanes.Ran<List<Item>, CallResult>>> running = new LinkedHashMap<>();
+        Map<Group, List<Item>> called = new LinkedHashMap<>();
         for (var entry : groups.entrySet()) {
             Group group = entry.getKey();
             HandlerSpec spec = specs.get(group);
@@ -382,16 +428,85 @@ public final class ItemWorker {
             if (members.isEmpty()) {
                 continue;
             }
+            called.put(group, members);
             int size = spec.batch() ? spec.configs().batchSize() : 1;
+            List<List<Item>> chunks = new ArrayList<>();
             for (int from = 0; from < members.size(); from += size) {
-                List<Item> chunk = List.copyOf(members.subList(from, Math.min(members.size(), from + size)));
-                pending.add(new PendingCall(group, chunk, calls.submit(() -> call(group, spec, chunk, claimed, timeLeft))));
+                chunks.add(List.copyOf(members.subList(from, Math.min(members.size(), from + size))));
             }
+            GroupAdmission admission = admitted.byGroup().get(group);
+            int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
+            Duration expected = callTimes.expected(group.ref(), Duration.ofMillis(spec.configs().timeoutMs()));
+            running.put(group, calls.submit(() -> lanes().run(chunks, lanes, expected, deadlineNanos,
+                    new GroupCaller(group, spec, claimed))));
         }
-        for (PendingCall call : pending) {
-            results.add(await(call, deadlineNanos));
+        running.forEach((group, future) -> {
+            Lanes.Ran<List<Item>, CallResult> ran = ran(future, called.get(group), group);
+            results.addAll(ran.results());
+            List<Item> left = ran.unstarted().stream().flatMap(List::stream).toList();
+            if (left.isEmpty()) {
+                return;
+            }
+            Duration delay = ran.stoppedByFailure() ? config.retry().backoff(1) : config.tenantLimit().shortestDeferral();
+            Reason reason = ran.stoppedByFailure() ? Reason.HANDLER_FAILING : Reason.OUT_OF_TIME;
+            left.forEach(item -> unstarted.add(new Fate.Unstarted(item, claimed.get(item.itemId()).attempt(), delay, reason)));
+            GroupAdmission admission = admitted.byGroup().get(group);
+            if (admission != null) {
+                guard.giveBack(admission, left.stream().map(item -> item.itemId().toString()).toList());
+            }
+            LOG.info("lanes stopped", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(),
+                    "unstarted", left.size(), "why", reason.wireName());
+        });
+        return new Calls(results, unstarted);
+    }
+
+    /** A group's lanes as they ended; should they fail in Runner itself (a bug), every call of the group failed retryably. */
+    private static Lanes.Ran<List<Item>, CallResult> ran(Future<Lanes.Ran<List<Item>, CallResult>> future, List<Item> members, Group group) {
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Lanes.Ran<>(List.of(CallResult.failed(group, members, "interrupted before the handler answered")), List.of(), false);
+        } catch (ExecutionException e) {
+            LOG.error("lanes crashed", "integrationKey", group.integrationKey(), "error", e.getCause());
+            return new Lanes.Ran<>(List.of(CallResult.failed(group, members, "handler call failed in Runner: "
+                    + e.getCause().getClass().getSimpleName())), List.of(), false);
         }
-        return results;
+    }
+
+    private Lanes<List<Item>, CallResult> lanes() {
+        return new Lanes<>(calls, System::nanoTime);
+    }
+
+    /** One group's calls, as its lanes make them. */
+    private final class GroupCaller implements Lanes.Call<List<Item>, CallResult> {
+        private final Group group;
+        private final HandlerSpec spec;
+        private final Map<UUID, ItemStore.Claimed> claimed;
+
+        GroupCaller(Group group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed) {
+            this.group = group;
+            this.spec = spec;
+            this.claimed = claimed;
+        }
+
+        @Override
+        public CallResult call(List<Item> chunk, Duration timeLeft) {
+            long start = System.nanoTime();
+            CallResult result = ItemWorker.this.call(group, spec, chunk, claimed, timeLeft);
+            callTimes.observed(group.ref(), System.nanoTime() - start);
+            return result;
+        }
+
+        @Override
+        public boolean endpointDown(CallResult result) {
+            return result.observation() == Observation.DOWN;
+        }
+
+        @Override
+        public CallResult late(List<Item> chunk) {
+            return CallResult.failed(group, chunk, "no answer before the invocation's deadline");
+        }
     }
 
     private CallResult call(Group group, HandlerSpec spec, List<Item> chunk, Map<UUID, ItemStore.Claimed> claimed, Duration timeLeft) {
@@ -404,31 +519,15 @@ public final class ItemWorker {
                     ids.add(item.itemId().toString());
                 }
                 Map<UUID, Outcome> outcomes = new HashMap<>();
-                handlers.processBatch(spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+                handlers.processBatch(group.integrationKey(), spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
                 return CallResult.of(group, outcomes);
             }
             Item item = chunk.getFirst();
-            Outcome outcome = handlers.process(spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
+            Outcome outcome = handlers.process(group.integrationKey(), spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
             return CallResult.of(group, Map.of(item.itemId(), outcome));
         } catch (RuntimeException e) {
             LOG.error("handler call crashed", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "error", e);
             return CallResult.failed(group, chunk, "handler call failed in Runner: " + e.getClass().getSimpleName());
-        }
-    }
-
-    private static CallResult await(PendingCall call, long deadlineNanos) {
-        long waitNanos = Math.max(0, deadlineNanos - System.nanoTime()) + TimeUnit.MILLISECONDS.toNanos(CALL_GRACE_MS);
-        try {
-            return call.result().get(waitNanos, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            call.result().cancel(true);
-            return CallResult.failed(call.group(), call.members(), "no answer before the invocation's deadline");
-        } catch (ExecutionException e) {
-            return CallResult.failed(call.group(), call.members(), "handler call failed in Runner: " + e.getCause().getClass().getSimpleName());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            call.result().cancel(true);
-            return CallResult.failed(call.group(), call.members(), "interrupted before the handler answered");
         }
     }
 
@@ -451,7 +550,7 @@ public final class ItemWorker {
      * The plan, in its order (see {@link Settlement.Plan}). A re-send that fails leaves its item's
      * original message undeleted (listed as failed), so it comes back rather than being lost.
      */
-    private BatchResult carryOut(Settlement.Plan plan) {
+    private BatchResult carryOut(Settlement.Plan plan, Set<String> tenants) {
         if (!plan.toDlq().isEmpty()) {
             queues.sendAll(config.queues().itemsDlq(), plan.toDlq());
             LOG.warn("sent to DLQ", "items", plan.toDlq().size());
@@ -474,6 +573,9 @@ public final class ItemWorker {
         if (tally.deferredTotal() > 0) {
             LOG.info("deferred", "items", tally.deferredTotal(), "why", tally.deferred().keySet().stream().map(Reason::wireName).toList());
         }
+        Map<String, Integer> deferred = new LinkedHashMap<>();
+        tally.deferred().forEach((reason, count) -> deferred.put(reason.wireName(), count));
+        metrics.itemsSettled(new Metrics.ItemBatch(tally.succeeded(), tally.retried(), tally.parked(), deferred, tenants));
         return new BatchResult(failed);
     }
 }

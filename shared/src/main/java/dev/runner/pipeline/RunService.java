@@ -53,7 +53,7 @@ public final class RunService {
     /** A run to start. */
     public record Request(String tenantId, String integrationKey, String handlerKey, Trigger trigger) {}
 
-    /** A run started with its items: how many were new. */
+    /** A run started with its items: how many were new. {@code runId} is null when none was: then no run was made. */
     public record Started(UUID runId, int accepted, int enqueued) {}
 
     private final RunnerConfig.Queues queueUrls;
@@ -121,28 +121,36 @@ public final class RunService {
 
     /**
      * A run whose items came with it (webhook, ingest): run and items in one transaction, then the
-     * items sent to the trigger's tier. {@code fresh} filters out items already seen (webhook dedup)
-     * inside the same transaction.
+     * items sent to the trigger's tier. {@code fresh} filters out what was already seen (deliveries,
+     * items) inside the same transaction; when nothing is left, no run is made at all, so a repeated
+     * delivery leaves no trace but its dedup rows.
      */
     public Started startWithItems(String tenantId, String integrationKey, HandlerSpec handler, Trigger trigger,
                                   List<ItemStore.NewItem> newItems, Keep fresh) {
         RunJob run = new RunJob(Ids.next(clock), tenantId, integrationKey, handler.handlerKey(), handler.direction(), trigger, null);
-        List<ItemJob> created = db.inTransaction(connection -> {
+        Optional<List<ItemJob>> created = db.inTransaction(connection -> {
+            List<ItemStore.NewItem> kept = fresh.keep(connection, run.runId(), newItems);
+            if (kept.isEmpty() && !newItems.isEmpty()) {
+                return Optional.empty();
+            }
             runs.insert(connection, run, RunStatus.RUNNING, null);
-            return items.insert(connection, run.ref(), fresh.keep(connection, newItems));
+            return Optional.of(items.insert(connection, run.ref(), kept));
         });
-        dispatcher.dispatch(created);
         if (created.isEmpty()) {
+            return new Started(null, newItems.size(), 0);
+        }
+        dispatcher.dispatch(created.get());
+        if (created.get().isEmpty()) {
             runs.completeIfDone(List.of(run.runId()));
         }
-        return new Started(run.runId(), newItems.size(), created.size());
+        return new Started(run.runId(), newItems.size(), created.get().size());
     }
 
-    /** Chooses, inside the run's transaction, which items to store. */
+    /** Chooses, inside the run's transaction, which items to store; {@code runId} is the run they would make. */
     @FunctionalInterface
     public interface Keep {
-        List<ItemStore.NewItem> keep(Connection connection, List<ItemStore.NewItem> items) throws SQLException;
+        List<ItemStore.NewItem> keep(Connection connection, UUID runId, List<ItemStore.NewItem> items) throws SQLException;
 
-        Keep ALL = (connection, items) -> items;
+        Keep ALL = (connection, runId, items) -> items;
     }
 }

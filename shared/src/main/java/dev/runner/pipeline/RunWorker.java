@@ -111,7 +111,7 @@ public final class RunWorker {
             HandlerClient.Page page;
             try {
                 // Bounded by the invocation too, less what storing and sending the page needs (at least 1 s, as the item worker).
-                page = handlers.fetch(handler.get(), fetchRequest(job, cursor, tenant.get()),
+                page = handlers.fetch(job.integrationKey(), handler.get(), fetchRequest(job, cursor, tenant.get()),
                         Duration.ofMillis(Math.max(1_000, remainingMillis.getAsLong() - reserve)));
             } catch (HandlerClient.HandlerCallException e) {
                 if (e.failure().retryable()) {

@@ -59,6 +59,12 @@ final class Settlement {
         /** Claimed for attempt {@code attempt} (this one included) and called, with this outcome. */
         record Called(Item item, int attempt, Outcome outcome) implements Fate {}
 
+        /**
+         * Claimed for attempt {@code attempt} but never called: its lane ran out of time, or stopped
+         * after a call found the endpoint down. The attempt is given back; it is sent again delayed.
+         */
+        record Unstarted(Item item, int attempt, Duration delay, Reason reason) implements Fate {}
+
         /** Parked while its handler is paused or its integration disabled: the row holds it. */
         record Parked(Item item) implements Fate {}
 
@@ -74,7 +80,11 @@ final class Settlement {
         /** Paused or disabled as seen by admission, not any more as seen by Postgres: it waits briefly. */
         PAUSED_RACE,
         /** Its message came back before the item was due (a duplicate, or an early return): it waits until then. */
-        NOT_DUE;
+        NOT_DUE,
+        /** Claimed, but its lane ran out of the invocation's time before calling it. */
+        OUT_OF_TIME,
+        /** Claimed, but a call before it in its lane found the endpoint down: it waits out a backoff instead of failing too. */
+        HANDLER_FAILING;
 
         String wireName() {
             return name().toLowerCase(java.util.Locale.ROOT);
@@ -134,6 +144,10 @@ final class Settlement {
                             new OutgoingMessage(Json.write(job.deferred().toJson()), seconds, job.tenantId()), item.message().messageId()));
                     deferred.merge(d.reason(), 1, Integer::sum);
                 }
+                case Fate.Unstarted u -> {
+                    giveAttemptBack(item, u.attempt(), u.delay(), results, resends);
+                    deferred.merge(u.reason(), 1, Integer::sum);
+                }
                 case Fate.Parked p -> parked++;
                 case Fate.Skipped s -> skipped++;
                 case Fate.Called c -> {
@@ -160,11 +174,7 @@ final class Settlement {
                             handedToDlq++;
                         }
                         case Outcome.Deferred d -> {
-                            int seconds = delaySeconds(d.delay());
-                            results.add(new ItemStore.Result.Deferred(item.itemId(), seconds));
-                            resends.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>()).add(new Resend(
-                                    new OutgoingMessage(Json.write(job.withAttempt(c.attempt() - 1).deferred().toJson()), seconds,
-                                            job.tenantId()), item.message().messageId()));
+                            giveAttemptBack(item, c.attempt(), d.delay(), results, resends);
                             deferred.merge(Reason.HANDLER_ASKED, 1, Integer::sum);
                         }
                     }
@@ -173,6 +183,17 @@ final class Settlement {
         }
         return new Plan(toDlq, results, resends, backoffs, failedMessageIds, runsToCheck,
                 new Tally(succeeded, retried, handedToDlq, parked, skipped, deferred));
+    }
+
+    /** A claimed item that was not processed after all: the attempt is given back, and it is sent again delayed. */
+    private void giveAttemptBack(Item item, int attempt, Duration delay, List<ItemStore.Result> results,
+                                 Map<String, List<Resend>> resends) {
+        ItemJob job = item.job();
+        int seconds = delaySeconds(delay);
+        results.add(new ItemStore.Result.Deferred(item.itemId(), seconds));
+        resends.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>()).add(new Resend(
+                new OutgoingMessage(Json.write(job.withAttempt(attempt - 1).deferred().toJson()), seconds, job.tenantId()),
+                item.message().messageId()));
     }
 
     /** Whole seconds, rounded up, within SQS's 1..900: an item that comes back early is simply deferred again. */

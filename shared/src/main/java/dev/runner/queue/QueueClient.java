@@ -1,12 +1,7 @@
 package dev.runner.queue;
 
-import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
@@ -29,7 +24,8 @@ import java.util.concurrent.Future;
 /**
  * SQS as Runner uses it: batched sends and visibility changes only (10 entries per request, the
  * SQS maximum), chunks sent concurrently, failed entries retried, every request counted so the
- * cost per item can be stated.
+ * cost per item can be stated. A {@link Permit} says which queues it may use: a function's client
+ * refuses every queue its grants do not name, before any request is made.
  */
 public final class QueueClient implements AutoCloseable {
 
@@ -42,47 +38,55 @@ public final class QueueClient implements AutoCloseable {
     /** A new visibility for a received message: when it comes back. */
     public record VisibilityChange(String receiptHandle, int seconds) {}
 
+    /** What the client is asked to do to a queue. */
+    public enum Use { SEND, CHANGE_VISIBILITY, READ_ATTRIBUTES }
+
+    /** Which queues the client may use. */
+    @FunctionalInterface
+    public interface Permit {
+        /** Every queue: tests and tools that drive the core without a function. */
+        Permit ANY = (use, queueUrl) -> true;
+
+        boolean allows(Use use, String queueUrl);
+    }
+
+    /** A queue the function was not granted: a bug in its declared grants or in the code, never retried. */
+    public static final class NotGranted extends IllegalStateException {
+        public NotGranted(Use use, String queueUrl) {
+            super("this function is not granted " + use.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
+                    + " on " + queueUrl + "; declare it in the function's grants and template.yaml's policies");
+        }
+    }
+
     private final SqsClient sqs;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
     private final CostTracker costs;
+    private final Permit permit;
 
     public QueueClient(SqsClient sqs, CostTracker costs) {
-        this.sqs = sqs;
-        this.costs = costs;
+        this(sqs, costs, Permit.ANY);
     }
 
-    public static QueueClient create(RunnerConfig config, CostTracker costs) {
+    public QueueClient(SqsClient sqs, CostTracker costs, Permit permit) {
+        this.sqs = sqs;
+        this.costs = costs;
+        this.permit = permit;
+    }
+
+    /** @param endpoint null = the region's SQS; else an override (ElasticMQ, LocalStack) */
+    public static QueueClient create(URI endpoint, Region region, AwsCredentialsProvider credentials, CostTracker costs, Permit permit) {
         var builder = SqsClient.builder()
                 .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(Duration.ofSeconds(5)).socketTimeout(Duration.ofSeconds(30)).build())
-                .region(Region.of(config.awsRegion()))
-                .credentialsProvider(credentials(config));
-        if (config.sqsEndpoint() != null) {
-            URI endpoint = URI.create(config.sqsEndpoint());
+                .region(region)
+                .credentialsProvider(credentials);
+        if (endpoint != null) {
             builder.endpointOverride(endpoint);
             if (LoopbackSigning.appliesTo(endpoint)) {
                 // A server on this machine: no signature to compute, no network to guard the messages' MD5s against.
                 builder.putAuthScheme(LoopbackSigning.scheme()).checksumValidationEnabled(false);
             }
         }
-        return new QueueClient(builder.build(), costs);
-    }
-
-    private static AwsCredentialsProvider credentials(RunnerConfig config) {
-        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
-        if (credentials != null) {
-            return StaticCredentialsProvider.create(credentials.sessionToken() == null
-                    ? AwsBasicCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey())
-                    : AwsSessionCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken()));
-        }
-        if (config.sqsEndpoint() != null) {
-            // A local SQS-compatible server ignores signatures but the SDK must still sign.
-            return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
-        }
-        return DefaultCredentialsProvider.builder().build();
-    }
-
-    public SqsClient sqs() {
-        return sqs;
+        return new QueueClient(builder.build(), costs, permit);
     }
 
     /** Sends every message, 10 per request, requests in parallel; throws if any message could not be sent. */
@@ -90,6 +94,7 @@ public final class QueueClient implements AutoCloseable {
         if (messages.isEmpty()) {
             return;
         }
+        require(Use.SEND, queueUrl);
         List<List<OutgoingMessage>> chunks = chunk(messages);
         if (chunks.size() == 1) {
             sendChunk(queueUrl, chunks.getFirst());
@@ -104,6 +109,7 @@ public final class QueueClient implements AutoCloseable {
 
     /** Messages visible on the queue now (SQS's approximate count): more than zero means a backlog waits its turn. */
     public long visibleMessages(String queueUrl) {
+        require(Use.READ_ATTRIBUTES, queueUrl);
         costs.sqsRequest();
         String count = sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
                 .attributes().get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES);
@@ -111,6 +117,9 @@ public final class QueueClient implements AutoCloseable {
     }
 
     public void changeVisibility(String queueUrl, List<VisibilityChange> changes) {
+        if (!changes.isEmpty()) {
+            require(Use.CHANGE_VISIBILITY, queueUrl);
+        }
         for (int from = 0; from < changes.size(); from += MAX_BATCH) {
             List<VisibilityChange> chunk = changes.subList(from, Math.min(changes.size(), from + MAX_BATCH));
             List<ChangeMessageVisibilityBatchRequestEntry> entries = new ArrayList<>(chunk.size());
@@ -154,6 +163,7 @@ public final class QueueClient implements AutoCloseable {
     }
 
     private QueueDepth depth(String queueUrl) {
+        require(Use.READ_ATTRIBUTES, queueUrl);
         costs.sqsRequest();
         Map<QueueAttributeName, String> attributes = sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(
                 QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
@@ -167,6 +177,12 @@ public final class QueueClient implements AutoCloseable {
     private static long count(Map<QueueAttributeName, String> attributes, QueueAttributeName name) {
         String value = attributes.get(name);
         return value == null ? 0 : Long.parseLong(value);
+    }
+
+    private void require(Use use, String queueUrl) {
+        if (!permit.allows(use, queueUrl)) {
+            throw new NotGranted(use, queueUrl);
+        }
     }
 
     private void sendChunk(String queueUrl, List<OutgoingMessage> chunk) {

@@ -40,7 +40,7 @@ public final class Keys {
         return handler(integrationKey, handlerKey) + ":paused";
     }
 
-    /** Sorted set itemId → lease expiry (ms): the handler's calls in flight. */
+    /** Sorted set token:expectedEndMs → lease expiry (ms): the handler's calls in flight, one lease per call slot. */
     public String leases(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":leases";
     }
@@ -48,6 +48,11 @@ public final class Keys {
     /** Sorted set itemId:admittedAt → admission time (ms): the handler's admissions of the last minute, one entry per admission. */
     public String rate(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":rate";
+    }
+
+    /** Sorted set itemId → until when (ms): urgent (webhook) items of the handler waiting or running; while any are, the share kept for them holds. */
+    public String urgent(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":urgent";
     }
 
     /** Sorted set itemId → slot time (ms): the tenant's sliding window, future slots included. */

@@ -6,6 +6,8 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCredentials;
+import io.lettuce.core.RedisCredentialsProvider;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
@@ -20,6 +22,8 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,7 +36,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One Lettuce connection to Redis, standalone or cluster (ElastiCache Serverless is cluster mode).
+ * One Lettuce connection to Redis, standalone or cluster as {@link Settings} say (ElastiCache Serverless
+ * is cluster mode), over TLS for {@code rediss://}, with an AUTH token read at each connect.
  * Scripts run with EVALSHA and fall back to EVAL (which also caches the script) on NOSCRIPT, e.g.
  * after a failover. {@link #run} sends several script calls together: one round trip.
  *
@@ -76,10 +81,45 @@ public final class Redis implements AutoCloseable {
         this.costs = costs;
     }
 
+    /** Where the AUTH token comes from: asked at each connect (off Lettuce's event loop), so a rotated token reaches the next connection. */
+    @FunctionalInterface
+    public interface Auth {
+        String token();
+    }
+
     /**
-     * {@code redis://host:port} = standalone; {@code redis-cluster://h:p[,h:p]}, {@code rediss-cluster://…}
-     * or {@code rediss://…} (ElastiCache Serverless: TLS and cluster mode) = cluster client.
-     * User info ({@code user:password@}) on the first seed applies to all seeds.
+     * How to reach Redis, said rather than guessed: the mode, a {@code redis://} or {@code rediss://} (TLS) URL
+     * (cluster mode may list several seeds, {@code redis://h1:p1,h2:p2}), and an AUTH token source or null
+     * (a password in the URL's user info also works, for development). The TLS peer is verified.
+     */
+    public record Settings(String url, RedisMode mode, Auth auth, Duration timeout) {
+        public Settings {
+            Objects.requireNonNull(url, "url");
+            Objects.requireNonNull(mode, "mode");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("timeout <= 0: " + timeout);
+            }
+            if (!url.startsWith("redis://") && !url.startsWith("rediss://")) {
+                throw new IllegalArgumentException("Redis URL must start with redis:// or rediss:// (TLS): " + redacted(url));
+            }
+            if (mode == RedisMode.STANDALONE && url.contains(",")) {
+                throw new IllegalArgumentException("several seeds need cluster mode: " + redacted(url));
+            }
+        }
+
+        public Settings(String url, RedisMode mode, Auth auth) {
+            this(url, mode, auth, DEFAULT_TIMEOUT);
+        }
+
+        boolean tls() {
+            return url.startsWith("rediss://");
+        }
+    }
+
+    /**
+     * For tests and tools: {@code redis://} and {@code rediss://} are standalone; {@code redis-cluster://h:p[,h:p]}
+     * and {@code rediss-cluster://…} name cluster mode in the URL itself (the embedded test cluster's form).
+     * Functions use {@link #connect(Settings, CostTracker)}, whose mode is a setting.
      */
     public static Redis connect(String url) {
         return connect(url, DEFAULT_TIMEOUT, CostTracker.NONE);
@@ -95,32 +135,37 @@ public final class Redis implements AutoCloseable {
 
     public static Redis connect(String url, Duration timeout, CostTracker costs) {
         Objects.requireNonNull(url, "url");
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout <= 0: " + timeout);
-        }
         int schemeEnd = url.indexOf("://");
         if (schemeEnd < 0) {
-            throw new IllegalArgumentException("Redis URL without scheme: " + url);
+            throw new IllegalArgumentException("Redis URL without scheme: " + redacted(url));
         }
         String scheme = url.substring(0, schemeEnd).toLowerCase(Locale.ROOT);
         String rest = url.substring(schemeEnd + 3);
+        return switch (scheme) {
+            case "redis", "rediss" -> connect(new Settings(url, RedisMode.STANDALONE, null, timeout), costs);
+            case "redis-cluster", "rediss-cluster" -> connect(new Settings(
+                    (scheme.startsWith("rediss") ? "rediss://" : "redis://") + rest, RedisMode.CLUSTER, null, timeout), costs);
+            default -> throw new IllegalArgumentException(
+                    "unknown Redis scheme " + scheme + " (redis, rediss, redis-cluster, rediss-cluster): " + redacted(url));
+        };
+    }
+
+    public static Redis connect(Settings settings, CostTracker costs) {
+        Duration timeout = settings.timeout();
         SocketOptions socket = SocketOptions.builder().connectTimeout(timeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(timeout);
-        switch (scheme) {
-            case "redis" -> {
-                RedisURI uri = RedisURI.create(url);
-                uri.setTimeout(timeout);
-                RedisClient client = RedisClient.create(uri);
+        List<RedisURI> seeds = seeds(settings);
+        return switch (settings.mode()) {
+            case STANDALONE -> {
+                RedisClient client = RedisClient.create(seeds.getFirst());
                 client.setOptions(ClientOptions.builder()
                         .socketOptions(socket)
                         .timeoutOptions(timeouts)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
-                return new Redis(client, List.of(uri), timeout, costs);
+                yield new Redis(client, seeds, timeout, costs);
             }
-            case "redis-cluster", "rediss-cluster", "rediss" -> {
-                boolean tls = scheme.startsWith("rediss");
-                List<RedisURI> seeds = seeds(rest, tls, timeout);
+            case CLUSTER -> {
                 RedisClusterClient client = RedisClusterClient.create(seeds);
                 client.setOptions(ClusterClientOptions.builder()
                         .socketOptions(socket)
@@ -130,42 +175,64 @@ public final class Redis implements AutoCloseable {
                                 .enableAllAdaptiveRefreshTriggers()
                                 .build())
                         .build());
-                return new Redis(client, seeds, timeout, costs);
+                yield new Redis(client, seeds, timeout, costs);
             }
-            default -> throw new IllegalArgumentException(
-                    "unknown Redis scheme " + scheme + " (redis, rediss, redis-cluster, rediss-cluster): " + url);
-        }
+        };
     }
 
-    private static List<RedisURI> seeds(String rest, boolean tls, Duration timeout) {
+    /** One URI per seed; user info on the first applies to all, an AUTH source replaces it. */
+    private static List<RedisURI> seeds(Settings settings) {
+        String rest = settings.url().substring(settings.url().indexOf("://") + 3);
         String userInfo = "";
         int at = rest.lastIndexOf('@');
         if (at >= 0) {
             userInfo = rest.substring(0, at + 1);
             rest = rest.substring(at + 1);
         }
+        RedisCredentialsProvider credentials = settings.auth() == null ? null : credentials(settings.auth());
         List<RedisURI> seeds = new ArrayList<>();
         for (String hostPort : rest.split(",")) {
             String seed = hostPort.trim();
             int slash = seed.indexOf('/');
+            String database = "";
             if (slash >= 0) {
+                database = seed.substring(slash);
                 seed = seed.substring(0, slash);
             }
             if (seed.isEmpty()) {
                 continue;
             }
-            RedisURI uri = RedisURI.create((tls ? "rediss://" : "redis://") + userInfo + seed);
-            uri.setTimeout(timeout);
+            RedisURI uri = RedisURI.create((settings.tls() ? "rediss://" : "redis://") + userInfo + seed
+                    + (settings.mode() == RedisMode.STANDALONE ? database : ""));
+            uri.setTimeout(settings.timeout());
+            if (credentials != null) {
+                uri.setCredentialsProvider(credentials);
+            }
             seeds.add(uri);
         }
         if (seeds.isEmpty()) {
-            throw new IllegalArgumentException("Redis cluster URL without seed nodes");
+            throw new IllegalArgumentException("Redis URL without a host: " + redacted(settings.url()));
         }
         return List.copyOf(seeds);
     }
 
+    /** The token is read on a worker thread: a secret read must never block Lettuce's event loop. */
+    private static RedisCredentialsProvider credentials(Auth auth) {
+        return () -> Mono.fromCallable(() -> RedisCredentials.just(null, auth.token()))
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private static String redacted(String url) {
+        return url.replaceAll("//[^@/]*@", "//***@");
+    }
+
     public boolean isCluster() {
         return client instanceof RedisClusterClient;
+    }
+
+    /** The seeds as Lettuce got them (TLS, credentials source), for tests. */
+    List<RedisURI> seeds() {
+        return uris;
     }
 
     /**

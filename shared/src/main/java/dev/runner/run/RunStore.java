@@ -1,6 +1,7 @@
 package dev.runner.run;
 
 import dev.runner.integration.Direction;
+import dev.runner.metrics.Metrics;
 import dev.runner.store.Database;
 import dev.runner.trigger.Trigger;
 
@@ -22,9 +23,29 @@ public final class RunStore {
             """;
 
     private final Database db;
+    private final Metrics metrics;
 
     public RunStore(Database db) {
+        this(db, Metrics.NONE);
+    }
+
+    /** {@code metrics} hears every run this store completes, with its duration (RunDuration). */
+    public RunStore(Database db, Metrics metrics) {
         this.db = db;
+        this.metrics = metrics;
+    }
+
+    /** A run a completion statement ended: what its duration metric needs, from the statement's own RETURNING. */
+    private record Completed(UUID runId, String tenantId, Duration duration) {
+        static Completed of(ResultSet row) throws SQLException {
+            return new Completed(row.getObject(1, UUID.class), row.getString(2),
+                    Duration.between(row.getTimestamp(3).toInstant(), row.getTimestamp(4).toInstant()));
+        }
+    }
+
+    private List<UUID> reported(List<Completed> completed) {
+        completed.forEach(run -> metrics.runCompleted(run.runId(), run.tenantId(), run.duration()));
+        return completed.stream().map(Completed::runId).toList();
     }
 
     /** Inserts a run; false when its schedule fire key already made one (an overlapping tick). Null key: always inserted. */
@@ -94,7 +115,7 @@ public final class RunStore {
         if (runIds.isEmpty()) {
             return List.of();
         }
-        return db.query("""
+        return reported(db.query("""
                 update runs r set
                     status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
                                   then 'completed_with_errors' else 'completed' end,
@@ -102,8 +123,8 @@ public final class RunStore {
                 where r.run_id = any(?) and r.status = 'running'
                   and not exists (select 1 from execution_items o
                                   where o.run_id = r.run_id and o.status not in ('succeeded', 'dead'))
-                returning r.run_id
-                """, row -> row.getObject(1, UUID.class), Database.array("uuid", runIds.toArray()));
+                returning r.run_id, r.tenant_id, r.created_at, r.finished_at
+                """, Completed::of, Database.array("uuid", runIds.toArray())));
     }
 
     /**
@@ -132,7 +153,7 @@ public final class RunStore {
      * sweep that makes completion happen at least once. Returns the runs completed.
      */
     public List<UUID> completeAbandoned(Duration quiet, int limit) {
-        return db.query("""
+        return reported(db.query("""
                 update runs r set
                     status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
                                   then 'completed_with_errors' else 'completed' end,
@@ -143,8 +164,8 @@ public final class RunStore {
                                                      where o.run_id = c.run_id and o.status not in ('succeeded', 'dead'))
                                    order by c.updated_at limit ? for update skip locked)
                   and r.status = 'running'
-                returning r.run_id
-                """, row -> row.getObject(1, UUID.class), (double) quiet.toSeconds(), limit);
+                returning r.run_id, r.tenant_id, r.created_at, r.finished_at
+                """, Completed::of, (double) quiet.toSeconds(), limit));
     }
 
     /** A run whose dead items are put back to work is open again. */

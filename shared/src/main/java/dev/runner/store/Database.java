@@ -43,25 +43,29 @@ public final class Database implements AutoCloseable {
 
     /** A pool that opens its first connection on first use, not here: a cold start pays for no connection it does not need. */
     public static Database connect(RunnerConfig.Database config, int poolSize, CostTracker costs) {
+        return connect(config.jdbcUrl(), Credentials.fixed(config.user(), config.password()), poolSize, costs);
+    }
+
+    /** As above, logging in with {@code credentials}, refreshed when Postgres refuses them (a rotated secret). */
+    public static Database connect(String jdbcUrl, Credentials credentials, int poolSize, CostTracker costs) {
         var hikari = new HikariConfig();
-        hikari.setJdbcUrl(config.jdbcUrl());
-        hikari.setUsername(config.user());
-        hikari.setPassword(config.password());
+        hikari.setDataSource(new LoginDataSource(jdbcUrl, credentials));
         hikari.setMaximumPoolSize(poolSize);
         hikari.setMinimumIdle(0);
         hikari.setConnectionTimeout(10_000);
         hikari.setPoolName("runner");
         hikari.setInitializationFailTimeout(-1);
-        // One round trip per statement: no server-side prepare dance for short-lived statements.
-        hikari.addDataSourceProperty("prepareThreshold", "0");
-        hikari.addDataSourceProperty("reWriteBatchedInserts", "true");
         return new Database(new HikariDataSource(hikari), costs);
     }
 
     /** Applies the Flyway migrations in {@code db/migration}; safe to call from many starts at once. */
     public static void migrate(RunnerConfig.Database config) {
+        migrate(config.jdbcUrl(), Credentials.fixed(config.user(), config.password()));
+    }
+
+    public static void migrate(String jdbcUrl, Credentials credentials) {
         Flyway.configure()
-                .dataSource(config.jdbcUrl(), config.user(), config.password())
+                .dataSource(new LoginDataSource(jdbcUrl, credentials))
                 .locations("classpath:db/migration")
                 .load()
                 .migrate();

@@ -2,46 +2,78 @@ package dev.runner.webhook;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
+import dev.runner.delivery.DeliveryIds;
 import dev.runner.delivery.DeliveryStore;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.HandlerSpec;
+import dev.runner.integration.IntegrationType;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pipeline.RunService;
-import dev.runner.security.Signature;
+import dev.runner.security.StandardWebhooks;
+import dev.runner.security.WebhookScheme;
+import dev.runner.security.WebhookVerification;
+import dev.runner.security.WebhookVerifier;
 import dev.runner.trigger.Trigger;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 
 /**
- * {@code POST /webhooks/{tenantId}/{integrationKey}/{handlerKey}} (DESIGN 3.4): checks come cheapest
- * first (size, then who, then signature, then body) and each answers its own 4xx with a JSON
- * {@code {error, message}}; accepted deliveries become one run with trigger webhook, processed on
- * the highest tier.
+ * {@code POST /webhooks/{tenantId}/{integrationKey}/{handlerKey}} (docs/webhooks.md): checks come cheapest first
+ * (size, then who and signature, then handler, then body). Who it is for and how it is signed are answered as one:
+ * an unknown tenant, an unknown or disabled integration, one without a secret and a bad signature all get the same
+ * 401 and body, after the same work (an HMAC against a decoy secret when there is no real one), so that the answer
+ * tells a prober nothing; the reason goes to the log line only. A verified delivery is identified
+ * ({@link #deliveryId}) and deduplicated per tenant integration, its items per handler by externalId; what is new
+ * becomes one run with trigger webhook, processed on the highest tier.
  */
 public final class WebhookService {
 
     private static final Log LOG = Log.of(WebhookService.class);
+
+    /** The one answer to a delivery not taken for who it is for or how it is signed; the reason is logged, not told. */
+    private static final ApiResponse REFUSED = ApiResponse.error(401, "unauthorized",
+            "webhook not accepted: unknown destination, or a missing, stale or wrong signature");
+
+    /** Any of these makes a request worth looking up; without all of them it is refused before any lookup. */
+    private static final List<String> SIGNATURE_HEADERS = List.of(StandardWebhooks.SIGNATURE_HEADER,
+            WebhookVerifier.GITHUB_SIGNATURE_HEADER, WebhookVerifier.STRIPE_SIGNATURE_HEADER, WebhookVerifier.SHOPIFY_SIGNATURE_HEADER);
+
+    /** Where a delivery is going, as far as the path tells; {@link Unknown} carries why not, for the log. */
+    private sealed interface Destination {
+        record Known(TenantIntegration tenant, IntegrationType type) implements Destination {}
+
+        record Unknown(String reason) implements Destination {}
+    }
+
+    /** A delivery signed with its destination's secret under its type's scheme. */
+    private record Taken(WebhookScheme scheme, WebhookVerification.Verified verified) {}
 
     private final RunnerConfig.Webhooks settings;
     private final Integrations integrations;
     private final RunService runs;
     private final DeliveryStore deliveries;
     private final Clock clock;
+    /** Verified against when a destination has no secret, so that its refusal costs the same HMAC as a bad signature. */
+    private final List<String> decoySecrets;
 
     public WebhookService(RunnerConfig.Webhooks settings, Integrations integrations, RunService runs, DeliveryStore deliveries,
                           Clock clock) {
@@ -50,6 +82,9 @@ public final class WebhookService {
         this.runs = runs;
         this.deliveries = deliveries;
         this.clock = clock;
+        byte[] decoy = new byte[32];
+        new SecureRandom().nextBytes(decoy);
+        this.decoySecrets = List.of(StandardWebhooks.SECRET_PREFIX + Base64.getEncoder().encodeToString(decoy));
     }
 
     public ApiResponse handle(ApiRequest request) {
@@ -58,8 +93,9 @@ public final class WebhookService {
         } catch (Json.InvalidJsonException e) {
             return ApiResponse.error(400, "malformed_body", e.getMessage());
         } catch (RuntimeException e) {
-            // Postgres or SQS unreachable: the sender should retry, and a signed retry is safe (dedup by externalId).
-            LOG.error("webhook failed", "path", request.path(), "error", e);
+            // Postgres or SQS unreachable: the sender should retry, and a signed retry is safe (dedup by delivery id).
+            LOG.error("webhook failed", "tenantId", loggable(request.pathParameter("tenantId")),
+                    "integrationKey", loggable(request.pathParameter("integrationKey")), "error", e);
             return ApiResponse.error(503, "unavailable", "Runner cannot take this webhook right now; retry later");
         }
     }
@@ -74,38 +110,103 @@ public final class WebhookService {
         if (tenantId == null || integrationKey == null || handlerKey == null) {
             return ApiResponse.error(404, "not_found", "expected /webhooks/{tenantId}/{integrationKey}/{handlerKey}");
         }
-        Optional<TenantIntegration> tenant = integrations.tenantIntegration(tenantId, integrationKey);
-        if (tenant.isEmpty() || !tenant.get().enabled()) {
-            return ApiResponse.error(404, "unknown_integration", "no enabled integration " + integrationKey + " for tenant " + tenantId);
+        String webhookId = request.header(StandardWebhooks.ID_HEADER);
+        String badId = webhookId == null ? null : DeliveryIds.problem(StandardWebhooks.ID_HEADER, webhookId);
+        if (badId != null) {
+            return ApiResponse.error(400, "bad_request", badId);
         }
-        Optional<HandlerSpec> handler = integrations.handler(integrationKey, handlerKey);
+        if (SIGNATURE_HEADERS.stream().allMatch(name -> isBlank(request.header(name)))) {
+            logRefusal(tenantId, integrationKey, "no signature header");
+            return REFUSED;
+        }
+        Optional<Taken> taken = check(request, tenantId, integrationKey);
+        if (taken.isEmpty()) {
+            return REFUSED;
+        }
+        Optional<HandlerSpec> handler = integrations.handlerOrRefresh(integrationKey, handlerKey);
         if (handler.isEmpty()) {
-            return ApiResponse.error(404, "unknown_handler", "integration " + integrationKey + " has no handler " + handlerKey);
+            return ApiResponse.error(404, "unknown_handler", "integration " + integrationKey + " has no handler " + loggable(handlerKey));
         }
-        String secret = tenant.get().webhookSecret();
-        if (secret == null) {
-            return ApiResponse.error(401, "bad_signature", "no webhook secret is configured for this integration");
-        }
-        Signature.Failure failure = Signature.verify(secret, request.header(Signature.TIMESTAMP_HEADER),
-                request.header(Signature.SIGNATURE_HEADER), request.body(), clock.instant(), settings.signatureTolerance());
-        if (failure != null) {
-            LOG.warn("webhook refused", "tenantId", tenantId, "integrationKey", integrationKey, "why", failure.name());
-            return ApiResponse.error(401, "bad_signature", failure.message());
-        }
-        List<ItemStore.NewItem> items;
-        try {
-            items = items(Json.parse(request.body()), request.header("x-event-id"));
-        } catch (Json.InvalidJsonException e) {
-            return ApiResponse.error(400, "malformed_body", e.getMessage());
-        }
+        JsonNode body = Json.parse(request.body());
+        List<ItemStore.NewItem> items = items(body, request.header("x-event-id"));
+        String deliveryId = deliveryId(taken.get().scheme(), taken.get().verified(), body, request.body());
         RunService.Started started = runs.startWithItems(tenantId, integrationKey, handler.get(), Trigger.WEBHOOK, items,
-                (connection, candidates) -> unseen(connection, tenantId, integrationKey, handlerKey, candidates));
-        LOG.info("webhook accepted", "tenantId", tenantId, "runId", started.runId(), "items", started.accepted(),
-                "duplicates", started.accepted() - started.enqueued());
+                (connection, runId, candidates) -> unseen(connection, tenantId, integrationKey, handlerKey, deliveryId, runId, candidates));
+        UUID runId = started.runId() != null ? started.runId() : deliveries.runOf(tenantId, integrationKey, deliveryId).orElse(null);
+        int duplicates = started.accepted() - started.enqueued();
+        LOG.info("webhook accepted", "tenantId", tenantId, "integrationKey", integrationKey, "deliveryId", deliveryId,
+                "runId", runId, "items", started.accepted(), "duplicates", duplicates);
         return ApiResponse.json(202, Json.object()
-                .put("runId", started.runId().toString())
+                .put("runId", runId == null ? null : runId.toString())
                 .put("accepted", started.accepted())
-                .put("duplicates", started.accepted() - started.enqueued()));
+                .put("duplicates", duplicates));
+    }
+
+    /** Who a delivery is for and how it is signed, answered as one: taken, or empty (the reason logged). */
+    private Optional<Taken> check(ApiRequest request, String tenantId, String integrationKey) {
+        String refusal;
+        switch (destination(tenantId, integrationKey)) {
+            case Destination.Known known -> {
+                switch (verify(known.type().webhookScheme(), known.tenant().webhookSecrets(), request)) {
+                    case WebhookVerification.Verified verified -> {
+                        return Optional.of(new Taken(known.type().webhookScheme(), verified));
+                    }
+                    case WebhookVerification.Refused refused -> refusal = "signature " + refused.reason().name().toLowerCase(Locale.ROOT);
+                }
+            }
+            case Destination.Unknown unknown -> {
+                verify(WebhookScheme.STANDARD, decoySecrets, request); // the work a bad signature costs, so timing tells nothing
+                refusal = unknown.reason();
+            }
+        }
+        logRefusal(tenantId, integrationKey, refusal);
+        return Optional.empty();
+    }
+
+    private WebhookVerification verify(WebhookScheme scheme, List<String> secrets, ApiRequest request) {
+        return WebhookVerifier.verify(scheme, secrets, request::header, request.body(), clock.instant(), settings.signatureTolerance());
+    }
+
+    /** Cached lookups only (misses too): a flood of made-up destinations reaches Postgres at most once per TTL each. */
+    private Destination destination(String tenantId, String integrationKey) {
+        if (!IntegrationType.KEY.matcher(tenantId).matches() || !IntegrationType.KEY.matcher(integrationKey).matches()) {
+            return new Destination.Unknown("malformed tenant or integration key");
+        }
+        Optional<TenantIntegration> tenant = integrations.tenantIntegrationCached(tenantId, integrationKey);
+        if (tenant.isEmpty()) {
+            return new Destination.Unknown("no such tenant integration");
+        }
+        if (!tenant.get().enabled()) {
+            return new Destination.Unknown("integration disabled");
+        }
+        if (tenant.get().webhookSecrets().isEmpty()) {
+            return new Destination.Unknown("no webhook secret");
+        }
+        Optional<IntegrationType> type = integrations.type(integrationKey);
+        return type.<Destination>map(t -> new Destination.Known(tenant.get(), t))
+                .orElseGet(() -> new Destination.Unknown("no such integration type"));
+    }
+
+    private static void logRefusal(String tenantId, String integrationKey, String reason) {
+        LOG.warn("webhook refused", "tenantId", loggable(tenantId), "integrationKey", loggable(integrationKey), "why", reason);
+    }
+
+    /**
+     * The delivery's identity, deduplicated per tenant integration: what its scheme signs, so that a capture sent
+     * again under another id header is still the same delivery. Standard Webhooks signs {@code webhook-id}; Stripe
+     * signs the body, whose {@code id} is the event's; GitHub and Shopify sign the body alone, so its SHA-256 is
+     * the identity (their delivery id headers are not signed).
+     */
+    static String deliveryId(WebhookScheme scheme, WebhookVerification.Verified verified, JsonNode body, byte[] rawBody) {
+        String id = switch (scheme) {
+            case STANDARD -> verified.deliveryId();
+            case STRIPE -> body.isObject() && body.path("id").isTextual() ? body.path("id").asText() : null;
+            case GITHUB, SHOPIFY -> null;
+        };
+        if (id == null || id.isBlank() || DeliveryIds.problem("id", id) != null) {
+            return "sha256:" + sha256(rawBody);
+        }
+        return id;
     }
 
     /** One object or an array of objects; each identified by externalId, X-Event-Id (single object) or its SHA-256. */
@@ -136,27 +237,46 @@ public final class WebhookService {
             } else if (eventId != null && !eventId.isBlank() && elements.size() == 1) {
                 id = eventId.strip();
             } else {
-                id = "sha256:" + sha256(Json.write(element));
+                id = "sha256:" + sha256(Json.write(element).getBytes(StandardCharsets.UTF_8));
             }
-            if (id.length() > 512) {
-                throw new Json.InvalidJsonException("element " + i + ": externalId longer than 512 characters");
+            String problem = DeliveryIds.problem("externalId", id);
+            if (problem != null) {
+                throw new Json.InvalidJsonException("element " + i + ": " + problem);
             }
             items.add(new ItemStore.NewItem(id, element));
         }
         return items;
     }
 
-    /** Records the deliveries and keeps those not seen within the dedup window. One statement. */
-    private List<ItemStore.NewItem> unseen(Connection connection, String tenantId, String integrationKey,
-                                           String handlerKey, List<ItemStore.NewItem> items) throws SQLException {
+    /**
+     * Records the delivery, and when it is new, its items, keeping those not seen within the dedup window.
+     * Two statements; a repeated delivery stops after the first and records nothing else.
+     */
+    private List<ItemStore.NewItem> unseen(Connection connection, String tenantId, String integrationKey, String handlerKey,
+                                           String deliveryId, UUID runId, List<ItemStore.NewItem> items) throws SQLException {
+        if (deliveries.recordDeliveries(connection, tenantId, integrationKey, List.of(deliveryId), runId, settings.dedupWindow()).isEmpty()) {
+            return List.of();
+        }
         Set<String> fresh = deliveries.recordUnseen(connection, tenantId, integrationKey, handlerKey,
                 items.stream().map(ItemStore.NewItem::externalId).toList(), settings.dedupWindow());
         return items.stream().filter(item -> fresh.contains(item.externalId())).toList();
     }
 
-    private static String sha256(String text) {
+    /** A path part as a log field: keys as they are, anything else (made up by a prober) cut short. */
+    private static String loggable(String value) {
+        if (value == null || IntegrationType.KEY.matcher(value).matches()) {
+            return value;
+        }
+        return "(" + value.length() + " chars, not a key)";
+    }
+
+    private static boolean isBlank(String value) {
+        return value == null || value.isBlank();
+    }
+
+    private static String sha256(byte[] bytes) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

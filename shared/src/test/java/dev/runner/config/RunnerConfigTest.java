@@ -1,5 +1,6 @@
 package dev.runner.config;
 
+import dev.runner.redis.RedisMode;
 import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
@@ -12,6 +13,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class RunnerConfigTest {
 
@@ -62,15 +64,6 @@ class RunnerConfigTest {
     }
 
     @Test
-    void aMissingOrBlankHandlerSigningSecretFailsTheStart() {
-        Map<String, String> env = minimal();
-        env.remove("RUNNER_HANDLER_SIGNING_SECRET");
-        assertEquals("RUNNER_HANDLER_SIGNING_SECRET is not set", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
-        env.put("RUNNER_HANDLER_SIGNING_SECRET", "  ");
-        assertEquals("RUNNER_HANDLER_SIGNING_SECRET is not set", assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
-    }
-
-    @Test
     void handlerNetworksAreNoneUnlessAllowedAndABadOneNamesTheVariable() {
         Map<String, String> env = minimal();
         assertEquals(List.of(), RunnerConfig.from(env).handlerAllowedNetworks());
@@ -96,5 +89,48 @@ class RunnerConfigTest {
         }
         assertFalse(text.contains("hunter2"), text);
         assertFalse(text.contains("very-secret"), text);
+    }
+
+    @Test
+    void everyQueueRoleIsReadFromItsOwnVariable() {
+        RunnerConfig config = RunnerConfig.from(minimal());
+        for (QueueRole role : QueueRole.values()) {
+            assertEquals(minimal().get(role.variable()), config.queues().url(role), role.name());
+        }
+    }
+
+    @Test
+    void secretsAreNamedByRoleAndNeverGivenTwoWays() {
+        Map<String, String> env = minimal();
+        env.put("RUNNER_DATABASE_SECRET", "runner/database");
+        env.put("RUNNER_API_KEY_SECRET", "runner/api-key");
+        RunnerConfig config = RunnerConfig.from(env);
+        assertEquals("runner/database", config.secret(SecretRole.DATABASE));
+        assertEquals("runner/api-key", config.secret(SecretRole.API_KEY));
+        assertEquals(null, config.secret(SecretRole.REDIS_AUTH));
+
+        env.put("RUNNER_API_KEY", "by-value");
+        assertEquals("RUNNER_API_KEY_SECRET and RUNNER_API_KEY are both set: give the api key by its secret or by value, not both",
+                assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        env.remove("RUNNER_API_KEY");
+        env.put("RUNNER_DATABASE_PASSWORD", "hunter2");
+        assertTrue(assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage()
+                .startsWith("RUNNER_DATABASE_SECRET and RUNNER_DATABASE_PASSWORD are both set"));
+    }
+
+    @Test
+    void redisModeIsSaidNotGuessedFromTheScheme() {
+        Map<String, String> env = minimal();
+        env.put("RUNNER_REDIS_URL", "rediss://cache:6379");
+        assertEquals(RedisMode.STANDALONE, RunnerConfig.from(env).redisMode());
+        env.put("RUNNER_REDIS_MODE", "cluster");
+        assertEquals(RedisMode.CLUSTER, RunnerConfig.from(env).redisMode());
+        env.put("RUNNER_REDIS_MODE", "sharded");
+        assertEquals("RUNNER_REDIS_MODE must be standalone or cluster: sharded",
+                assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        env.put("RUNNER_REDIS_MODE", "cluster");
+        env.put("RUNNER_REDIS_URL", "redis-cluster://a:1,b:2");
+        assertTrue(assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage()
+                .startsWith("RUNNER_REDIS_URL must start with redis:// or rediss://"));
     }
 }

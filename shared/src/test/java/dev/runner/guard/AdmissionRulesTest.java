@@ -72,9 +72,16 @@ class AdmissionRulesTest {
         assertEquals(Duration.ofSeconds(1),
                 ((Admission.Deferred) AdmissionRules.decide("x", verdict(AdmitCode.HANDLER_RATE, 1), 0)).delay());
         assertEquals(Duration.ofSeconds(1),
-                ((Admission.Deferred) AdmissionRules.decide("x", verdict(AdmitCode.HANDLER_CONCURRENCY, 0), 0)).delay());
-        assertEquals(Duration.ofSeconds(1),
                 ((Admission.Deferred) AdmissionRules.decide("x", verdict(AdmitCode.ADMITTED, 0), 200)).delay());
+    }
+
+    @Test
+    void aConcurrencyDeferralSaysToTheMillisecondWhenALeaseIsExpectedBack() {
+        // The worker may wait that long in its invocation; a re-send rounds up to whole seconds (Settlement).
+        assertEquals(Duration.ofMillis(80),
+                ((Admission.Deferred) AdmissionRules.decide("x", verdict(AdmitCode.HANDLER_CONCURRENCY, 80), 0)).delay());
+        assertEquals(Duration.ofMillis(1),
+                ((Admission.Deferred) AdmissionRules.decide("x", verdict(AdmitCode.HANDLER_CONCURRENCY, 0), 0)).delay());
     }
 
     @Test

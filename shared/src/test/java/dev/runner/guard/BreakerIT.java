@@ -192,7 +192,7 @@ class BreakerIT {
         f.clock.advance(Duration.ofSeconds(30));
         admit(f, "probe", 2);
         f.guard.report(List.of(new GroupReport(CRM, "sync",
-                List.of(new GroupReport.Call(List.of("probe-0", "probe-1"), true)), List.of("probe-0", "probe-1"))));
+                List.of(new GroupReport.Call(List.of("probe-0", "probe-1"), true)), List.of(), List.of("probe-0", "probe-1"))));
         assertEquals(BreakerState.HALF_OPEN, f.guard.breaker(CRM).state());
         assertEquals(1, f.guard.breaker(CRM).halfOpenSuccesses());
     }

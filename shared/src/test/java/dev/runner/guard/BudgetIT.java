@@ -51,12 +51,14 @@ class BudgetIT {
             var f = new GuardFixture(redis, GuardFixture.TENANT);
             var limits = new HandlerLimits(50, 600);
             // Warm-up: scripts cached, keys exist (the steady state of a busy worker).
-            f.admitOne(group("crm-x", "sync", limits, items("warm", "acme", Trigger.WEBHOOK, 10)));
-            f.guard.report(List.of(GuardFixture.calls("crm-x", "sync", true, ids("warm", 10))));
+            // Manual items, as W1's: a backlog item's admission writes no urgent marker.
+            GroupAdmission warm = f.admitGroup(batch(limits, "warm"));
+            f.guard.report(List.of(GuardFixture.released(warm)));
             stats.sync().configResetstat();
 
-            List<Admission> decisions = f.admitOne(group("crm-x", "sync", limits, items("b", "acme", Trigger.WEBHOOK, 10)));
-            f.guard.report(List.of(GuardFixture.calls("crm-x", "sync", true, ids("b", 10))));
+            GroupAdmission admission = f.admitGroup(batch(limits, "b"));
+            List<Admission> decisions = admission.decisions();
+            f.guard.report(List.of(GuardFixture.released(admission)));
 
             assertEquals(10, GuardFixture.count(decisions, Admission.Admitted.class));
             Map<String, Long> calls = commandCalls(stats.sync().info("commandstats"));
@@ -68,6 +70,12 @@ class BudgetIT {
         } finally {
             client.shutdown();
         }
+    }
+
+    /** Ten items for one /process-batch call of ten. */
+    private static GroupRequest batch(HandlerLimits limits, String prefix) {
+        return new GroupRequest("crm-x", "sync", limits, items(prefix, "acme", Trigger.MANUAL, 10), 10,
+                java.time.Duration.ofMillis(50), java.time.Duration.ofSeconds(30));
     }
 
     private static List<String> ids(String prefix, int count) {

@@ -50,7 +50,7 @@ final class GuardFixture {
 
     /**
      * {@code successes} and {@code failures} of calls whose items are not named: they count while
-     * the breaker is closed, never as half-open probes. Releases {@code released}.
+     * the breaker is closed, never as half-open probes. Releases the probes and urgent markers of {@code released}.
      */
     static GroupReport tally(String integration, String handler, int successes, int failures, List<String> released) {
         List<GroupReport.Call> calls = new java.util.ArrayList<>();
@@ -60,13 +60,30 @@ final class GuardFixture {
         for (int i = 0; i < failures; i++) {
             calls.add(new GroupReport.Call(List.of(), false));
         }
-        return new GroupReport(integration, handler, calls, released);
+        return new GroupReport(integration, handler, calls, List.of(), released);
     }
 
-    /** One call per item, all up or all down, releasing those items. */
+    /** One call per item, all up or all down, releasing those items' probes and markers. */
     static GroupReport calls(String integration, String handler, boolean up, List<String> itemIds) {
         return new GroupReport(integration, handler,
-                itemIds.stream().map(id -> new GroupReport.Call(List.of(id), up)).toList(), itemIds);
+                itemIds.stream().map(id -> new GroupReport.Call(List.of(id), up)).toList(), List.of(), itemIds);
+    }
+
+    /**
+     * The report of an admission whose calls all succeeded, as the item worker makes it: its leases go
+     * back, with the probes and urgent markers of its items (named only when they may hold one).
+     */
+    static GroupReport released(GroupAdmission admission) {
+        List<String> admitted = admittedIds(admission.decisions());
+        List<String> named = admission.request().items().stream()
+                .filter(c -> !admission.breakerClean() || c.priority() <= Guard.URGENT_PRIORITY)
+                .map(Candidate::itemId).filter(admitted::contains).toList();
+        return new GroupReport(admission.request().integrationKey(), admission.request().handlerKey(),
+                admitted.stream().map(id -> new GroupReport.Call(List.of(id), true)).toList(), admission.leaseTokens(), named);
+    }
+
+    GroupAdmission admitGroup(GroupRequest group) {
+        return guard.admit(List.of(group)).getFirst();
     }
 
     List<Admission> admitOne(GroupRequest group) {

@@ -33,14 +33,13 @@ class GuardReadingsIT {
     void handlerUsageCountsLiveLeasesAndTheLastMinutesAdmissions(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        f.admitOne(group(CRM, SYNC.handlerKey(), new HandlerLimits(5, 100), items("a", "acme", Trigger.WEBHOOK, 3)));
+        GroupAdmission admission = f.admitGroup(group(CRM, SYNC.handlerKey(), new HandlerLimits(5, 100), items("a", "acme", Trigger.WEBHOOK, 3)));
 
         assertEquals(new GuardReadings.HandlerUsage(3, 3), readings.handlers(List.of(SYNC)).orElseThrow().usage().get(SYNC));
         f.clock.advance(Duration.ofSeconds(61));
         assertEquals(new GuardReadings.HandlerUsage(3, 0), readings.handlers(List.of(SYNC)).orElseThrow().usage().get(SYNC),
                 "leases live until reported or expired; admissions leave the rate window after a minute");
-        f.guard.report(List.of(new GroupReport(CRM, SYNC.handlerKey(),
-                List.of(new GroupReport.Call(List.of("a-0", "a-1", "a-2"), true)), List.of("a-0", "a-1", "a-2"))));
+        f.guard.report(List.of(GuardFixture.released(admission)));
         assertEquals(new GuardReadings.HandlerUsage(0, 0), readings.handlers(List.of(SYNC)).orElseThrow().usage().get(SYNC));
     }
 
@@ -50,7 +49,7 @@ class GuardReadingsIT {
         var f = new GuardFixture(target);
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
         assertEquals(BreakerState.CLOSED, readings.handlers(List.of(SYNC)).orElseThrow().breakers().get(CRM).state());
-        f.guard.report(List.of(new GroupReport(CRM, SYNC.handlerKey(), Collections.nCopies(5, new GroupReport.Call(List.of(), false)), List.of())));
+        f.guard.report(List.of(new GroupReport(CRM, SYNC.handlerKey(), Collections.nCopies(5, new GroupReport.Call(List.of(), false)), List.of(), List.of())));
 
         BreakerSnapshot open = readings.handlers(List.of(SYNC)).orElseThrow().breakers().get(CRM);
         assertEquals(BreakerState.OPEN, open.state());
@@ -78,7 +77,9 @@ class GuardReadingsIT {
     void deferralsAreCountedPerMinuteAndReasonOnTheNextRoundTrip(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        f.admitOne(group(CRM, SYNC.handlerKey(), new HandlerLimits(1, 0), items("c", "acme", Trigger.WEBHOOK, 3)));
+        var oneCall = new HandlerLimits(1, 0);
+        f.admitOne(group(CRM, SYNC.handlerKey(), oneCall, items("c", "acme", Trigger.WEBHOOK, 3)));
+        f.admitOne(group(CRM, SYNC.handlerKey(), oneCall, items("d", "acme", Trigger.WEBHOOK, 2)));
         assertTrue(readings.deferrals(1).orElseThrow().getFirst().byReason().isEmpty(), "not sent yet: it rides on the next round trip");
 
         f.guard.report(List.of());
@@ -97,7 +98,8 @@ class GuardReadingsIT {
             var limits = new HandlerLimits(1, 0);
             // Once so that Redis knows every script: a first EVALSHA of a script costs a reload round trip.
             f.admitOne(group(CRM, "warm-up", limits, items("w", "acme", Trigger.WEBHOOK, 2)));
-            f.guard.report(List.of());
+            f.admitOne(group(CRM, "warm-up", limits, items("x", "acme", Trigger.WEBHOOK, 1)));
+            f.guard.report(List.of(GuardFixture.tally(CRM, "warm-up", 1, 0, List.of())));
             var before = meter.snapshot();
             f.admitOne(group(CRM, SYNC.handlerKey(), limits, items("d", "acme", Trigger.WEBHOOK, 3)));
             f.admitOne(group(CRM, SYNC.handlerKey(), limits, items("e", "acme", Trigger.WEBHOOK, 3)));
@@ -105,7 +107,7 @@ class GuardReadingsIT {
             assertEquals(3, meter.snapshot().minus(before).redisRoundTrips(), "two admissions and a report, nothing more");
             var readings = new GuardReadings(counted, f.keys, GuardFixture.BREAKER, f.clock);
             long concurrency = readings.deferrals(1).orElseThrow().getFirst().byReason().get(DeferReason.HANDLER_CONCURRENCY);
-            assertEquals(1 + 2 + 3, concurrency, "1 in the warm-up, 2 of the first batch, 3 of the second (its one lease is still held)");
+            assertEquals(1 + 3, concurrency, "1 in the warm-up, none of the first batch (it holds the lease), 3 of the second");
         }
     }
 

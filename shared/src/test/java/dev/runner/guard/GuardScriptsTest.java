@@ -39,31 +39,39 @@ class GuardScriptsTest {
     @Test
     void handlerRepliesDecodeIntoVerdictsInItemOrder() {
         GroupRequest group = new GroupRequest("crm-x", "sync", HandlerLimits.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 2));
-        var answer = scripts.admitHandler(group, NOW).decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L)));
+        var answer = scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L, 2L, 9_000L, 0L)));
         assertEquals(List.of(new GuardScripts.HandlerVerdict(AdmitCode.ADMITTED, 0), new GuardScripts.HandlerVerdict(AdmitCode.HANDLER_RATE, 1_500)),
                 answer.verdicts());
         assertTrue(answer.breakerClean());
-        assertFalse(scripts.admitHandler(group, NOW).decode().apply(List.of(List.of(1L, 0L, 1L, 0L))).breakerClean(),
+        assertEquals(List.of("tok:1:9000", "tok:2:9000"), answer.leaseTokens(), "the leases as the script wrote them");
+        assertFalse(answer.breakerNotClosed());
+        assertFalse(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L, 0L))).breakerClean(),
                 "paused: no breaker flag");
-        assertThrows(IllegalStateException.class, () -> scripts.admitHandler(group, NOW).decode().apply(List.of(List.of(0L, 0L))));
+        assertTrue(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 0L, 2L, 9_000L, 1L)))
+                .breakerNotClosed(), "half-open, probes admitted: the BreakerOpen metric still counts it");
+        assertTrue(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(2L, 900L, 2L, 900L, 0L, 0L, 0L, 0L)))
+                .breakerNotClosed(), "open");
+        assertThrows(IllegalStateException.class, () -> scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L))));
     }
 
     @Test
-    void aReportListsItsReleasedItemsThenEachCall() {
+    void aReportListsItsLeasesThenItsItemsThenEachCall() {
         var report = new GroupReport("crm-x", "sync", List.of(
-                new GroupReport.Call(List.of("a", "b"), true), new GroupReport.Call(List.of("c"), false)), List.of("a", "b", "c", "d"));
+                new GroupReport.Call(List.of("a", "b"), true), new GroupReport.Call(List.of("c"), false)), List.of("t:1:5"),
+                List.of("a", "b", "c", "d"));
         Redis.Call call = scripts.report(report, NOW);
         assertEquals(Script.REPORT_OUTCOME, call.script());
-        assertEquals(List.of(Long.toString(NOW), "5", "30000", "2", "4", "a", "b", "c", "d", "1", "2", "a", "b", "0", "1", "c"), call.args());
+        assertEquals(List.of(Long.toString(NOW), "5", "30000", "2", "1", "t:1:5", "4", "a", "b", "c", "d", "1", "2", "a", "b", "0", "1", "c"),
+                call.args());
     }
 
     @Test
     void everyCallTouchesOneClusterSlot() {
         GroupRequest group = new GroupRequest("crm-x", "sync", HandlerLimits.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 1));
-        List<Redis.Call> calls = new ArrayList<>(scripts.admitHandler(group, NOW).calls());
+        List<Redis.Call> calls = new ArrayList<>(scripts.admitHandler(group, NOW, "tok").calls());
         calls.addAll(scripts.admitTenant("acme", List.of("a-0"), NOW).calls());
-        calls.add(scripts.report(new GroupReport("crm-x", "sync", List.of(), List.of("a-0")), NOW));
-        calls.add(scripts.releaseHandler("crm-x", "sync", List.of("a-0"), NOW));
+        calls.add(scripts.report(new GroupReport("crm-x", "sync", List.of(), List.of("t:1:1"), List.of("a-0")), NOW));
+        calls.add(scripts.releaseHandler("crm-x", "sync", List.of("t:2:1"), List.of("a-0"), NOW));
         calls.add(scripts.refundTenant("acme", List.of("a-0"), NOW));
         calls.addAll(scripts.readBreaker("crm-x", NOW).calls());
         calls.add(scripts.countDeferrals(java.util.Map.of(DeferReason.TENANT_LIMIT, 2), NOW));

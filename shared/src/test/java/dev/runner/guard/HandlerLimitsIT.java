@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Handler concurrency leases, rate window and pause flag of admitHandler-5.lua, on real Redis (single and cluster). */
+/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-6.lua, on real Redis (single and cluster). */
 class HandlerLimitsIT {
 
     private static final String CRM = "crm-x";
@@ -73,9 +73,10 @@ class HandlerLimitsIT {
         List<Admission> over = f.admitOne(group(CRM, SYNC, limits, items("more", "acme", Trigger.WEBHOOK, 2_001)));
         assertEquals(2_000, count(over, Admission.Admitted.class), "10,000 leases and rate entries were written");
 
-        f.guard.report(List.of(GuardFixture.calls(CRM, SYNC, true, admittedIds(admission.decisions()))));
-        assertEquals(1, count(f.admitOne(group(CRM, SYNC, new HandlerLimits(12_000, 0), items("after", "acme", Trigger.WEBHOOK, 1))),
-                Admission.Admitted.class), "the report released 10,000 leases");
+        assertEquals(10_000, admission.leaseTokens().size(), "one lease per call of one item");
+        f.guard.report(List.of(GuardFixture.released(admission)));
+        GroupAdmission after = f.admitGroup(group(CRM, SYNC, new HandlerLimits(12_000, 0), items("after", "acme", Trigger.WEBHOOK, 1)));
+        assertEquals(1, after.leaseTokens().size(), "the report released 10,000 leases");
     }
 
     @ParameterizedTest
@@ -105,71 +106,109 @@ class HandlerLimitsIT {
         }
         var start = new CyclicBarrier(workers);
         try (ExecutorService pool = Executors.newFixedThreadPool(workers)) {
-            List<Future<List<String>>> admitted = new ArrayList<>();
+            List<Future<Integer>> leases = new ArrayList<>();
             for (int w = 0; w < workers; w++) {
                 Guard worker = f.anotherWorker(connections.get(w));
                 String prefix = "w" + w;
-                admitted.add(pool.submit(() -> {
+                leases.add(pool.submit(() -> {
                     start.await();
-                    List<String> mine = new ArrayList<>();
+                    int mine = 0;
                     for (int round = 0; round < 5; round++) {
-                        mine.addAll(admittedIds(worker.admit(List.of(group(CRM, SYNC, limits,
-                                items(prefix + "r" + round, "t-" + prefix, Trigger.WEBHOOK, 3)))).getFirst().decisions()));
+                        mine += worker.admit(List.of(group(CRM, SYNC, limits,
+                                items(prefix + "r" + round, "t-" + prefix, Trigger.WEBHOOK, 3)))).getFirst().leaseTokens().size();
                     }
                     return mine;
                 }));
             }
             int total = 0;
-            for (Future<List<String>> future : admitted) {
-                total += future.get().size();
+            for (Future<Integer> future : leases) {
+                total += future.get();
             }
             assertEquals(7, total, "leases granted across all workers");
         } finally {
             connections.forEach(Redis::close);
         }
-        assertEquals(0, count(f.admitOne(group(CRM, SYNC, limits, items("more", "acme", Trigger.WEBHOOK, 3))), Admission.Admitted.class));
+        List<Admission> more = f.admitOne(group(CRM, SYNC, limits, items("more", "acme", Trigger.WEBHOOK, 3)));
+        assertTrue(more.stream().allMatch(d -> d instanceof Admission.Deferred deferred && deferred.reason() == DeferReason.HANDLER_CONCURRENCY));
 
         // Workers that die never report: their leases expire.
         f.clock.advance(GuardFixture.LEASE_TTL);
-        assertEquals(7, count(f.admitOne(group(CRM, SYNC, limits, items("after", "acme", Trigger.WEBHOOK, 9))), Admission.Admitted.class));
+        GroupAdmission after = f.admitGroup(group(CRM, SYNC, limits, items("after", "acme", Trigger.WEBHOOK, 9)));
+        assertEquals(9, count(after.decisions(), Admission.Admitted.class), "every item admitted, to run through the lanes");
+        assertEquals(7, after.leaseTokens().size(), "seven calls in flight at most");
     }
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
-    void reportReleasesLeases(RedisTargets.Target target) {
+    void itemsBeyondTheFreeLeasesRunThroughLanesInsteadOfWaiting(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var limits = new HandlerLimits(2, 0);
-        List<Admission> first = f.admitOne(group(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 3)));
-        assertEquals(List.of("a-0", "a-1"), admittedIds(first));
-        var waiting = assertInstanceOf(Admission.Deferred.class, first.get(2));
-        assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
-        assertEquals(GuardFixture.TENANT.shortestDeferral(), waiting.delay());
+        GroupAdmission first = f.admitGroup(new GroupRequest(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 3), 1,
+                Duration.ofMillis(400), Duration.ofSeconds(30)));
+        assertEquals(3, count(first.decisions(), Admission.Admitted.class));
+        assertEquals(2, first.leaseTokens().size(), "two lanes for three calls");
+        assertEquals(2, first.lanes(3));
 
-        f.guard.report(List.of(GuardFixture.tally(CRM, SYNC, 1, 0, List.of("a-0"))));
-        assertEquals(List.of("b-0"), admittedIds(f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 2)))));
+        var waiting = assertInstanceOf(Admission.Deferred.class,
+                f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).getFirst());
+        assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
+        assertEquals(Duration.ofMillis(800), waiting.delay(), "the leases are expected back after two calls of 400 ms");
+
+        f.guard.report(List.of(GuardFixture.released(first)));
+        assertEquals(1, f.admitGroup(group(CRM, SYNC, limits, items("c", "acme", Trigger.WEBHOOK, 1))).leaseTokens().size());
     }
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
-    void scheduleBacklogLeavesAShareOfSlotsForWebhooks(RedisTargets.Target target) {
+    void aBatchCallTakesOneLeaseWhateverItsItems(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        GroupAdmission batch = f.admitGroup(new GroupRequest(CRM, SYNC, new HandlerLimits(2, 0), items("a", "acme", Trigger.WEBHOOK, 10), 10,
+                Duration.ofMillis(100), Duration.ofSeconds(30)));
+        assertEquals(10, count(batch.decisions(), Admission.Admitted.class));
+        assertEquals(1, batch.leaseTokens().size());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aBacklogUsesTheWholeLimitWhileNoWebhookItemWaitsOrRuns(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var limits = new HandlerLimits(8, 0);
-        List<Admission> backlog = f.admitOne(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 10)));
-        assertEquals(6, count(backlog, Admission.Admitted.class), "8 - ceil(8/4) slots for schedule items");
-
-        List<Admission> urgent = f.admitOne(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 3)));
-        assertEquals(List.of("hook-0", "hook-1"), admittedIds(urgent));
+        GroupAdmission backlog = f.admitGroup(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 10)));
+        assertEquals(8, backlog.leaseTokens().size(), "no webhook around: the share kept for them is not held");
     }
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
-    void scheduleBacklogLeavesAShareOfTheRateForWebhooks(RedisTargets.Target target) {
+    void aWebhookRunningKeepsItsShareOfSlotsUntilItIsReported(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new HandlerLimits(8, 0);
+        GroupAdmission hook = f.admitGroup(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 1)));
+        assertEquals(1, hook.leaseTokens().size());
+
+        GroupAdmission backlog = f.admitGroup(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 10)));
+        assertEquals(5, backlog.leaseTokens().size(), "8 - ceil(8/4) slots for schedule items, one of them taken by the webhook");
+        GroupAdmission urgent = f.admitGroup(group(CRM, SYNC, limits, items("hook2", "acme", Trigger.WEBHOOK, 3)));
+        assertEquals(2, urgent.leaseTokens().size(), "webhook items may use the share");
+
+        f.guard.report(List.of(GuardFixture.released(hook), GuardFixture.released(urgent)));
+        GroupAdmission more = f.admitGroup(group(CRM, SYNC, limits, items("sched2", "acme", Trigger.SCHEDULE, 10)));
+        assertEquals(3, more.leaseTokens().size(), "with no webhook left, the backlog fills the whole limit");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aWebhookWaitingKeepsItsShareOfTheRate(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var limits = new HandlerLimits(0, 4);
-        assertEquals(3, count(f.admitOne(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 4))), Admission.Admitted.class));
-        assertEquals(0, count(f.admitOne(group(CRM, SYNC, limits, items("manual", "acme", Trigger.MANUAL, 2))), Admission.Admitted.class),
-                "a manual backlog may not take the webhooks' share either");
-        assertEquals(1, count(f.admitOne(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 2))), Admission.Admitted.class));
+        assertEquals(4, count(f.admitOne(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 4))), Admission.Admitted.class),
+                "no webhook around: the whole rate");
+        var hook = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 1))).getFirst());
+        assertEquals(DeferReason.HANDLER_RATE, hook.reason());
+
+        f.clock.advance(Duration.ofSeconds(61));
+        assertEquals(3, count(f.admitOne(group(CRM, SYNC, limits, items("manual", "acme", Trigger.MANUAL, 4))), Admission.Admitted.class),
+                "a webhook item is coming back for its slot: a manual backlog leaves it the share");
+        assertEquals(1, count(f.admitOne(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 1))), Admission.Admitted.class));
     }
 
     @ParameterizedTest

@@ -1,8 +1,10 @@
 package dev.runner.guard;
 
+import dev.runner.metrics.Metrics;
 import dev.runner.redis.Redis;
 import dev.runner.redis.RedisTargets;
 import dev.runner.redis.RedisUnavailableException;
+import dev.runner.redis.TestClock;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -11,6 +13,8 @@ import redis.embedded.RedisServer;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 import static dev.runner.guard.GuardFixture.count;
 import static dev.runner.guard.GuardFixture.group;
@@ -37,6 +41,26 @@ class RedisDownIT {
             assertEquals(5, count(admissions.get(0).decisions(), Admission.Admitted.class));
             assertEquals(2, count(admissions.get(1).decisions(), Admission.Admitted.class));
         }
+    }
+
+    @Test
+    void eachFailOpenIsCountedByOperation() {
+        Map<String, Integer> counted = new TreeMap<>();
+        Metrics metrics = new Metrics() {
+            @Override
+            public void redisFailOpen(String operation) {
+                counted.merge(operation, 1, Integer::sum);
+            }
+        };
+        try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
+            var guard = new Guard(down, RedisTargets.uniqueKeys(), GuardFixture.BREAKER, GuardFixture.TENANT, TestClock.now(),
+                    Guard.DEFAULT_LEASE_TTL, metrics);
+            guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.SCHEDULE, 5))));
+            guard.reserveTenantSlots(Map.of("acme", List.of("i-1", "i-2", "i-3")));
+            guard.report(List.of(GuardFixture.tally("crm-x", "sync", 0, 1, List.of("a-0"))));
+            guard.breaker("crm-x");
+        }
+        assertEquals(Map.of("admission", 1, "slot reservation", 1, "report", 1, "breaker read", 1), counted);
     }
 
     @Test

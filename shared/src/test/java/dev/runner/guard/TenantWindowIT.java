@@ -113,15 +113,17 @@ class TenantWindowIT {
     void tenantDeferralGivesBackTheHandlerLease(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
         var limits = new HandlerLimits(2, 0);
-        List<Admission> decisions = f.admitOne(group(CRM, SYNC, limits, List.of(
+        GroupAdmission admission = f.admitGroup(group(CRM, SYNC, limits, List.of(
                 new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
-        assertEquals(List.of("x"), admittedIds(decisions));
-        assertEquals(DeferReason.TENANT_LIMIT, ((Admission.Deferred) decisions.get(1)).reason());
+        assertEquals(List.of("x"), admittedIds(admission.decisions()));
+        assertEquals(DeferReason.TENANT_LIMIT, ((Admission.Deferred) admission.decisions().get(1)).reason());
+        assertEquals(1, admission.leaseTokens().size(), "one call to make, one lease kept");
 
         // The give-back rides on the next round trip; then y's lease is free for another tenant.
         f.guard.report(List.of());
-        assertEquals(List.of("z"), admittedIds(f.admitOne(group(CRM, SYNC, limits, List.of(
-                new Candidate("z", "globex", 1), new Candidate("w", "globex", 1))))));
+        GroupAdmission other = f.admitGroup(group(CRM, SYNC, limits, List.of(new Candidate("z", "globex", 1))));
+        assertEquals(List.of("z"), admittedIds(other.decisions()));
+        assertEquals(1, other.leaseTokens().size());
     }
 
     @ParameterizedTest
@@ -155,13 +157,15 @@ class TenantWindowIT {
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void handlerDeferralGivesBackTheTenantSlot(RedisTargets.Target target) {
-        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(3, Duration.ofSeconds(5)));
-        List<Admission> decisions = f.admitOne(group(CRM, SYNC, new HandlerLimits(1, 0), items("a", "acme", Trigger.WEBHOOK, 3)));
-        assertEquals(List.of("a-0"), admittedIds(decisions));
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(4, Duration.ofSeconds(5)));
+        var oneCall = new HandlerLimits(1, 0);
+        assertEquals(List.of("a-0"), admittedIds(f.admitOne(group(CRM, SYNC, oneCall, items("a", "acme", Trigger.WEBHOOK, 1)))));
+        List<Admission> waiting = f.admitOne(group(CRM, SYNC, oneCall, items("b", "acme", Trigger.WEBHOOK, 3)));
+        assertTrue(waiting.stream().allMatch(d -> d instanceof Admission.Deferred deferred && deferred.reason() == DeferReason.HANDLER_CONCURRENCY));
 
-        f.guard.report(List.of(GuardFixture.tally(CRM, SYNC, 1, 0, List.of("a-0"))));
-        List<Admission> other = f.admitOne(group(CRM, "other", HandlerLimits.UNLIMITED, items("b", "acme", Trigger.WEBHOOK, 3)));
-        assertEquals(2, count(other, Admission.Admitted.class), "a-1 and a-2 never ran, so their slots came back");
+        f.guard.report(List.of());
+        List<Admission> other = f.admitOne(group(CRM, "other", HandlerLimits.UNLIMITED, items("c", "acme", Trigger.WEBHOOK, 3)));
+        assertEquals(3, count(other, Admission.Admitted.class), "b-0..b-2 never ran, so their slots came back");
     }
 
     @ParameterizedTest

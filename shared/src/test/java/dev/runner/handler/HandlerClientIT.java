@@ -75,10 +75,10 @@ class HandlerClientIT {
         String url = hostile.url("silent", new Act.StallBeforeHeaders());
         HandlerSpec patient = spec(url, false, 10_000);
         assertEquals(new Outcome.Failed("handler timed out after 300 ms", true),
-                returns(DEADLINE, () -> client.process(patient, item(), "i-1", Duration.ofMillis(300))));
+                returns(DEADLINE, () -> client.process("crm", patient, item(), "i-1", Duration.ofMillis(300))));
         HandlerSpec hasty = spec(url, false, 200);
         assertEquals(new Outcome.Failed("handler timed out after 200 ms", true),
-                returns(AMPLE, () -> client.process(hasty, item(), "i-1", AMPLE)));
+                returns(AMPLE, () -> client.process("crm", hasty, item(), "i-1", AMPLE)));
     }
 
     @Test
@@ -187,7 +187,7 @@ class HandlerClientIT {
         int accepted = hostile.accepted();
         String url = hostile.url("never-called", Act.json(200, "{\"secret\":\"internal\"}"));
         Outcome.Failed refused = assertInstanceOf(Outcome.Failed.class,
-                returns(AMPLE, () -> strict.process(spec(url, false, 10_000), item(), "i-1", AMPLE)));
+                returns(AMPLE, () -> strict.process("crm", spec(url, false, 10_000), item(), "i-1", AMPLE)));
         assertFalse(refused.retryable());
         assertTrue(refused.error().startsWith("handler URL refused") && refused.error().contains("127.0.0.1"), refused.error());
         assertFalse(refused.error().contains("internal"), refused.error());
@@ -206,7 +206,7 @@ class HandlerClientIT {
         int accepted = hostile.accepted();
 
         Outcome.Failed refused = assertInstanceOf(Outcome.Failed.class,
-                returns(AMPLE, () -> strict.process(spec(url, false, 10_000), item(), "i-1", AMPLE)));
+                returns(AMPLE, () -> strict.process("crm", spec(url, false, 10_000), item(), "i-1", AMPLE)));
 
         assertFalse(refused.retryable());
         assertTrue(refused.error().contains(host + " resolves to 127.0.0.1, a loopback address"), refused.error());
@@ -224,7 +224,7 @@ class HandlerClientIT {
         int accepted = hostile.accepted();
 
         Outcome.Failed refused = assertInstanceOf(Outcome.Failed.class,
-                returns(AMPLE, () -> strict.process(spec(url, false, 10_000), item(), "i-1", AMPLE)));
+                returns(AMPLE, () -> strict.process("crm", spec(url, false, 10_000), item(), "i-1", AMPLE)));
 
         assertFalse(refused.retryable(), refused.error());
         assertTrue(refused.error().contains(host + " resolves to 127.0.0.1, a loopback address"), refused.error());
@@ -238,7 +238,7 @@ class HandlerClientIT {
 
     private static Outcome process(String name, Act act, Duration timeLeft) {
         HandlerSpec spec = spec(hostile.url(name, act), false, 10_000);
-        return returns(timeLeft, () -> client.process(spec, item(), "i-1", timeLeft));
+        return returns(timeLeft, () -> client.process("crm", spec, item(), "i-1", timeLeft));
     }
 
     private static Map<String, Outcome> batch(String name, Act act) {
@@ -252,7 +252,7 @@ class HandlerClientIT {
     private static Map<String, Outcome> batch(String name, Act act, List<String> itemIds, Duration timeLeft) {
         HandlerSpec spec = spec(hostile.url(name, act), true, 10_000);
         List<ObjectNode> items = itemIds.stream().map(id -> item().put("itemId", id)).toList();
-        return returns(timeLeft, () -> client.processBatch(spec, items, itemIds, timeLeft));
+        return returns(timeLeft, () -> client.processBatch("crm", spec, items, itemIds, timeLeft));
     }
 
     private static Outcome.Failed fetchFailure(String name, Act act) {
@@ -262,7 +262,7 @@ class HandlerClientIT {
     private static Outcome.Failed fetchFailure(String name, Act act, Duration timeLeft) {
         HandlerSpec spec = spec(hostile.url(name, act), false, 10_000);
         return returns(timeLeft, () -> assertThrows(HandlerClient.HandlerCallException.class,
-                () -> client.fetch(spec, Json.object(), timeLeft)).failure());
+                () -> client.fetch("crm", spec, Json.object(), timeLeft)).failure());
     }
 
     /** A hang guard at ten times the call's time left, not a timing assertion: a call that returns says itself whether it timed out. */

@@ -32,6 +32,13 @@ class RouterTest {
         assertEquals(404, router.route(get("/runs//items")).status());
     }
 
+    @Test
+    void aSegmentThatIsNotPercentEncodingOrDecodesToNulMatchesNoRoute() {
+        assertEquals(404, router.route(get("/runs/%zz")).status());
+        assertEquals(404, router.route(get("/runs/%")).status());
+        assertEquals(404, router.route(get("/runs/a%00b")).status());
+    }
+
     private static ApiRequest get(String path) {
         return new ApiRequest("GET", path, Map.of(), Map.of(), Map.of(), null);
     }

@@ -13,14 +13,18 @@ import java.time.Duration;
 /**
  * Registers the demo integration through the management API, as a user would: integration
  * type {@code crm-demo} with handler {@code contacts} served by {@link DemoHandlerService}, and
- * tenant {@code t-demo} with webhook secret {@code demo-secret} and a five-minute schedule.
+ * tenant {@code t-demo} with webhook secret {@link #WEBHOOK_SECRET} and a five-minute schedule.
  */
 public final class DemoIntegration {
 
     public static final String INTEGRATION_KEY = "crm-demo";
     public static final String HANDLER_KEY = "contacts";
     public static final String TENANT_ID = "t-demo";
-    public static final String WEBHOOK_SECRET = "demo-webhook-secret";
+    /**
+     * A secret as Standard Webhooks serialises them ({@code whsec_} + base64 of the key), so the standard's own
+     * libraries sign with it as they are; the README's openssl example decodes it. Public: a demo only.
+     */
+    public static final String WEBHOOK_SECRET = "whsec_cnVubmVyLWRlbW8td2ViaG9vay1rZXkh";
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI api;

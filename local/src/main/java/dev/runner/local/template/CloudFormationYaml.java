@@ -17,7 +17,9 @@ import java.util.Map;
 /**
  * Reads a CloudFormation/SAM template. The short-form tags ({@code !Ref}, {@code !GetAtt},
  * {@code !Sub} …) become the long form ({@code {"Ref": …}}, {@code {"Fn::GetAtt": [res, attr]}}),
- * so everything downstream handles one shape, exactly as CloudFormation itself does.
+ * so everything downstream handles one shape, exactly as CloudFormation itself does. Tags that
+ * {@link Intrinsics} does not evaluate are read too: such a form fails where a value the local
+ * runtime needs uses it, not in the parts of the template it never reads.
  */
 public final class CloudFormationYaml {
 

@@ -1,11 +1,6 @@
 package dev.runner.local.template;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,9 +10,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Evaluates CloudFormation intrinsic functions over the long form the YAML reader produces.
+ * Evaluates, over the long form the YAML reader produces, the CloudFormation intrinsic functions
+ * template.yaml uses: {@code Ref}, {@code Fn::GetAtt}, {@code Fn::Sub}, {@code Fn::Join},
+ * {@code Fn::Select}, {@code Fn::Split}, {@code Fn::If}, {@code Fn::Equals}, {@code Fn::Not},
+ * {@code Fn::And}, and {@code Condition} by which one condition names another. Any other form
+ * fails naming itself and where it occurs, rather than running the template on a guess.
  * What a resource answers to {@code Ref} and {@code Fn::GetAtt} is the {@link Resources}'
- * business; pseudo parameters, parameters, conditions and mappings are handled here.
+ * business; parameters, conditions and the pseudo parameters template.yaml uses are handled here.
  * {@code {{resolve:…}}} dynamic references are replaced through the given function.
  */
 public final class Intrinsics {
@@ -48,12 +47,10 @@ public final class Intrinsics {
 
     private static final Pattern SUB_VARIABLE = Pattern.compile("\\$\\{([^}]*)}");
     private static final Pattern DYNAMIC_REFERENCE = Pattern.compile("\\{\\{resolve:([^}]*)}}");
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final Stack stack;
     private final Map<String, Object> parameters;
     private final Map<String, Object> conditionDefinitions;
-    private final Map<String, Object> mappings;
     private final UnaryOperator<String> dynamicReferences;
     private final Map<String, Boolean> conditionValues = new HashMap<>();
     private Resources resources;
@@ -63,11 +60,10 @@ public final class Intrinsics {
      * @param dynamicReferences from the text inside {@code {{resolve:…}}} to its local value
      */
     public Intrinsics(Stack stack, Map<String, Object> parameters, Map<String, Object> conditionDefinitions,
-                      Map<String, Object> mappings, UnaryOperator<String> dynamicReferences) {
+                      UnaryOperator<String> dynamicReferences) {
         this.stack = stack;
         this.parameters = Map.copyOf(parameters);
         this.conditionDefinitions = conditionDefinitions;
-        this.mappings = mappings;
         this.dynamicReferences = dynamicReferences;
     }
 
@@ -79,19 +75,23 @@ public final class Intrinsics {
         return stack;
     }
 
-    /** Evaluates every intrinsic inside {@code node}; maps and lists are copied. */
-    public Object resolve(Object node) {
+    /**
+     * Evaluates every intrinsic inside {@code node}; maps and lists are copied.
+     *
+     * @param where where {@code node} sits in the template ({@code WorkQueue.QueueName}), for errors
+     */
+    public Object resolve(Object node, String where) {
         if (node instanceof Map<?, ?> map) {
             if (map.size() == 1) {
                 var entry = map.entrySet().iterator().next();
                 String key = String.valueOf(entry.getKey());
                 if (key.equals("Ref") || key.startsWith("Fn::") || key.equals("Condition") && !(entry.getValue() instanceof Map)) {
-                    return function(key, entry.getValue());
+                    return function(key, entry.getValue(), where);
                 }
             }
             Map<String, Object> resolved = new LinkedHashMap<>();
             map.forEach((k, v) -> {
-                Object value = resolve(v);
+                Object value = resolve(v, where + "." + k);
                 if (value != NO_VALUE) {
                     resolved.put(String.valueOf(k), value);
                 }
@@ -101,7 +101,7 @@ public final class Intrinsics {
         if (node instanceof List<?> list) {
             List<Object> resolved = new ArrayList<>();
             for (Object element : list) {
-                Object value = resolve(element);
+                Object value = resolve(element, where);
                 if (value != NO_VALUE) {
                     resolved.add(value);
                 }
@@ -116,7 +116,7 @@ public final class Intrinsics {
 
     /** Resolves to a scalar and renders it as CloudFormation would pass it to a property. */
     public String string(Object node, String where) {
-        Object value = resolve(node);
+        Object value = resolve(node, where);
         if (value == null || value == NO_VALUE) {
             return null;
         }
@@ -126,113 +126,103 @@ public final class Intrinsics {
         return String.valueOf(value);
     }
 
-    public boolean condition(String name) {
+    /** The value of the condition {@code name}, which {@code where} in the template names. */
+    public boolean condition(String name, String where) {
         Boolean known = conditionValues.get(name);
         if (known != null) {
             return known;
         }
         if (!conditionDefinitions.containsKey(name)) {
-            throw new TemplateException("unknown condition " + name);
+            throw new TemplateException("unknown condition " + name + at(where));
         }
-        boolean value = truth(resolve(conditionDefinitions.get(name)), "condition " + name);
+        boolean value = truth(resolve(conditionDefinitions.get(name), "Conditions." + name), "condition " + name,
+                "Conditions." + name);
         conditionValues.put(name, value);
         return value;
     }
 
-    private Object function(String key, Object argument) {
-        return switch (key) {
-            case "Ref" -> ref(text(resolve(argument), "Ref"));
-            case "Condition" -> condition(text(argument, "Condition"));
-            case "Fn::GetAtt" -> getAtt(argument);
-            case "Fn::Sub" -> sub(argument);
-            case "Fn::Join" -> join(list(argument, "Fn::Join", 2));
-            case "Fn::Select" -> select(list(argument, "Fn::Select", 2));
-            case "Fn::Split" -> split(list(argument, "Fn::Split", 2));
-            case "Fn::If" -> ifThen(list(argument, "Fn::If", 3));
+    private Object function(String form, Object argument, String where) {
+        return switch (form) {
+            case "Ref" -> ref(text(resolve(argument, where), form, where), where);
+            case "Condition" -> condition(text(argument, form, where), where);
+            case "Fn::GetAtt" -> getAtt(arguments(argument, form, 2, where), where);
+            case "Fn::Sub" -> sub(argument, where);
+            case "Fn::Join" -> join(arguments(argument, form, 2, where), where);
+            case "Fn::Select" -> select(arguments(argument, form, 2, where), where);
+            case "Fn::Split" -> split(arguments(argument, form, 2, where), where);
+            case "Fn::If" -> ifThen(arguments(argument, form, 3, where), where);
             case "Fn::Equals" -> {
-                var args = list(argument, "Fn::Equals", 2);
-                yield String.valueOf(resolve(args.get(0))).equals(String.valueOf(resolve(args.get(1))));
+                var args = arguments(argument, form, 2, where);
+                yield String.valueOf(resolve(args.get(0), where)).equals(String.valueOf(resolve(args.get(1), where)));
             }
-            case "Fn::Not" -> !truth(resolve(list(argument, "Fn::Not", 1).getFirst()), "Fn::Not");
-            case "Fn::And" -> list(argument, "Fn::And", -1).stream().allMatch(c -> truth(resolve(c), "Fn::And"));
-            case "Fn::Or" -> list(argument, "Fn::Or", -1).stream().anyMatch(c -> truth(resolve(c), "Fn::Or"));
-            case "Fn::FindInMap" -> findInMap(list(argument, "Fn::FindInMap", 3));
-            case "Fn::Base64" -> Base64.getEncoder().encodeToString(
-                    text(resolve(argument), "Fn::Base64").getBytes(StandardCharsets.UTF_8));
-            case "Fn::GetAZs" -> List.of(stack.region() + "a", stack.region() + "b", stack.region() + "c");
-            case "Fn::ImportValue" -> "local-import-" + text(resolve(argument), "Fn::ImportValue");
-            case "Fn::ToJsonString" -> toJson(resolve(argument));
-            case "Fn::Length" -> resolve(argument) instanceof List<?> l ? l.size() : 1;
-            default -> throw new TemplateException(key + " is not supported by the local runtime");
+            case "Fn::Not" -> !truth(resolve(arguments(argument, form, 1, where).getFirst(), where), form, where);
+            case "Fn::And" -> arguments(argument, form, -1, where).stream()
+                    .allMatch(c -> truth(resolve(c, where), form, where));
+            default -> throw unsupported(form, where);
         };
     }
 
-    private Object ref(String name) {
+    private Object ref(String name, String where) {
         return switch (name) {
             case "AWS::StackName" -> stack.name();
-            case "AWS::StackId" -> "arn:aws:cloudformation:" + stack.region() + ":" + stack.accountId()
-                    + ":stack/" + stack.name() + "/local";
             case "AWS::Region" -> stack.region();
             case "AWS::AccountId" -> stack.accountId();
             case "AWS::Partition" -> "aws";
             case "AWS::URLSuffix" -> "amazonaws.com";
-            case "AWS::NotificationARNs" -> List.of();
             case "AWS::NoValue" -> NO_VALUE;
             default -> {
+                if (name.startsWith("AWS::")) {
+                    throw unsupported(name, where);
+                }
                 if (parameters.containsKey(name)) {
                     yield parameters.get(name);
                 }
                 if (resources != null && resources.contains(name)) {
                     yield resources.ref(name);
                 }
-                throw new TemplateException("Ref to unknown parameter or resource " + name);
+                throw new TemplateException("Ref to unknown parameter or resource " + name + at(where));
             }
         };
     }
 
-    private Object getAtt(Object argument) {
-        Object resolved = resolve(argument);
-        String logicalId;
-        String attribute;
-        if (resolved instanceof List<?> parts && parts.size() == 2) {
-            logicalId = String.valueOf(parts.get(0));
-            attribute = String.valueOf(parts.get(1));
-        } else if (resolved instanceof String dotted && dotted.contains(".")) {
-            logicalId = dotted.substring(0, dotted.indexOf('.'));
-            attribute = dotted.substring(dotted.indexOf('.') + 1);
-        } else {
-            throw new TemplateException("Fn::GetAtt needs [Resource, Attribute]: " + resolved);
-        }
+    private Object getAtt(List<?> args, String where) {
+        return attribute(text(resolve(args.get(0), where), "Fn::GetAtt", where),
+                text(resolve(args.get(1), where), "Fn::GetAtt", where), where);
+    }
+
+    private Object attribute(String logicalId, String attribute, String where) {
         if (resources == null || !resources.contains(logicalId)) {
-            throw new TemplateException("Fn::GetAtt of unknown resource " + logicalId);
+            throw new TemplateException("Fn::GetAtt of unknown resource " + logicalId + at(where));
         }
         return resources.getAtt(logicalId, attribute);
     }
 
-    private String sub(Object argument) {
+    private String sub(Object argument, String where) {
         String template;
         Map<String, Object> variables = new HashMap<>();
         if (argument instanceof String text) {
             template = text;
         } else if (argument instanceof List<?> parts && parts.size() == 2 && parts.get(1) instanceof Map<?, ?> vars) {
-            template = text(parts.get(0), "Fn::Sub");
-            vars.forEach((k, v) -> variables.put(String.valueOf(k), resolve(v)));
+            template = text(parts.get(0), "Fn::Sub", where);
+            vars.forEach((k, v) -> variables.put(String.valueOf(k), resolve(v, where)));
         } else {
-            throw new TemplateException("Fn::Sub needs a string or [string, {variables}]: " + argument);
+            throw new TemplateException("Fn::Sub needs a string or [string, {variables}]" + at(where) + ": " + argument);
         }
         Matcher matcher = SUB_VARIABLE.matcher(template);
         var out = new StringBuilder();
         while (matcher.find()) {
             String name = matcher.group(1).trim();
+            String what = "Fn::Sub ${" + name + "}";
             String replacement;
             if (name.startsWith("!")) {
                 replacement = "${" + name.substring(1) + "}";
             } else if (variables.containsKey(name)) {
-                replacement = scalar(variables.get(name), "Fn::Sub ${" + name + "}");
+                replacement = scalar(variables.get(name), what, where);
             } else if (name.contains(".") && !name.startsWith("AWS::")) {
-                replacement = scalar(getAtt(name), "Fn::Sub ${" + name + "}");
+                int dot = name.indexOf('.');
+                replacement = scalar(attribute(name.substring(0, dot), name.substring(dot + 1), where), what, where);
             } else {
-                replacement = scalar(ref(name), "Fn::Sub ${" + name + "}");
+                replacement = scalar(ref(name, where), what, where);
             }
             matcher.appendReplacement(out, Matcher.quoteReplacement(replacement));
         }
@@ -240,45 +230,41 @@ public final class Intrinsics {
         return dynamic(out.toString());
     }
 
-    private String join(List<?> args) {
-        String delimiter = text(resolve(args.get(0)), "Fn::Join delimiter");
-        Object values = resolve(args.get(1));
+    private String join(List<?> args, String where) {
+        String delimiter = text(resolve(args.get(0), where), "Fn::Join delimiter", where);
+        Object values = resolve(args.get(1), where);
         if (!(values instanceof List<?> list)) {
-            throw new TemplateException("Fn::Join needs a list of values: " + values);
+            throw new TemplateException("Fn::Join needs a list of values" + at(where) + ": " + values);
         }
         var parts = new ArrayList<String>();
-        list.forEach(v -> parts.add(scalar(v, "Fn::Join")));
+        list.forEach(v -> parts.add(scalar(v, "Fn::Join", where)));
         return String.join(delimiter, parts);
     }
 
-    private Object select(List<?> args) {
-        int index = Integer.parseInt(text(resolve(args.get(0)), "Fn::Select index"));
-        Object values = resolve(args.get(1));
+    private Object select(List<?> args, String where) {
+        String text = text(resolve(args.get(0), where), "Fn::Select index", where);
+        Object values = resolve(args.get(1), where);
+        int index;
+        try {
+            index = Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            index = -1;
+        }
         if (!(values instanceof List<?> list) || index < 0 || index >= list.size()) {
-            throw new TemplateException("Fn::Select index " + index + " out of " + values);
+            throw new TemplateException("Fn::Select index " + text + " out of " + values + at(where));
         }
         return list.get(index);
     }
 
-    private List<String> split(List<?> args) {
-        String delimiter = text(resolve(args.get(0)), "Fn::Split delimiter");
-        String source = text(resolve(args.get(1)), "Fn::Split source");
+    private List<String> split(List<?> args, String where) {
+        String delimiter = text(resolve(args.get(0), where), "Fn::Split delimiter", where);
+        String source = text(resolve(args.get(1), where), "Fn::Split source", where);
         return List.of(source.split(Pattern.quote(delimiter), -1));
     }
 
-    private Object ifThen(List<?> args) {
-        return condition(text(args.get(0), "Fn::If condition")) ? resolve(args.get(1)) : resolve(args.get(2));
-    }
-
-    private Object findInMap(List<?> args) {
-        String map = text(resolve(args.get(0)), "Fn::FindInMap");
-        String first = text(resolve(args.get(1)), "Fn::FindInMap");
-        String second = text(resolve(args.get(2)), "Fn::FindInMap");
-        if (mappings.get(map) instanceof Map<?, ?> top && top.get(first) instanceof Map<?, ?> inner
-                && inner.containsKey(second)) {
-            return resolve(inner.get(second));
-        }
-        throw new TemplateException("Fn::FindInMap: no " + map + "." + first + "." + second);
+    private Object ifThen(List<?> args, String where) {
+        return condition(text(args.get(0), "Fn::If condition", where), where)
+                ? resolve(args.get(1), where) : resolve(args.get(2), where);
     }
 
     private String dynamic(String text) {
@@ -294,45 +280,46 @@ public final class Intrinsics {
         return out.toString();
     }
 
-    private static boolean truth(Object value, String where) {
+    private static TemplateException unsupported(String form, String where) {
+        return new TemplateException(form + " is not supported by the local runtime" + at(where));
+    }
+
+    private static String at(String where) {
+        return " (" + where + ")";
+    }
+
+    private static boolean truth(Object value, String what, String where) {
         if (value instanceof Boolean b) {
             return b;
         }
         if (value instanceof String s && (s.equalsIgnoreCase("true") || s.equalsIgnoreCase("false"))) {
             return Boolean.parseBoolean(s);
         }
-        throw new TemplateException(where + ": expected a condition, got " + value);
+        throw new TemplateException(what + ": expected a condition, got " + value + at(where));
     }
 
-    private static String text(Object value, String where) {
+    private static String text(Object value, String what, String where) {
         if (value instanceof String s) {
             return s;
         }
         if (value instanceof Number || value instanceof Boolean) {
             return String.valueOf(value);
         }
-        throw new TemplateException(where + ": expected text, got " + value);
+        throw new TemplateException(what + ": expected text, got " + value + at(where));
     }
 
-    private static String scalar(Object value, String where) {
+    private static String scalar(Object value, String what, String where) {
         if (value instanceof List<?> || value instanceof Map<?, ?> || value == NO_VALUE || value == null) {
-            throw new TemplateException(where + ": expected a text value, got " + value);
+            throw new TemplateException(what + ": expected a text value, got " + value + at(where));
         }
         return String.valueOf(value);
     }
 
-    private static List<?> list(Object argument, String where, int size) {
+    private static List<?> arguments(Object argument, String form, int size, String where) {
         if (!(argument instanceof List<?> list) || size >= 0 && list.size() != size) {
-            throw new TemplateException(where + " needs " + (size < 0 ? "a list" : size + " arguments") + ": " + argument);
+            throw new TemplateException(form + " needs " + (size < 0 ? "a list" : size + " arguments") + at(where)
+                    + ": " + argument);
         }
         return list;
-    }
-
-    private static String toJson(Object value) {
-        try {
-            return JSON.writeValueAsString(value);
-        } catch (JsonProcessingException e) {
-            throw new TemplateException("Fn::ToJsonString: " + e.getOriginalMessage());
-        }
     }
 }

@@ -44,7 +44,7 @@ public final class Template implements Intrinsics.Resources {
     private Template(Map<String, Object> root, Map<String, String> parameterOverrides, Intrinsics.Stack stack,
                      UnaryOperator<String> dynamicReferences) {
         this.intrinsics = new Intrinsics(stack, parameters(section(root, "Parameters"), parameterOverrides),
-                section(root, "Conditions"), section(root, "Mappings"), dynamicReferences);
+                section(root, "Conditions"), dynamicReferences);
         this.functionGlobals = section(section(root, "Globals"), "Function");
         this.resources = new LinkedHashMap<>();
         section(root, "Resources").forEach((logicalId, resource) -> {
@@ -53,7 +53,7 @@ public final class Template implements Intrinsics.Resources {
             }
             @SuppressWarnings("unchecked")
             Map<String, Object> typed = (Map<String, Object>) map;
-            if (typed.get("Condition") instanceof String condition && !intrinsics.condition(condition)) {
+            if (typed.get("Condition") instanceof String condition && !intrinsics.condition(condition, logicalId + ".Condition")) {
                 return;
             }
             resources.put(logicalId, typed);
@@ -197,7 +197,7 @@ public final class Template implements Intrinsics.Resources {
         }
         Optional<String> deadLetterQueue = Optional.empty();
         if (properties.containsKey("RedrivePolicy")) {
-            Object policy = intrinsics.resolve(properties.get("RedrivePolicy"));
+            Object policy = intrinsics.resolve(properties.get("RedrivePolicy"), logicalId + ".RedrivePolicy");
             Map<String, Object> redrive = redrivePolicy(logicalId, policy);
             Object target = redrive.get("deadLetterTargetArn");
             if (!(target instanceof String arn) || redrive.get("maxReceiveCount") == null) {
@@ -249,7 +249,8 @@ public final class Template implements Intrinsics.Resources {
         if (declared != null) {
             return declared;
         }
-        boolean fifo = "true".equalsIgnoreCase(String.valueOf(intrinsics.resolve(properties.get("FifoQueue"))));
+        boolean fifo = "true".equalsIgnoreCase(
+                String.valueOf(intrinsics.resolve(properties.get("FifoQueue"), logicalId + ".FifoQueue")));
         return intrinsics.stack().name() + "-" + logicalId + (fifo ? ".fifo" : "");
     }
 
@@ -268,7 +269,7 @@ public final class Template implements Intrinsics.Resources {
         String memory = intrinsics.string(properties.getOrDefault("MemorySize", 128), logicalId + ".MemorySize");
         Map<String, String> environment = new LinkedHashMap<>();
         Object variables = section(section(properties, "Environment"), "Variables");
-        if (intrinsics.resolve(variables) instanceof Map<?, ?> resolved) {
+        if (intrinsics.resolve(variables, logicalId + ".Environment.Variables") instanceof Map<?, ?> resolved) {
             resolved.forEach((name, value) -> {
                 if (value instanceof Map || value instanceof List) {
                     throw new TemplateException(logicalId + ".Environment." + name + " is not a text value: " + value);
@@ -278,7 +279,21 @@ public final class Template implements Intrinsics.Resources {
         }
         return new FunctionDefinition(logicalId, functionName(logicalId), handler,
                 Duration.ofSeconds(wholeNumber(timeout, logicalId + ".Timeout")),
-                wholeNumber(memory, logicalId + ".MemorySize"), environment, events);
+                wholeNumber(memory, logicalId + ".MemorySize"), environment, events, policies(logicalId, properties, events));
+    }
+
+    /** The statements of the role SAM makes for the function; none known when it names a Role of its own. */
+    private Optional<List<PolicyStatement>> policies(String logicalId, Map<String, Object> properties, List<EventSource> events) {
+        if (properties.get("Role") != null) {
+            warn(logicalId + ": its Role is not evaluated locally; its AWS calls are not checked against IAM here");
+            return Optional.empty();
+        }
+        List<PolicyStatement> statements = new ArrayList<>(
+                SamPolicies.statements(logicalId + ".Policies", properties.get("Policies"), intrinsics, this::warn));
+        if (events.stream().anyMatch(EventSource.Queue.class::isInstance)) {
+            statements.add(SamPolicies.SQS_EVENT_SOURCE);
+        }
+        return Optional.of(statements);
     }
 
     private String functionName(String logicalId) {
@@ -362,7 +377,8 @@ public final class Template implements Intrinsics.Resources {
         Object scaling = section(properties, "ScalingConfig").get("MaximumConcurrency");
         int concurrency = scaling == null ? DEFAULT_MAXIMUM_CONCURRENCY
                 : wholeNumber(intrinsics.string(scaling, where + ".ScalingConfig"), where + ".ScalingConfig.MaximumConcurrency");
-        boolean partial = intrinsics.resolve(properties.get("FunctionResponseTypes")) instanceof List<?> types
+        boolean partial = intrinsics.resolve(properties.get("FunctionResponseTypes"), where + ".FunctionResponseTypes")
+                instanceof List<?> types
                 && types.contains("ReportBatchItemFailures");
         return new EventSource.Queue(where, queueArn, batchSize, Duration.ofSeconds(window), concurrency, partial);
     }
@@ -388,7 +404,7 @@ public final class Template implements Intrinsics.Resources {
 
     private List<Binding> rule(String logicalId, Map<String, Object> properties, java.util.Set<String> functions) {
         String expression = intrinsics.string(properties.get("ScheduleExpression"), logicalId + ".ScheduleExpression");
-        Object state = intrinsics.resolve(properties.get("State"));
+        Object state = intrinsics.resolve(properties.get("State"), logicalId + ".State");
         if (expression == null || "DISABLED".equals(state)) {
             return List.of();
         }
@@ -437,8 +453,8 @@ public final class Template implements Intrinsics.Resources {
     }
 
     private boolean enabled(Map<String, Object> properties, String where) {
-        Object enabled = intrinsics.resolve(properties.get("Enabled"));
-        Object state = intrinsics.resolve(properties.get("State"));
+        Object enabled = intrinsics.resolve(properties.get("Enabled"), where + ".Enabled");
+        Object state = intrinsics.resolve(properties.get("State"), where + ".State");
         boolean on = !(enabled != null && "false".equalsIgnoreCase(String.valueOf(enabled)))
                 && !(state != null && "DISABLED".equalsIgnoreCase(String.valueOf(state)));
         if (!on) {

@@ -108,6 +108,37 @@ class TemplateTest {
     }
 
     @Test
+    void aFormTheLocalRuntimeDoesNotEvaluateIsRefusedWhereAPropertyItReadsUsesIt() {
+        String yaml = """
+                Resources:
+                  Q:
+                    Type: AWS::SQS::Queue
+                    Properties:
+                      QueueName: !Join ['-', [jobs, !Select [0, !GetAZs '']]]
+                """;
+        Template template = Template.parse(yaml, Map.of(), ref -> "x");
+
+        var error = assertThrows(TemplateException.class, template::queues);
+        assertEquals("Fn::GetAZs is not supported by the local runtime (Q.QueueName)", error.getMessage());
+    }
+
+    @Test
+    void aResourceTheLocalRuntimeDoesNotRunMayUseAnyForm() {
+        String yaml = """
+                Resources:
+                  Q:
+                    Type: AWS::SQS::Queue
+                  Subnet:
+                    Type: AWS::EC2::Subnet
+                    Properties:
+                      AvailabilityZone: !Select [0, !GetAZs '']
+                """;
+        Template template = Template.parse(yaml, Map.of(), ref -> "x");
+
+        assertEquals(List.of("runner-Q"), template.queues().stream().map(QueueDefinition::name).toList());
+    }
+
+    @Test
     void aRefToAQueueBeforeItExistsIsAClearError() {
         Template template = Template.parse(text(), Map.of(), ref -> "x");
         var error = assertThrows(TemplateException.class, template::functions);

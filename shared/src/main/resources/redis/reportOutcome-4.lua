@@ -1,6 +1,6 @@
 --[[
   Record the outcome of a group's handler calls on the integration's breaker and release their
-  leases and probes. Each call counts once, whatever its item count. Which calls count depends on
+  leases, probes and urgent markers. Each call counts once, whatever its item count. Which calls count depends on
   the state:
     closed:    every call; a success resets the consecutive failures (successes count before
                failures within one report: the order inside a batch is unknown, and a failure
@@ -12,27 +12,33 @@
   Input:
     KEYS[1] breaker   hash: state, failures, successes, openedAt, halfOpenAt (absent = closed)
     KEYS[2] probes    sorted set itemId -> probe expiry (ms)
-    KEYS[3] leases    sorted set itemId -> lease expiry (ms)
+    KEYS[3] leases    sorted set token:expectedEndMs -> lease expiry (ms)
+    KEYS[4] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
     ARGV[1] now (ms)
     ARGV[2] failure threshold
     ARGV[3] breaker open duration (ms)
     ARGV[4] half-open successes needed to close
-    ARGV[5] number of released itemIds, r
-    ARGV[6..] the r itemIds whose leases and probes are released; then the calls, each as
-              1 (the endpoint answered) or 0 (it failed), its item count n, its n itemIds
+    ARGV[5] number of lease tokens released, l
+    ARGV[6..] the l lease tokens; then m, the number of admitted itemIds whose probes and urgent
+              markers are released, and the m itemIds; then the calls, each as 1 (the endpoint
+              answered) or 0 (it failed), its item count n, its n itemIds
   Output:
-    { state after the report: 'closed' | 'open' | 'half_open' }
+    { state after the report: 'closed' | 'open' | 'half_open', 1 if this report opened the breaker else 0 }
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
 local leasesKey = KEYS[3]
+local urgentKey = KEYS[4]
 
 local now = tonumber(ARGV[1])
 local threshold = tonumber(ARGV[2])
 local openMs = tonumber(ARGV[3])
 local successesNeeded = tonumber(ARGV[4])
-local releasedCount = tonumber(ARGV[5])
-local FIRST_RELEASED = 6
+local tokenCount = tonumber(ARGV[5])
+local FIRST_TOKEN = 6
+local itemCountAt = FIRST_TOKEN + tokenCount
+local releasedCount = tonumber(ARGV[itemCountAt])
+local FIRST_RELEASED = itemCountAt + 1
 local FIRST_CALL = FIRST_RELEASED + releasedCount
 
 --- @include "includes/advanceBreaker"
@@ -59,23 +65,26 @@ while call <= #ARGV do
   call = call + 2 + itemCount
 end
 
+if tokenCount > 0 then
+  callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, itemCountAt - 1)
+end
 if releasedCount > 0 then
-  callSliced('ZREM', leasesKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
   -- Probes exist only while half-open (opening and closing delete them).
   if state == 'half_open' then
     callSliced('ZREM', probesKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
   end
+  callSliced('ZREM', urgentKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
 end
 
 local function open(consecutiveFailures)
   redis.call('HSET', breakerKey, 'state', 'open', 'openedAt', now, 'failures', consecutiveFailures, 'successes', 0)
   redis.call('HDEL', breakerKey, 'halfOpenAt')
   redis.call('DEL', probesKey)
-  return { 'open' }
+  return { 'open', 1 }
 end
 
 if state == 'open' then
-  return { 'open' }
+  return { 'open', 0 }
 end
 
 if state == 'half_open' then
@@ -85,9 +94,9 @@ if state == 'half_open' then
   if successes > 0 and redis.call('HINCRBY', breakerKey, 'successes', successes) >= successesNeeded then
     -- Absent = closed with no failures.
     redis.call('DEL', breakerKey, probesKey)
-    return { 'closed' }
+    return { 'closed', 0 }
   end
-  return { 'half_open' }
+  return { 'half_open', 0 }
 end
 
 local consecutive = breaker.failures
@@ -105,4 +114,4 @@ if consecutive == 0 then
 else
   redis.call('HSET', breakerKey, 'state', 'closed', 'failures', consecutive)
 end
-return { 'closed' }
+return { 'closed', 0 }

@@ -1,0 +1,342 @@
+package dev.runner.bench.coldstart;
+
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.config.RunnerConfig;
+import dev.runner.embedded.EmbeddedServers;
+import dev.runner.json.Json;
+import dev.runner.local.lambda.LocalFunction;
+import dev.runner.local.sqs.QueueProvisioner;
+import dev.runner.local.template.FunctionDefinition;
+import dev.runner.local.template.Intrinsics;
+import dev.runner.local.template.Template;
+import dev.runner.security.Signature;
+import dev.runner.store.Database;
+import dev.runner.testing.FakeHandler;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.UnaryOperator;
+
+/**
+ * The world the measured functions start into, set up once: embedded Postgres (migrated), Redis
+ * and ElasticMQ with the template's queues, a handler service, and the integration the events/
+ * files name ({@code crm-x} / {@code leads-import} for tenant {@code t-demo}). For each function
+ * it makes a fresh event from its events/ file that takes the function's main path: a signed
+ * webhook, a RunJob of a run that exists, an item job of an item that is queued, and so on.
+ * Runs and items are made by the functions themselves, invoked in this JVM.
+ */
+final class ColdStartStack implements AutoCloseable {
+
+    /** The bearer key events/api-*.json carry. */
+    static final String API_KEY = "local-dev-key";
+    private static final String TENANT = "t-demo";
+    private static final String INTEGRATION = "crm-x";
+    private static final String HANDLER = "leads-import";
+    private static final String WEBHOOK_SECRET = "coldstart-webhook-secret";
+    private static final String SIGNING_SECRET = "coldstart-signing-secret";
+    private static final String LOCAL_KEY = "local";
+
+    private final Path events;
+    private final EmbeddedServers servers;
+    private final SqsClient sqs;
+    private final FakeHandler handlers;
+    private final Intrinsics.Stack stack = Intrinsics.Stack.local();
+    private final Map<String, String> queueUrls;
+    private final Map<String, FunctionDefinition> functions = new LinkedHashMap<>();
+    private final Map<String, LocalFunction> inProcess = new LinkedHashMap<>();
+
+    private ColdStartStack(Path template, Path events) {
+        this.events = events;
+        this.servers = EmbeddedServers.start(EmbeddedServers.Ports.anyFree());
+        this.handlers = FakeHandler.start(SIGNING_SECRET);
+        handlers.handler(HANDLER).pages(1, 3);
+        this.sqs = SqsClient.builder()
+                .endpointOverride(URI.create(servers.endpoints().sqsEndpoint()))
+                .region(Region.of(stack.region()))
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(LOCAL_KEY, LOCAL_KEY)))
+                .httpClient(UrlConnectionHttpClient.create())
+                .build();
+        Template parsed = Template.read(template, Map.of(), secrets());
+        this.queueUrls = new QueueProvisioner(sqs).create(parsed.queues());
+        queueUrls.forEach(parsed::queueCreated);
+        parsed.functions().forEach(f -> functions.put(f.logicalId(), f));
+        Database.migrate(new RunnerConfig.Database(servers.endpoints().jdbcUrl(), servers.endpoints().dbUser(),
+                servers.endpoints().dbPassword()));
+    }
+
+    /** Starts the servers and registers the integration the events name. */
+    static ColdStartStack start(Path template, Path events) {
+        var stack = new ColdStartStack(template, events);
+        try {
+            stack.register();
+            return stack;
+        } catch (RuntimeException e) {
+            stack.close();
+            throw e;
+        }
+    }
+
+    /** The template's functions, in template order. */
+    List<FunctionDefinition> functions() {
+        return List.copyOf(functions.values());
+    }
+
+    /** What a function sees: the template's variables, then the local endpoints and secrets. */
+    Map<String, String> environment(FunctionDefinition function) {
+        Map<String, String> env = new LinkedHashMap<>(function.environment());
+        var endpoints = servers.endpoints();
+        env.put("RUNNER_DATABASE_URL", endpoints.jdbcUrl());
+        env.put("RUNNER_DATABASE_USER", endpoints.dbUser());
+        env.put("RUNNER_DATABASE_PASSWORD", endpoints.dbPassword());
+        env.put("RUNNER_REDIS_URL", endpoints.redisUrl());
+        env.put("RUNNER_SQS_ENDPOINT", endpoints.sqsEndpoint());
+        env.put("RUNNER_API_KEY", API_KEY);
+        env.put("RUNNER_HANDLER_SIGNING_SECRET", SIGNING_SECRET);
+        env.put("AWS_REGION", stack.region());
+        env.put("AWS_DEFAULT_REGION", stack.region());
+        env.put("AWS_ACCESS_KEY_ID", LOCAL_KEY);
+        env.put("AWS_SECRET_ACCESS_KEY", LOCAL_KEY);
+        return env;
+    }
+
+    String arn(FunctionDefinition function) {
+        return function.arn(stack);
+    }
+
+    /**
+     * A fresh event for the function, from its events/ file, that takes its main path.
+     *
+     * @param cfnResponseUrl where MigrateFunction answers CloudFormation (the runtime API's stand-in for S3)
+     */
+    String event(String logicalId, String cfnResponseUrl) {
+        return switch (logicalId) {
+            case "WebhookFunction" -> webhook();
+            case "ApiFunction" -> read("api-create-run.json").toString();
+            case "SchedulerFunction" -> scheduledTick();
+            case "RunWorkerFunction" -> sqsEvent("sqs-run-job.json", receive(queue("RunsManualQueue"), this::queueRun), "RunsManualQueue", null);
+            case "ItemWorkerFunction" -> sqsEvent("sqs-item-job.json", receive(queue("ItemsManualQueue"), this::fanOutRun), "ItemsManualQueue", null);
+            case "IngestFunction" -> ingest();
+            case "DeadLetterFunction" -> sqsEvent("sqs-dlq.json", receive(queue("ItemsManualQueue"), this::fanOutRun), "ItemsDlq",
+                    "attempt 3 of 3 failed: handler answered 503 Service Unavailable");
+            case "MigrateFunction" -> {
+                ObjectNode event = read("migrate.json");
+                event.put("ResponseURL", cfnResponseUrl);
+                event.put("RequestId", UUID.randomUUID().toString());
+                yield event.toString();
+            }
+            case "Hello", "HelloStream" -> "{\"hello\":\"world\"}";
+            case "HelloSqs" -> read("sqs-item-job.json").toString();
+            default -> throw new IllegalArgumentException("no cold-start event for " + logicalId
+                    + ": give it one in ColdStartStack.event (from an events/ file that takes its main path)");
+        };
+    }
+
+    // ---- the integration and the events
+
+    private void register() {
+        ObjectNode type = Json.object().put("name", "CRM X");
+        ObjectNode handler = type.putObject("handlers").putObject(HANDLER);
+        handler.put("url", handlers.url(HANDLER)).put("direction", "inbound").put("batch", true);
+        handler.putObject("configs").put("batch_size", 10);
+        api("PUT", "/types/{integrationKey}", "/types/" + INTEGRATION, Map.of("integrationKey", INTEGRATION), type);
+        ObjectNode tenant = Json.object().put("enabled", true).put("webhookSecret", WEBHOOK_SECRET);
+        tenant.putObject("schedules").put(HANDLER, "rate(1 day)");
+        api("PUT", "/tenants/{tenantId}/integrations/{integrationKey}", "/tenants/" + TENANT + "/integrations/" + INTEGRATION,
+                Map.of("tenantId", TENANT, "integrationKey", INTEGRATION), tenant);
+    }
+
+    /** A management API call through ApiFunction in this JVM. */
+    private void api(String method, String route, String path, Map<String, String> pathParameters, JsonNode body) {
+        ObjectNode event = read("api-create-run.json");
+        event.put("routeKey", method + " " + route).put("rawPath", path).put("body", Json.write(body));
+        ((ObjectNode) event.path("requestContext")).put("routeKey", method + " " + route);
+        ((ObjectNode) event.path("requestContext").path("http")).put("method", method).put("path", path);
+        ObjectNode parameters = event.putObject("pathParameters");
+        pathParameters.forEach(parameters::put);
+        expectStatus(invoke("ApiFunction", APIGatewayV2HTTPEvent.class, event.toString()), method + " " + path);
+    }
+
+    private static void expectStatus(Object answer, String what) {
+        if (!(answer instanceof LocalFunction.Outcome.Returned(var value)) || !(value instanceof APIGatewayV2HTTPResponse response)
+                || response.getStatusCode() / 100 != 2) {
+            throw new IllegalStateException(what + " was refused: " + describe(answer));
+        }
+    }
+
+    private String webhook() {
+        ObjectNode event = read("webhook.json");
+        ArrayNode body = Json.array();
+        for (int i = 0; i < 2; i++) {
+            body.addObject().put("externalId", "lead-" + UUID.randomUUID()).putObject("fields").put("name", "Ada");
+        }
+        byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
+        long timestamp = System.currentTimeMillis() / 1000;
+        event.put("body", new String(bytes, StandardCharsets.UTF_8));
+        ((ObjectNode) event.path("headers")).put("content-length", Integer.toString(bytes.length))
+                .put("x-runner-timestamp", Long.toString(timestamp))
+                .put("x-runner-signature", Signature.sign(WEBHOOK_SECRET, timestamp, bytes));
+        return event.toString();
+    }
+
+    /** The tenant's schedule made due, so the tick fires a run. */
+    private String scheduledTick() {
+        var endpoints = servers.endpoints();
+        try (var db = DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
+             var statement = db.prepareStatement("update schedules set next_fire_at = now() where tenant_id = ?")) {
+            statement.setString(1, TENANT);
+            if (statement.executeUpdate() == 0) {
+                throw new IllegalStateException("tenant " + TENANT + " has no schedule to make due");
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        return read("scheduled.json").put("id", UUID.randomUUID().toString()).toString();
+    }
+
+    private String ingest() {
+        ObjectNode event = read("sqs-ingest.json");
+        ObjectNode record = (ObjectNode) event.path("Records").get(0);
+        ObjectNode body = (ObjectNode) Json.parse(record.path("body").asText());
+        body.put("externalId", "ext-" + UUID.randomUUID());
+        record.put("messageId", UUID.randomUUID().toString()).put("body", Json.write(body))
+                .put("eventSourceARN", queueArn("IngestQueue"));
+        return event.toString();
+    }
+
+    /** A manual run through the management API: its RunJob lands on the runs-manual queue. */
+    private void queueRun() {
+        expectStatus(invoke("ApiFunction", APIGatewayV2HTTPEvent.class, read("api-create-run.json").toString()), "POST /runs");
+    }
+
+    /** A run fetched and fanned out by RunWorkerFunction in this JVM: its items land on items-manual. */
+    private void fanOutRun() {
+        queueRun();
+        String runJob = sqsEvent("sqs-run-job.json", receive(queue("RunsManualQueue"), () -> {}), "RunsManualQueue", null);
+        Object outcome = invoke("RunWorkerFunction", SQSEvent.class, runJob);
+        if (!(outcome instanceof LocalFunction.Outcome.Returned)) {
+            throw new IllegalStateException("RunWorkerFunction failed to fan out a run: " + describe(outcome));
+        }
+    }
+
+    /**
+     * One message of the queue, taken off it (the measured function has it now, as with an event
+     * source mapping); when the queue is empty, {@code refill} puts messages there first.
+     */
+    private Message receive(String queueUrl, Runnable refill) {
+        for (int attempt = 0; attempt < 2; attempt++) {
+            int wait = attempt == 0 ? 0 : 2;
+            List<Message> received = sqs.receiveMessage(b -> b.queueUrl(queueUrl).maxNumberOfMessages(1).waitTimeSeconds(wait)
+                    .messageSystemAttributeNames(MessageSystemAttributeName.ALL).messageAttributeNames("All")).messages();
+            if (!received.isEmpty()) {
+                Message message = received.getFirst();
+                sqs.deleteMessage(b -> b.queueUrl(queueUrl).receiptHandle(message.receiptHandle()));
+                return message;
+            }
+            refill.run();
+        }
+        throw new IllegalStateException("nothing arrived on " + queueUrl);
+    }
+
+    /** The events/ file's record with the message in it, from the given queue; {@code error} as the DLQ's attribute. */
+    private String sqsEvent(String file, Message message, String sourceQueue, String error) {
+        ObjectNode event = read(file);
+        ObjectNode record = (ObjectNode) event.path("Records").get(0);
+        record.put("messageId", message.messageId()).put("receiptHandle", message.receiptHandle())
+                .put("body", message.body()).put("md5OfBody", message.md5OfBody())
+                .put("eventSourceARN", queueArn(sourceQueue));
+        ObjectNode attributes = record.putObject("attributes");
+        message.attributesAsStrings().forEach(attributes::put);
+        attributes.put("ApproximateReceiveCount", "1");
+        ObjectNode messageAttributes = record.putObject("messageAttributes");
+        message.messageAttributes().forEach((name, value) -> stringAttribute(messageAttributes, name, value.stringValue(), value.dataType()));
+        if (error != null) {
+            stringAttribute(messageAttributes, "error", error, "String");
+        }
+        return event.toString();
+    }
+
+    private static void stringAttribute(ObjectNode attributes, String name, String value, String dataType) {
+        ObjectNode attribute = attributes.putObject(name).put("stringValue", value).put("dataType", dataType);
+        attribute.putArray("stringListValues");
+        attribute.putArray("binaryListValues");
+    }
+
+    private Object invoke(String logicalId, Class<?> eventType, String json) {
+        LocalFunction function = inProcess.computeIfAbsent(logicalId, id -> {
+            FunctionDefinition definition = functions.get(id);
+            if (definition == null) {
+                throw new IllegalStateException("the template has no " + id);
+            }
+            return LocalFunction.load(definition, arn(definition), environment(definition), Clock.systemUTC());
+        });
+        Object event = LambdaEventSerializers.serializerFor(eventType, ColdStartStack.class.getClassLoader()).fromJson(json);
+        return function.invoke(event);
+    }
+
+    private static String describe(Object outcome) {
+        return switch (outcome) {
+            case LocalFunction.Outcome.Returned(var value) -> value instanceof APIGatewayV2HTTPResponse r
+                    ? r.getStatusCode() + " " + r.getBody() : String.valueOf(value);
+            case LocalFunction.Outcome.Failed failed -> failed.errorType() + ": " + failed.message();
+            default -> String.valueOf(outcome);
+        };
+    }
+
+    private String queue(String logicalId) {
+        String url = queueUrls.get(logicalId);
+        if (url == null) {
+            throw new IllegalStateException("the template declares no queue " + logicalId);
+        }
+        return url;
+    }
+
+    private String queueArn(String logicalId) {
+        String url = queue(logicalId);
+        return "arn:aws:sqs:" + stack.region() + ":" + stack.accountId() + ":" + url.substring(url.lastIndexOf('/') + 1);
+    }
+
+    private ObjectNode read(String file) {
+        try {
+            return (ObjectNode) Json.parse(Files.readString(events.resolve(file)));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + events.resolve(file), e);
+        }
+    }
+
+    /** {@code {{resolve:…}}} in the template: placeholders, as every secret is replaced by a local one. */
+    private static UnaryOperator<String> secrets() {
+        return reference -> "local-" + reference.replaceAll("[^A-Za-z0-9]+", "-");
+    }
+
+    @Override
+    public void close() {
+        inProcess.values().forEach(LocalFunction::close);
+        sqs.close();
+        handlers.close();
+        servers.close();
+    }
+}

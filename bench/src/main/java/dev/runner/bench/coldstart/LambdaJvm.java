@@ -1,0 +1,199 @@
+package dev.runner.bench.coldstart;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+
+/**
+ * A fresh JVM started the way Lambda's managed Java runtime starts one: the runtime interface
+ * client's jars on the system classpath, the function's code in its task root (the working
+ * directory, loaded by the client's own class loader from the root and {@code lib/*.jar}), the
+ * runtime's own JVM options, the template's {@code JAVA_TOOL_OPTIONS} in the environment.
+ *
+ * <p>The options are those the java17/java21 runtimes were seen to pass (heap at 85 % of the
+ * function's memory, SerialGC, C1 only, CDS on); the runtime's own CDS archive of its classes is
+ * not public, so the JDK's default archive stands in for it.
+ */
+final class LambdaJvm {
+
+    static final String MAIN = "com.amazonaws.services.lambda.runtime.api.client.AWSLambda";
+    private static final String JNI_PROPERTY = "com.amazonaws.services.lambda.runtime.api.client.runtimeapi.NativeClient.JNI";
+    private static final String RIC_JAR_PREFIX = "aws-lambda-java-runtime-interface-client";
+
+    /**
+     * One cold start: times in ms from process start; {@code warmMs} is the second event's
+     * invocation. The CPU figures are the process's CPU time (all its threads: JIT and GC too)
+     * at the end of init and at the first answer: what Lambda's CPU share throttles, and far
+     * steadier than wall time on a shared machine.
+     */
+    record Sample(double totalMs, double initMs, double firstInvokeMs, double warmMs, double cpuInitMs, double cpuTotalMs,
+                  boolean failed, String answer, long startNanos, long firstNextNanos, long answeredNanos) {}
+
+    private final Path java;
+    private final List<Path> runtimeJars;
+    private final Path jniLibrary;
+
+    private LambdaJvm(Path java, List<Path> runtimeJars, Path jniLibrary) {
+        this.java = java;
+        this.runtimeJars = runtimeJars;
+        this.jniLibrary = jniLibrary;
+    }
+
+    /**
+     * The runtime jars in {@code runtimeDir} (bench/target/lambda-runtime); the client's native
+     * library is unpacked once next to them, as Lambda keeps it in /var/runtime/lib/jni.
+     */
+    static LambdaJvm locate(Path runtimeDir) {
+        List<Path> jars;
+        try (Stream<Path> files = Files.list(runtimeDir)) {
+            jars = files.filter(p -> p.toString().endsWith(".jar")).sorted().toList();
+        } catch (IOException e) {
+            throw new IllegalStateException("no Lambda runtime jars in " + runtimeDir.toAbsolutePath()
+                    + " (built by ./mvnw -pl bench -am package): " + e.getMessage(), e);
+        }
+        Path client = jars.stream().filter(p -> p.getFileName().toString().startsWith(RIC_JAR_PREFIX)).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no " + RIC_JAR_PREFIX + " jar in " + runtimeDir.toAbsolutePath()));
+        Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+        return new LambdaJvm(java, jars, unpackJni(client, runtimeDir.resolve("jni")));
+    }
+
+    private static Path unpackJni(Path clientJar, Path dir) {
+        String arch = System.getProperty("os.arch").contains("aarch64") ? "aarch_64" : "x86_64";
+        String name = "libaws-lambda-jni.linux-" + arch + ".so";
+        Path target = dir.resolve(name);
+        if (Files.isRegularFile(target)) {
+            return target;
+        }
+        try (JarFile jar = new JarFile(clientJar.toFile())) {
+            var entry = jar.getJarEntry("jni/" + name);
+            if (entry == null) {
+                throw new IllegalStateException(clientJar + " has no jni/" + name);
+            }
+            Files.createDirectories(dir);
+            try (InputStream in = jar.getInputStream(entry)) {
+                Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The command line, options first, as the runtime's bootstrap builds it; the subject's own options after the runtime's. */
+    List<String> command(Subject subject, List<String> diagnostics) {
+        int memoryMb = subject.memoryMb();
+        List<String> command = new ArrayList<>();
+        command.add(java.toString());
+        command.add("-XX:MaxHeapSize=" + memoryMb * 1024L * 85 / 100 + "k");
+        command.add("-XX:+UseSerialGC");
+        command.add("-Xshare:auto");
+        command.add("-XX:+TieredCompilation");
+        command.add("-XX:TieredStopAtLevel=1");
+        command.add("--add-opens=java.base/java.io=ALL-UNNAMED");
+        command.add("-Dorg.crac.Core.Compat=com.amazonaws.services.lambda.crac");
+        command.add("-XX:+ErrorFileToStderr");
+        command.add("-D" + JNI_PROPERTY + "=" + jniLibrary.toAbsolutePath());
+        command.addAll(subject.jvmOptions());
+        command.addAll(diagnostics);
+        command.add("-classpath");
+        command.add(String.join(File.pathSeparator, runtimeJars.stream().map(p -> p.toAbsolutePath().toString()).toList()));
+        command.add(MAIN);
+        command.add(subject.handler());
+        return command;
+    }
+
+    /**
+     * Starts the function in a fresh JVM against {@code api}, serves it {@code events} and stops it
+     * once every event is answered. The process's output goes to {@code log}.
+     */
+    Sample run(Subject subject, List<String> events, RuntimeApi api, List<String> diagnostics, Path log, Duration timeout) {
+        var session = api.open(events, subject.arn(), subject.timeout().toMillis());
+        var builder = new ProcessBuilder(command(subject, diagnostics))
+                .directory(subject.taskRoot().toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        builder.environment().clear();
+        builder.environment().putAll(lambdaEnvironment(subject, api));
+        Process process = null;
+        long start = System.nanoTime();
+        try {
+            process = builder.start();
+            Process started = process;
+            AtomicLong cpuAtInit = new AtomicLong(-1);
+            AtomicLong cpuAtAnswer = new AtomicLong(-1);
+            session.watch(() -> cpuAtInit.set(cpuNanos(started)), () -> cpuAtAnswer.set(cpuNanos(started)));
+            boolean done = session.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            List<RuntimeApi.Answer> answers = session.answers();
+            if (!done || session.initError() != null || answers.size() < events.size()) {
+                String why = session.initError() != null ? "init error " + session.initError()
+                        : !done ? "no answer within " + timeout : answers.size() + " of " + events.size() + " answered";
+                return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why + "; log " + log, start, 0, 0);
+            }
+            RuntimeApi.Answer first = answers.getFirst();
+            RuntimeApi.Answer last = answers.getLast();
+            boolean failed = answers.stream().anyMatch(RuntimeApi.Answer::error);
+            return new Sample(ms(first.answeredNanos() - start), ms(session.firstNextNanos() - start),
+                    ms(first.answeredNanos() - first.handedOutNanos()),
+                    answers.size() > 1 ? ms(last.answeredNanos() - last.handedOutNanos()) : Double.NaN,
+                    cpuAtInit.get() < 0 ? Double.NaN : ms(cpuAtInit.get()), cpuAtAnswer.get() < 0 ? Double.NaN : ms(cpuAtAnswer.get()),
+                    failed, first.body(), start, session.firstNextNanos(), first.answeredNanos());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start " + builder.command().getFirst(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } finally {
+            if (process != null) {
+                process.destroyForcibly();
+                try {
+                    process.waitFor(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            session.end();
+        }
+    }
+
+    /** The variables Lambda sets for every function, then the function's own. */
+    private static Map<String, String> lambdaEnvironment(Subject subject, RuntimeApi api) {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", "/usr/local/bin:/usr/bin:/bin");
+        env.put("LANG", "en_US.UTF-8");
+        env.put("TZ", ":UTC");
+        env.put("LAMBDA_TASK_ROOT", subject.taskRoot().toAbsolutePath().toString());
+        env.put("_HANDLER", subject.handler());
+        env.put("AWS_EXECUTION_ENV", "AWS_Lambda_java21");
+        env.put("AWS_LAMBDA_RUNTIME_API", api.address());
+        env.put("AWS_LAMBDA_FUNCTION_NAME", subject.name());
+        env.put("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", Integer.toString(subject.memoryMb()));
+        env.put("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST");
+        env.put("AWS_LAMBDA_INITIALIZATION_TYPE", "on-demand");
+        env.put("AWS_LAMBDA_LOG_GROUP_NAME", "/aws/lambda/" + subject.name());
+        env.put("AWS_LAMBDA_LOG_STREAM_NAME", "2026/01/01/[$LATEST]coldstart");
+        env.put("AWS_SESSION_TOKEN", "local-session-token");
+        env.putAll(subject.environment());
+        return env;
+    }
+
+    private static long cpuNanos(Process process) {
+        return process.info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
+    }
+
+    private static double ms(long nanos) {
+        return nanos / 1e6;
+    }
+}

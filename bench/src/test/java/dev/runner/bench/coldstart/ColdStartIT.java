@@ -1,0 +1,56 @@
+package dev.runner.bench.coldstart;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The cold-start harness works: a fresh JVM through the real runtime interface client against the
+ * local Runtime API answers its events, and a function of the template answers its events/ event
+ * on the embedded servers. Needs the reactor's functions jar; runs in seconds, measures nothing.
+ */
+class ColdStartIT {
+
+    private static final Path PROJECT = Path.of("..");
+    private static final Path WORK = Path.of("target/coldstart-it");
+
+    @Test
+    void helloAnswersBothEventsThroughTheRuntimeInterfaceClient() throws Exception {
+        Files.createDirectories(WORK);
+        var jvm = LambdaJvm.locate(Path.of("target/lambda-runtime"));
+        var hello = new Subject("Hello", "runner-hello", HelloFunction.class.getName() + "::handleRequest",
+                "arn:aws:lambda:us-east-1:000000000000:function:runner-hello", 512, Duration.ofSeconds(30),
+                TaskRoot.hello(WORK, Path.of("target/lambda-runtime/hello-lib")), java.util.Map.of(), List.of());
+        try (var api = RuntimeApi.start()) {
+            var sample = jvm.run(hello, List.of("{\"a\":1}", "{\"a\":1,\"b\":2}"), api, List.of(), WORK.resolve("hello.log"),
+                    Duration.ofSeconds(30));
+
+            assertFalse(sample.failed(), sample.answer());
+            assertEquals("\"hello 1\"", sample.answer());
+            assertTrue(sample.initMs() > 0 && sample.initMs() < sample.totalMs(), "init inside the cold start: " + sample);
+            assertTrue(sample.warmMs() >= 0, "the second event was answered: " + sample);
+        }
+    }
+
+    @Test
+    void aTemplateFunctionAnswersItsEventOnTheEmbeddedServers() {
+        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false,
+                List.of(new ColdStart.Setup(PROJECT.resolve("functions/target/runner-functions.jar"), false, null, List.of())),
+                PROJECT.resolve("template.yaml"), PROJECT.resolve("events"), Path.of("target/lambda-runtime"), WORK);
+
+        List<ColdStart.Result> results = ColdStart.run(options).getFirst();
+
+        assertEquals(List.of("Hello", "DeadLetter"), results.stream().map(r -> r.subject().label()).toList());
+        var deadLetter = results.get(1).samples().getFirst();
+        assertFalse(deadLetter.failed(), deadLetter.answer());
+        assertEquals("{\"batchItemFailures\":[]}", deadLetter.answer());
+        assertTrue(ColdStart.tookMainPath(deadLetter.answer()));
+    }
+}

@@ -1,0 +1,50 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import dev.runner.app.Runner;
+import dev.runner.functions.telemetry.InvocationMetrics;
+import org.slf4j.MDC;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+
+/**
+ * What every function does around its work, one instance per function instance (execution
+ * environment): for the invocation's length, every log line carries the request id, the function's
+ * name and version and whether this was the environment's first invocation (the MDC, read by
+ * {@link dev.runner.functions.telemetry.JsonLogProvider}), and what the work reports to its
+ * metrics is published once at the end, its Function dimension the function's name.
+ */
+final class Invocation {
+
+    private final AtomicBoolean cold = new AtomicBoolean(true);
+
+    /** Lambda's composition root: the environment the template gives the function, metrics per invocation. */
+    static Runner lambdaRoot() {
+        return Runner.fromEnvironment(System.getenv(), InvocationMetrics.INSTANCE);
+    }
+
+    <T> T run(Context context, Supplier<T> work) {
+        boolean coldStart = cold.getAndSet(false);
+        String function = context.getFunctionName();
+        Map<String, String> mdc = new HashMap<>();
+        put(mdc, "function_name", function);
+        put(mdc, "function_version", context.getFunctionVersion());
+        put(mdc, "function_request_id", context.getAwsRequestId());
+        mdc.put("cold_start", Boolean.toString(coldStart));
+        MDC.setContextMap(mdc);
+        try (var metrics = InvocationMetrics.INSTANCE.start(function == null ? "unknown" : function, context.getAwsRequestId(), coldStart)) {
+            return work.get();
+        } finally {
+            MDC.clear();
+        }
+    }
+
+    private static void put(Map<String, String> mdc, String key, String value) {
+        if (value != null) {
+            mdc.put(key, value);
+        }
+    }
+}

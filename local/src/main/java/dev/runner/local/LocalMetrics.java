@@ -1,0 +1,44 @@
+package dev.runner.local;
+
+import dev.runner.functions.telemetry.MetricRecord;
+import dev.runner.functions.telemetry.MetricsPublisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.StringJoiner;
+import java.util.TreeMap;
+
+/**
+ * The metrics an invocation published, as plain lines among the runtime's own, where Lambda
+ * writes EMF: the dimensions, each metric with its values and unit, then the properties.
+ */
+final class LocalMetrics implements MetricsPublisher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LocalMetrics.class);
+
+    @Override
+    public void publish(List<MetricRecord> records) {
+        if (LOG.isInfoEnabled()) {
+            records.forEach(record -> LOG.info("metrics {}", line(record)));
+        }
+    }
+
+    /** E.g. {@code Function=runner-ItemWorkerFunction: ItemsSucceeded=3 Count, RunDuration=[812, 1040] Milliseconds (tenantIds=[t-demo])}. */
+    static String line(MetricRecord record) {
+        var dimensions = new StringJoiner(" ");
+        new TreeMap<>(record.dimensions()).forEach((name, value) -> dimensions.add(name + "=" + value));
+        var metrics = new StringJoiner(", ");
+        for (MetricRecord.Metric metric : record.metrics()) {
+            List<String> values = metric.values().stream().map(LocalMetrics::number).toList();
+            metrics.add(metric.name() + "=" + (values.size() == 1 ? values.getFirst() : values.toString()) + " " + metric.unit());
+        }
+        var properties = new StringJoiner(", ", " (", ")").setEmptyValue("");
+        new TreeMap<>(record.properties()).forEach((name, value) -> properties.add(name + "=" + value));
+        return dimensions + ": " + metrics + properties;
+    }
+
+    private static String number(double value) {
+        return value == Math.rint(value) ? Long.toString((long) value) : String.format("%.1f", value);
+    }
+}

@@ -1,0 +1,148 @@
+package dev.runner.local;
+
+import dev.runner.local.demo.DemoIntegration;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.secretsmanager.SecretsManagerClient;
+import software.amazon.awssdk.services.secretsmanager.model.SecretsManagerException;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.SqsException;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The local runtime refuses what IAM would refuse in AWS, for a template whose WebhookFunction
+ * lost the grant to send to its tier: every webhook then fails here, not first in production.
+ * Each function signs as itself; its SQS and Secrets Manager calls are held to its policies;
+ * operators (the runtime, the AWS CLI) are not. With a Redis AUTH secret named, Redis requires
+ * the token and the functions read it from the local Secrets Manager.
+ */
+class LocalIamIT {
+
+    private static LocalRuntime runtime;
+    private static RunnerApi api;
+    private static Path template;
+
+    @BeforeAll
+    static void start() throws IOException {
+        template = Files.createTempFile("template-without-webhook-grant", ".yaml");
+        Files.writeString(template, withoutWebhookSendGrant(Files.readString(LocalRuntimeIT.projectTemplate())));
+        runtime = LocalRuntime.start(LocalOptions.defaults(template, Map.of("RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000"))
+                .withParameters(Map.of("RedisAuthSecretName", "runner/redis-auth")).withFreePorts());
+        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey());
+    }
+
+    @AfterAll
+    static void stop() throws IOException {
+        if (runtime != null) {
+            runtime.close();
+        }
+        Files.deleteIfExists(template);
+    }
+
+    @Test
+    void aWebhookWhoseTierIsNotGrantedFailsLocallyAsInAws() {
+        String body = "{\"externalId\":\"c-" + UUID.randomUUID() + "\",\"name\":\"Ada\"}";
+        var answer = api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY, DemoIntegration.WEBHOOK_SECRET, body);
+
+        assertEquals(503, answer.status(), "the send to items-webhook is refused: " + answer.body());
+    }
+
+    @Test
+    void sqsRequestsAreHeldToTheSendingFunctionsPolicies() {
+        String itemsWebhook = runtime.queueUrls().get("ItemsWebhookQueue");
+        String itemsDlq = runtime.queueUrls().get("ItemsDlq");
+        try (SqsClient api = sqs("runner-ApiFunction"); SqsClient webhook = sqs("runner-WebhookFunction");
+             SqsClient operator = sqs("local")) {
+            api.sendMessage(b -> b.queueUrl(itemsWebhook).messageBody("{}").delaySeconds(900));
+
+            SqsException refused = assertThrows(SqsException.class, () -> api.sendMessage(b -> b.queueUrl(itemsDlq).messageBody("{}")));
+            assertEquals(403, refused.statusCode());
+            assertEquals("AccessDenied", refused.awsErrorDetails().errorCode());
+            assertTrue(refused.getMessage().contains("runner-ApiFunction is not authorized to perform: sqs:SendMessage on resource: "
+                    + "arn:aws:sqs:us-east-1:000000000000:runner-items-dlq"), refused.getMessage());
+            assertThrows(SqsException.class, () -> webhook.sendMessage(b -> b.queueUrl(itemsWebhook).messageBody("{}")));
+
+            operator.sendMessage(b -> b.queueUrl(itemsDlq).messageBody("{}").delaySeconds(900));
+        }
+    }
+
+    @Test
+    void secretsAreHeldToTheReadingFunctionsPolicies() {
+        try (SecretsManagerClient webhook = secretsManager("runner-WebhookFunction"); SecretsManagerClient api = secretsManager("runner-ApiFunction")) {
+            assertTrue(webhook.getSecretValue(b -> b.secretId("runner/database")).secretString().contains("\"username\""));
+            assertEquals(runtime.apiKey(), api.getSecretValue(b -> b.secretId("runner/api-key")).secretString());
+
+            SecretsManagerException refused = assertThrows(SecretsManagerException.class,
+                    () -> webhook.getSecretValue(b -> b.secretId("runner/api-key")));
+            assertEquals("AccessDeniedException", refused.awsErrorDetails().errorCode());
+            assertThrows(SecretsManagerException.class, () -> api.getSecretValue(b -> b.secretId("runner/handler-signing-secret")));
+        }
+    }
+
+    @Test
+    void redisRequiresTheTokenOfItsSecretAndTheFunctionsUseIt() {
+        String runId = api.startRun(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY);
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
+                .until(() -> api.run(runId).path("status").asText(), "completed"::equals);
+
+        String withToken = runtime.endpoints().redisUrl();
+        String token = runtime.secrets().find("runner/redis-auth").orElseThrow().value();
+        assertTrue(withToken.contains(":" + token + "@"), "operators get the token with the URL");
+        RedisClient authenticated = RedisClient.create(withToken);
+        try (var connection = authenticated.connect()) {
+            // Without the token the guard would have failed open and the run completed all the same: the keys show it did not.
+            assertTrue(!connection.sync().keys("runner:*").isEmpty(), "the functions wrote to Redis with the token of its secret");
+        } finally {
+            authenticated.shutdown();
+        }
+        RedisClient anonymous = RedisClient.create(withToken.replace(":" + token + "@", ""));
+        try {
+            var refused = assertThrows(RedisConnectionException.class, anonymous::connect);
+            assertTrue(String.valueOf(refused.getCause()).contains("NOAUTH"), String.valueOf(refused.getCause()));
+        } finally {
+            anonymous.shutdown();
+        }
+    }
+
+    private static SqsClient sqs(String accessKeyId) {
+        return SqsClient.builder().endpointOverride(URI.create(runtime.endpoints().sqsEndpoint())).region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKeyId, "local")))
+                .httpClient(UrlConnectionHttpClient.create()).build();
+    }
+
+    private static SecretsManagerClient secretsManager(String accessKeyId) {
+        return SecretsManagerClient.builder().endpointOverride(runtime.secretsEndpoint()).region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKeyId, "local")))
+                .httpClient(UrlConnectionHttpClient.create()).build();
+    }
+
+    /** template.yaml, with the one policy that lets WebhookFunction send to items-webhook taken out. */
+    static String withoutWebhookSendGrant(String template) {
+        int function = template.indexOf("  WebhookFunction:\n");
+        String grant = "        - SQSSendMessagePolicy: {QueueName: !GetAtt ItemsWebhookQueue.QueueName}\n";
+        int at = template.indexOf(grant, function);
+        if (function < 0 || at < 0 || at > template.indexOf("  ApiFunction:\n")) {
+            throw new IllegalStateException("WebhookFunction's grant to items-webhook is not where this test expects it");
+        }
+        return template.substring(0, at) + template.substring(at + grant.length());
+    }
+}

@@ -1,0 +1,94 @@
+package dev.runner.store;
+
+import org.postgresql.ds.PGSimpleDataSource;
+
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * Opens Postgres connections with the current {@link Credentials}; when Postgres refuses them,
+ * refreshes them and tries once more at once. The pool asks it for each new connection, so after
+ * a rotation the first refused connection re-reads the secret and the pool heals itself: no caller
+ * waits out the pool's connection timeout, and connections already open keep working.
+ */
+final class LoginDataSource implements DataSource {
+
+    private final PGSimpleDataSource postgres = new PGSimpleDataSource();
+    private final Credentials credentials;
+
+    LoginDataSource(String jdbcUrl, Credentials credentials) {
+        this.postgres.setURL(jdbcUrl);
+        // One round trip per statement: no server-side prepare dance for short-lived statements.
+        this.postgres.setPrepareThreshold(0);
+        this.postgres.setReWriteBatchedInserts(true);
+        this.credentials = Credentials.requireNonNull(credentials);
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        Credentials.Login login = credentials.current();
+        try {
+            return open(login);
+        } catch (SQLException e) {
+            if (!Credentials.refusedLogin(e)) {
+                throw e;
+            }
+            Credentials.Login fresh = credentials.refreshed();
+            if (fresh.equals(login)) {
+                throw e;
+            }
+            return open(fresh);
+        }
+    }
+
+    private Connection open(Credentials.Login login) throws SQLException {
+        return login.user() == null ? postgres.getConnection() : postgres.getConnection(login.user(), login.password());
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        return postgres.getConnection(username, password);
+    }
+
+    @Override
+    public PrintWriter getLogWriter() {
+        return postgres.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {
+        postgres.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) {
+        postgres.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() {
+        return postgres.getLoginTimeout();
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        return postgres.getParentLogger();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> type) throws SQLException {
+        if (type.isInstance(this)) {
+            return type.cast(this);
+        }
+        throw new SQLException("not a wrapper of " + type.getName());
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> type) {
+        return type.isInstance(this);
+    }
+}

@@ -1,0 +1,270 @@
+--[[
+  Admit the items of one (integration, handler) group: pause flag, the integration's circuit
+  breaker, the handler's concurrency (calls in flight) and rate (items per minute). An item
+  passes every check or takes nothing: a deferred item holds no rate entry and no probe.
+  Concurrency is counted in calls, not items: the caller gets k leases and runs the admitted items
+  through k lanes, one call after another, so a handler limited to 4 calls in flight gets 4 calls
+  in flight whatever the batch holds. With no lease free, every item waits for the one expected
+  back first (each lease records when its holder expects to be done).
+  Priority, work-conserving: items with priority > ARGV[8] may fill only limit - ceil(limit / 4)
+  of the concurrency and of the rate (limits of at least 2), but only while urgent items of this
+  handler wait or run (KEYS[6]); with none around, a backlog uses the whole limit.
+  Input:
+    KEYS[1] breaker   hash: state, failures, successes, openedAt, halfOpenAt (absent = closed)
+    KEYS[2] probes    sorted set itemId -> probe expiry (ms), half-open only
+    KEYS[3] paused    string, present = handler paused
+    KEYS[4] leases    sorted set token:expectedEndMs -> lease expiry (ms), one per call slot
+    KEYS[5] rate      sorted set itemId:admittedAt -> admission time (ms), the last minute: one
+                      entry per admission, so retries of one item count each time
+    KEYS[6] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
+    ARGV[1] now (ms)
+    ARGV[2] breaker open duration (ms)
+    ARGV[3] probes allowed in flight while half-open
+    ARGV[4] concurrency limit in calls, 0 = unlimited
+    ARGV[5] rate limit in items per minute, 0 = unlimited
+    ARGV[6] lease ttl (ms): a lease or probe whose holder never reports frees after it
+    ARGV[7] shortest deferral (ms)
+    ARGV[8] urgent priority: items at or below it may use the whole limit
+    ARGV[9] items per call (1, or the handler's batch size)
+    ARGV[10] lease token prefix, unique to this admission
+    ARGV[11] expected duration of one call (ms), the caller's estimate
+    ARGV[12] how long an admitted urgent item may run (ms): the caller's time left
+    ARGV[13..] pairs: itemId, priority
+  Output:
+    two entries per item, in input order: code, delay (ms); the codes (AdmitCode on the Java side)
+      0 admitted, 1 paused, 2 breaker open, 3 breaker probing, 4 handler rate, 5 handler concurrency
+    then: 1 if the breaker is closed with no failure counted and nothing else needs a report (a
+    report of successes alone would change nothing), else 0;
+    then k, the leases granted (0 when concurrency is unlimited), and e, when their holder is
+    expected to be done (ms): the lease members are ARGV[10]:1:e .. ARGV[10]:k:e;
+    then 1 if the breaker is half-open, else 0 (an open breaker shows in the codes)
+]]
+local breakerKey = KEYS[1]
+local probesKey = KEYS[2]
+local pausedKey = KEYS[3]
+local leasesKey = KEYS[4]
+local rateKey = KEYS[5]
+local urgentKey = KEYS[6]
+
+local now = tonumber(ARGV[1])
+local openMs = tonumber(ARGV[2])
+local maxProbes = tonumber(ARGV[3])
+local concurrency = tonumber(ARGV[4])
+local ratePerMinute = tonumber(ARGV[5])
+local leaseTtl = tonumber(ARGV[6])
+local shortestMs = tonumber(ARGV[7])
+local urgentPriority = tonumber(ARGV[8])
+local itemsPerCall = tonumber(ARGV[9])
+local tokenPrefix = ARGV[10]
+local callMs = tonumber(ARGV[11])
+local urgentHoldMs = tonumber(ARGV[12])
+local FIRST_ITEM = 13
+
+local ADMITTED, PAUSED, BREAKER_OPEN, BREAKER_PROBING, HANDLER_RATE, HANDLER_CONCURRENCY = 0, 1, 2, 3, 4, 5
+local MINUTE = 60000
+-- An urgent item deferred keeps the share this long past its return, to be admitted on it.
+local URGENT_RETURN_GRACE = 5000
+
+--- @include "includes/advanceBreaker"
+--- @include "includes/sliced"
+
+local itemCount = (#ARGV - FIRST_ITEM + 1) / 2
+local result = {}
+
+local function decideAll(code, delay)
+  for i = 1, itemCount do
+    result[2 * i - 1] = code
+    result[2 * i] = delay
+  end
+  result[2 * itemCount + 1] = 0
+  result[2 * itemCount + 2] = 0
+  result[2 * itemCount + 3] = 0
+  result[2 * itemCount + 4] = 0
+  return result
+end
+
+local function nonUrgentLimit(limit)
+  if limit < 2 then
+    return limit
+  end
+  return limit - math.ceil(limit / 4)
+end
+
+if redis.call('EXISTS', pausedKey) == 1 then
+  return decideAll(PAUSED, 0)
+end
+
+local breaker = advanceBreaker(breakerKey, probesKey, now, openMs)
+local state = breaker.state
+if state == 'open' then
+  return decideAll(BREAKER_OPEN, breaker.halfOpenAt - now)
+end
+
+local ids, urgent = {}, {}
+local anyUrgent = false
+for i = 1, itemCount do
+  ids[i] = ARGV[FIRST_ITEM + 2 * (i - 1)]
+  urgent[i] = tonumber(ARGV[FIRST_ITEM + 2 * (i - 1) + 1]) <= urgentPriority
+  anyUrgent = anyUrgent or urgent[i]
+end
+local limited = concurrency > 0 or ratePerMinute > 0
+
+-- Whether the urgent share is held: urgent items in this call, or any waiting or running.
+-- Read at most once, and only when a non-urgent item would need the share.
+local shareHeld = nil
+local function shareReserved()
+  if shareHeld == nil then
+    if anyUrgent then
+      shareHeld = true
+    else
+      redis.call('ZREMRANGEBYSCORE', urgentKey, '-inf', now)
+      shareHeld = redis.call('ZCARD', urgentKey) > 0
+    end
+  end
+  return shareHeld
+end
+
+-- -1: no probe bound (closed)
+local probeRoom = -1
+if state == 'half_open' then
+  redis.call('ZREMRANGEBYSCORE', probesKey, '-inf', now)
+  probeRoom = maxProbes - redis.call('ZCARD', probesKey)
+end
+
+-- Concurrency first, in calls: with no lease free for even one call, every item waits for the
+-- lease expected back first, and nothing else is taken.
+local leasesHeld, leaseRoom = 0, 0
+if concurrency > 0 then
+  redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
+  leasesHeld = redis.call('ZCARD', leasesKey)
+  local limit = concurrency
+  local callsAtMost = math.ceil(itemCount / itemsPerCall)
+  if not anyUrgent and leasesHeld + callsAtMost > nonUrgentLimit(concurrency) and shareReserved() then
+    limit = nonUrgentLimit(concurrency)
+  end
+  leaseRoom = limit - leasesHeld
+  if leaseRoom <= 0 then
+    local soonest = nil
+    local holders = redis.call('ZRANGE', leasesKey, 0, -1)
+    for _, member in ipairs(holders) do
+      local expectedEnd = tonumber(string.match(member, ':(%d+)$'))
+      if expectedEnd and (soonest == nil or expectedEnd < soonest) then
+        soonest = expectedEnd
+      end
+    end
+    local delay = soonest and math.max(soonest - now, 1) or shortestMs
+    for i = 1, itemCount do
+      result[2 * i - 1] = (probeRoom == 0) and BREAKER_PROBING or HANDLER_CONCURRENCY
+      result[2 * i] = (probeRoom == 0) and shortestMs or delay
+    end
+    if limited and anyUrgent then
+      local markers = {}
+      for i = 1, itemCount do
+        if urgent[i] then
+          markers[#markers + 1] = now + result[2 * i] + URGENT_RETURN_GRACE
+          markers[#markers + 1] = ids[i]
+        end
+      end
+      callSliced('ZADD', urgentKey, markers, 1, #markers, 2)
+      redis.call('PEXPIRE', urgentKey, leaseTtl)
+    end
+    result[2 * itemCount + 1] = 0
+    result[2 * itemCount + 2] = 0
+    result[2 * itemCount + 3] = 0
+    result[2 * itemCount + 4] = (state == 'half_open') and 1 or 0
+    return result
+  end
+end
+
+local inWindow = 0
+if ratePerMinute > 0 then
+  redis.call('ZREMRANGEBYSCORE', rateKey, '-inf', now - MINUTE)
+  inWindow = redis.call('ZCARD', rateKey)
+end
+
+local newRates, newProbes, markers = {}, {}, {}
+local rateDeferred, admitted = 0, 0
+
+-- Rate entries of this call are written before a deferral reads the window's order.
+local function writeRates()
+  if #newRates > 0 then
+    callSliced('ZADD', rateKey, newRates, 1, #newRates, 2)
+    newRates = {}
+  end
+end
+
+for i = 1, itemCount do
+  local itemId = ids[i]
+  local code, delay = ADMITTED, 0
+  local rateLimit = ratePerMinute
+  if not urgent[i] and ratePerMinute > 0 and inWindow >= nonUrgentLimit(ratePerMinute) and shareReserved() then
+    rateLimit = nonUrgentLimit(ratePerMinute)
+  end
+  if probeRoom == 0 then
+    code, delay = BREAKER_PROBING, shortestMs
+  elseif ratePerMinute > 0 and inWindow >= rateLimit then
+    -- Room comes when the entry that many places ahead leaves the window; deferred items of
+    -- this call queue behind each other instead of all coming back at once.
+    local ahead = inWindow - rateLimit + rateDeferred
+    if ahead < inWindow then
+      writeRates()
+      local entry = redis.call('ZRANGE', rateKey, ahead, ahead, 'WITHSCORES')
+      delay = tonumber(entry[2]) + MINUTE - now
+    else
+      delay = MINUTE * (1 + math.floor((ahead - inWindow) / rateLimit))
+    end
+    code, delay = HANDLER_RATE, math.max(delay, 1)
+    rateDeferred = rateDeferred + 1
+  else
+    admitted = admitted + 1
+    if ratePerMinute > 0 then
+      newRates[#newRates + 1] = now
+      newRates[#newRates + 1] = itemId .. ':' .. now
+      inWindow = inWindow + 1
+    end
+    if probeRoom > 0 then
+      newProbes[#newProbes + 1] = now + leaseTtl
+      newProbes[#newProbes + 1] = itemId
+      probeRoom = probeRoom - 1
+    end
+  end
+  if limited and urgent[i] then
+    markers[#markers + 1] = (code == ADMITTED) and (now + urgentHoldMs) or (now + delay + URGENT_RETURN_GRACE)
+    markers[#markers + 1] = itemId
+  end
+  result[2 * i - 1] = code
+  result[2 * i] = delay
+end
+
+-- Leases for the calls the admitted items need, as many as are free: the rest of the calls
+-- queue behind them in the caller's lanes. Each records when its holder expects to be done.
+local granted, expectedEnd = 0, 0
+if concurrency > 0 and admitted > 0 then
+  local calls = math.ceil(admitted / itemsPerCall)
+  granted = math.min(calls, leaseRoom)
+  expectedEnd = now + callMs * math.ceil(calls / granted)
+  local leases = {}
+  for n = 1, granted do
+    leases[#leases + 1] = now + leaseTtl
+    leases[#leases + 1] = tokenPrefix .. ':' .. n .. ':' .. expectedEnd
+  end
+  callSliced('ZADD', leasesKey, leases, 1, #leases, 2)
+  redis.call('PEXPIRE', leasesKey, leaseTtl)
+end
+if ratePerMinute > 0 and inWindow > 0 then
+  writeRates()
+  redis.call('PEXPIRE', rateKey, MINUTE)
+end
+if #newProbes > 0 then
+  callSliced('ZADD', probesKey, newProbes, 1, #newProbes, 2)
+  redis.call('PEXPIRE', probesKey, leaseTtl)
+end
+if #markers > 0 then
+  callSliced('ZADD', urgentKey, markers, 1, #markers, 2)
+  redis.call('PEXPIRE', urgentKey, leaseTtl)
+end
+result[2 * itemCount + 1] = (state == 'closed' and breaker.failures == 0 and #markers == 0) and 1 or 0
+result[2 * itemCount + 2] = granted
+result[2 * itemCount + 3] = expectedEnd
+result[2 * itemCount + 4] = (state == 'half_open') and 1 or 0
+return result

@@ -1,0 +1,42 @@
+--[[
+  Give back what the handler script took that will not be used after all: the rate entries,
+  probes and urgent markers of items it admitted that are not called (the tenant window deferred
+  them in the same admission, or the caller's lanes ran out of time), and leases granted for calls
+  that will not be made. The handler was not called for them.
+  Input:
+    KEYS[1] rate      sorted set itemId:admittedAt -> admission time (ms)
+    KEYS[2] probes    sorted set itemId -> probe expiry (ms)
+    KEYS[3] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
+    KEYS[4] leases    sorted set token:expectedEndMs -> lease expiry (ms)
+    ARGV[1] the admission's time (ms): its rate entries are itemId:admittedAt
+    ARGV[2] number of lease tokens given back, l
+    ARGV[3..] the l lease tokens, then the itemIds
+  Output:
+    { number of rate entries given back }
+]]
+local rateKey = KEYS[1]
+local probesKey = KEYS[2]
+local urgentKey = KEYS[3]
+local leasesKey = KEYS[4]
+
+local admittedAt = ARGV[1]
+local tokenCount = tonumber(ARGV[2])
+local FIRST_TOKEN = 3
+local FIRST_ITEM = FIRST_TOKEN + tokenCount
+
+--- @include "includes/sliced"
+
+if tokenCount > 0 then
+  callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, FIRST_ITEM - 1)
+end
+if FIRST_ITEM > #ARGV then
+  return { 0 }
+end
+local rateEntries = {}
+for i = FIRST_ITEM, #ARGV do
+  rateEntries[#rateEntries + 1] = ARGV[i] .. ':' .. admittedAt
+end
+local released = callSliced('ZREM', rateKey, rateEntries, 1, #rateEntries)
+callSliced('ZREM', probesKey, ARGV, FIRST_ITEM, #ARGV)
+callSliced('ZREM', urgentKey, ARGV, FIRST_ITEM, #ARGV)
+return { released }
