@@ -34,6 +34,12 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class Bench {
 
+    /** BENCH.md's W1 items/s of the reference: its latest run, and the low end of the first two. */
+    static final double REFERENCE_W1_BEST = 2593;
+    static final double REFERENCE_W1_LOWEST = 1650;
+    /** BENCH.md: the reference worker's CPU per item at W1. */
+    static final double REFERENCE_WORKER_CPU_MS = 0.26;
+
     private Bench() {}
 
     public static void main(String[] args) {
@@ -114,6 +120,8 @@ public final class Bench {
             System.out.printf("%nW1 throughput: %d items (%d tenants x %d), handler %s: %d succeeded in %.1f s = %.0f items/s%n",
                     items, tenants, perTenant, reference ? "as the reference's (concurrency 50, 600,000/min, batches of 10)"
                             : "without limits (batches of 10)", succeeded, seconds, items / seconds);
+            System.out.printf("  = %.2fx the reference's best, %.0f items/s, and %.2fx its lowest, %.0f (BENCH.md: BullMQ on a 2-core machine like this)%n",
+                    items / seconds / REFERENCE_W1_BEST, REFERENCE_W1_BEST, items / seconds / REFERENCE_W1_LOWEST, REFERENCE_W1_LOWEST);
             System.out.printf("  Redis: %.3f commands/item sent, %.3f round trips/item, %.2f commands/item server-side (inside scripts too)%n",
                     (double) used.redisClientCommands() / items, (double) used.redisRoundTrips() / items, (double) used.redisCommands() / items);
             System.out.printf("  Postgres: %.3f statements/item at the server (%.3f with BEGIN/COMMIT; %.2f per 10-item batch); %.3f/item sent by the functions%n",
@@ -122,6 +130,11 @@ public final class Bench {
             System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqsByOperation());
             System.out.printf("  handler calls: %d; JVM peak RSS %d MB%n", stack.handlers.calls("import").size(), BenchStack.peakRssMb());
             CostReport.print(items, used);
+            var itemWorker = used.invocations().functions().get("ItemWorkerFunction");
+            if (itemWorker != null) {
+                System.out.printf("  item worker CPU %.4f ms/item; goal <= %.2f (half the reference worker's %.2f)%n",
+                        itemWorker.cpuNanos() / 1e6 / items, REFERENCE_WORKER_CPU_MS / 2, REFERENCE_WORKER_CPU_MS);
+            }
         }
     }
 
@@ -338,7 +351,6 @@ public final class Bench {
                 LockSupport.parkNanos(callMs * 1_000_000);
                 return 200;
             });
-            long firstSends = SqsRequestCounter.sentTo("-items-") - SqsRequestCounter.sentTo("-items-dlq");
             var window = Window.open(key, stack);
             List<UUID> runs = new ArrayList<>();
             for (String tenant : tenantIds) {
@@ -349,9 +361,7 @@ public final class Bench {
             int total = perTenant * tenants;
             double seconds = window.secondsUntil(ended);
             long succeeded = runs.stream().mapToLong(r -> stack.count(r, "succeeded")).sum();
-            // Every item is sent to its tier once by the fan-out; every further message to a tier is a deferral's re-send.
-            long tierMessages = SqsRequestCounter.sentTo("-items-") - SqsRequestCounter.sentTo("-items-dlq") - firstSends;
-            long deferrals = tierMessages - total;
+            long deferrals = used.deferrals();
             System.out.printf("%n%s: %d items (%d tenants x %d), handler %s%n", title, total, tenants, perTenant, handler);
             System.out.printf("  %d succeeded in %.1f s = %.2fx ideal (%.1f s); %.2f deferrals per item (%d re-sends to the item tiers;"
                             + " admission counted %d in Redis, source reservations included)%n",

@@ -214,7 +214,7 @@ final class BenchStack implements AutoCloseable {
     }
 
     /** The meters at one instant. */
-    record Meters(long nanoTime, Map<String, Long> sqs, long sqsChunks, QueuePoller.Requests eventSource, long redisCommands,
+    record Meters(long nanoTime, Map<String, Long> sqs, long sqsChunks, long deferrals, QueuePoller.Requests eventSource, long redisCommands,
                   long redisClientCommands, long redisRoundTrips, long postgresStatements, PgStatements postgres,
                   InvocationMeter.Snapshot invocations, CpuMeter.Reading cpuReading, CpuMeter.Used cpu) {
 
@@ -227,7 +227,8 @@ final class BenchStack implements AutoCloseable {
                     sqsDelta.put(op, d);
                 }
             });
-            return new Meters(nanoTime - before.nanoTime, sqsDelta, sqsChunks - before.sqsChunks, eventSource.minus(before.eventSource),
+            return new Meters(nanoTime - before.nanoTime, sqsDelta, sqsChunks - before.sqsChunks, deferrals - before.deferrals,
+                    eventSource.minus(before.eventSource),
                     redisCommands - before.redisCommands, redisClientCommands - before.redisClientCommands,
                     redisRoundTrips - before.redisRoundTrips, postgresStatements - before.postgresStatements,
                     postgres.minus(before.postgres), invocations.since(before.invocations), null,
@@ -238,7 +239,7 @@ final class BenchStack implements AutoCloseable {
         Meters minus(Meters other) {
             Map<String, Long> sqsLeft = new HashMap<>(sqs);
             other.sqs.forEach((op, n) -> sqsLeft.merge(op, -n, Long::sum));
-            return new Meters(nanoTime, sqsLeft, sqsChunks - other.sqsChunks, eventSource.minus(other.eventSource),
+            return new Meters(nanoTime, sqsLeft, sqsChunks - other.sqsChunks, deferrals - other.deferrals, eventSource.minus(other.eventSource),
                     redisCommands - other.redisCommands, redisClientCommands - other.redisClientCommands,
                     redisRoundTrips - other.redisRoundTrips, postgresStatements - other.postgresStatements,
                     postgres.minus(other.postgres), invocations, null, cpu);
@@ -277,7 +278,8 @@ final class BenchStack implements AutoCloseable {
 
     Meters meters() {
         CostMeter.Costs costs = runtime.costs().snapshot();
-        return new Meters(System.nanoTime(), SqsRequestCounter.snapshot(), SqsRequestCounter.chunks(), runtime.eventSourceRequests(),
+        return new Meters(System.nanoTime(), SqsRequestCounter.snapshot(), SqsRequestCounter.chunks(), SqsRequestCounter.deferrals(),
+                runtime.eventSourceRequests(),
                 redisServerCommands(), costs.redisCommands(), costs.redisRoundTrips(), costs.sqlStatements(), postgresStatements(),
                 runtime.invocations(), CpuMeter.read(postmaster), null);
     }

@@ -39,6 +39,10 @@ final class CostReport {
     static void print(int items, BenchStack.Meters used) {
         CpuMeter.Used cpu = used.cpu();
         double perItem = 1e6 * items; // ns → ms per item
+        System.out.printf(Locale.ROOT, "  per item at the servers, whole workload (%d items): Redis %.2f commands (INFO commandstats, inside"
+                        + " scripts too), Postgres %.3f statements (pg_stat_statements, %.3f with BEGIN/COMMIT), SQS %.3f requests,"
+                        + " %.3f deferrals%n", items, (double) used.redisCommands() / items, (double) used.postgres().work() / items,
+                (double) used.postgres().all() / items, (double) used.sqsTotal() / items, (double) used.deferrals() / items);
         System.out.printf("  CPU per item, this machine (whole workload, %d items): JVM %.3f ms, Postgres %.3f ms, Redis %.3f ms%n",
                 items, cpu.jvmNanos() / perItem, prefixed(cpu.byProcess(), "postgres") / perItem, prefixed(cpu.byProcess(), "redis") / perItem);
         cpu.byKind().entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())

@@ -25,6 +25,12 @@ public final class SqsRequestCounter implements ExecutionInterceptor {
     private static final LongAdder CHUNKS = new LongAdder();
     /** Messages sent (SendMessage, SendMessageBatch entries), by queue name. */
     private static final Map<String, LongAdder> SENT_BY_QUEUE = new ConcurrentHashMap<>();
+    /**
+     * Items sent back to their tier deferred: an item message whose {@code deferrals} is above 0
+     * (ItemJob counts them; only a deferral's re-send raises it, retries wait out a visibility change).
+     */
+    private static final LongAdder DEFERRALS = new LongAdder();
+    private static final java.util.regex.Pattern DEFERRED = java.util.regex.Pattern.compile("\"deferrals\":[1-9]");
 
     @Override
     public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
@@ -33,8 +39,14 @@ public final class SqsRequestCounter implements ExecutionInterceptor {
         long bytes = context.requestBody().flatMap(body -> body.optionalContentLength()).orElse(0L);
         CHUNKS.add(Math.max(1, (bytes + 65_535) / 65_536));
         switch (context.request()) {
-            case SendMessageBatchRequest batch -> sent(batch.queueUrl(), batch.entries().size());
-            case SendMessageRequest single -> sent(single.queueUrl(), 1);
+            case SendMessageBatchRequest batch -> {
+                sent(batch.queueUrl(), batch.entries().size());
+                batch.entries().forEach(entry -> countDeferral(entry.messageBody()));
+            }
+            case SendMessageRequest single -> {
+                sent(single.queueUrl(), 1);
+                countDeferral(single.messageBody());
+            }
             default -> { }
         }
     }
@@ -42,6 +54,17 @@ public final class SqsRequestCounter implements ExecutionInterceptor {
     private static void sent(String queueUrl, int messages) {
         String queue = queueUrl.substring(queueUrl.lastIndexOf('/') + 1);
         SENT_BY_QUEUE.computeIfAbsent(queue, q -> new LongAdder()).add(messages);
+    }
+
+    private static void countDeferral(String body) {
+        if (body != null && DEFERRED.matcher(body).find()) {
+            DEFERRALS.increment();
+        }
+    }
+
+    /** Deferrals so far: item messages re-sent to their tier with a delay. */
+    public static long deferrals() {
+        return DEFERRALS.sum();
     }
 
     /** Messages sent so far to the queues whose name contains {@code part}. */
