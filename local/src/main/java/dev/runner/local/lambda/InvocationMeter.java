@@ -314,6 +314,8 @@ public final class InvocationMeter {
         private long sampledWallNanos;
         private long sampledBilledMillis;
         private Moments moments = Moments.NONE;
+        /** Time its sampled invocations ran alone, waits for the others included: its share of the sampling's cost. */
+        private final AtomicLong alone = new AtomicLong();
 
         Accumulator(String logicalId, int memoryMb) {
             this.logicalId = logicalId;
@@ -346,8 +348,6 @@ public final class InvocationMeter {
         synchronized long samples() {
             return samples;
         }
-
-        private final AtomicLong alone = new AtomicLong();
 
         long aloneNanos() {
             return alone.get();
