@@ -63,7 +63,13 @@ public final class LocalFunction implements AutoCloseable {
      * cold start stops the runtime before it reports READY rather than on the first event.
      */
     public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock) {
-        return load(definition, arn, environment, clock, Instantiator.BY_ENVIRONMENT, new InvocationMeter(0));
+        return load(definition, arn, environment, clock, Instantiator.BY_ENVIRONMENT);
+    }
+
+    /** Unmeasured: no invocation is sampled (tools that invoke a function outside a runtime). */
+    public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock,
+                                     Instantiator instantiator) {
+        return load(definition, arn, environment, clock, instantiator, new InvocationMeter(0));
     }
 
     public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock,
