@@ -96,9 +96,10 @@ class IngestFuzzIT {
 
         Statistics.collect(expected.size());
         List<String> taken = fixture.runner.database().query(
-                "select external_id from execution_items where tenant_id = ? and external_id = any(?) order by external_id",
+                "select external_id from execution_items where tenant_id = ? and external_id = any(?)",
                 row -> row.getString(1), signed.tenantId(), Database.array("text", expected.toArray()));
-        assertEquals(List.copyOf(expected), taken, "each signed message once, nothing else");
+        // Sorted here, not by Postgres: its collation orders odd code points unlike String.compareTo. A duplicate stays visible.
+        assertEquals(List.copyOf(expected), taken.stream().sorted().toList(), "each signed message once, nothing else");
     }
 
     // ------------------------------------------------------------------ inputs

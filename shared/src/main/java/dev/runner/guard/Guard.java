@@ -46,7 +46,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-3.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see reportOutcome-4.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays

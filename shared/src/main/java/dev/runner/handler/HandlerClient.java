@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Runner's side of the handler contract (DESIGN 3.3): {@code /fetch}, {@code /process} and
+ * Runner's side of the handler contract (docs/handler-contract.md): {@code /fetch}, {@code /process} and
  * {@code /process-batch} over HTTP POST, every call signed, every item call carrying
  * {@code Idempotency-Key}. Whatever a handler does, a call ends by its deadline (the earlier of
  * the handler's {@code timeout_ms} and the caller's time left, body included) with a classified

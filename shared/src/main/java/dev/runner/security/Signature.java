@@ -10,9 +10,9 @@ import java.time.Instant;
 import java.util.HexFormat;
 
 /**
- * Runner's request signature, one scheme both ways (DESIGN 3.4): tenants sign webhooks with it, Runner
- * signs its handler calls with it. {@code v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>}.
- * The timestamp is inside the MAC, so a captured request cannot be replayed after the tolerance.
+ * The signature of Runner's handler calls (docs/handler-contract.md, Signature), which handlers verify:
+ * {@code v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>}. The timestamp is inside the MAC, so a
+ * captured request cannot be replayed after the tolerance. Tenants sign webhooks otherwise ({@link WebhookScheme}).
  */
 public final class Signature {
 

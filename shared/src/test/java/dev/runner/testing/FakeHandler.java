@@ -24,7 +24,7 @@ import java.util.concurrent.Executors;
 import java.util.function.ToIntFunction;
 
 /**
- * A real HTTP server speaking the handler contract (DESIGN 3.3), one behaviour per handler key at
+ * A real HTTP server speaking the handler contract (docs/handler-contract.md), one behaviour per handler key at
  * {@code /h/{handlerKey}}. It records every call with its Idempotency-Key and whether Runner's
  * signature verified, so tests assert on what a real handler service would have seen.
  */
