@@ -55,6 +55,12 @@ class InvocationMeterTest {
             cpu = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - start;
         } while (cpu < BURN_NANOS);
         long workRounds = rounds;
+        // The JIT may compile the loop further after the calibration: the fastest of a few runs is the yardstick.
+        for (int i = 0; i < 3; i++) {
+            long start = ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime();
+            work(workRounds);
+            cpu = Math.min(cpu, ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime() - start);
+        }
         var meter = new InvocationMeter(1.0);
         ExecutorService caller = Executors.newSingleThreadExecutor(meter.callerThreads("poller"));
         try {
@@ -65,7 +71,8 @@ class InvocationMeterTest {
         } finally {
             caller.shutdown();
         }
-        assertTrue(meter.snapshot().functions().get("Fn").cpuNanos() >= cpu * 0.5, "on a carrier thread, counted");
+        double counted = meter.snapshot().functions().get("Fn").cpuNanos();
+        assertTrue(counted >= cpu * 0.5, "on a carrier thread, counted: " + counted + " ns for work of " + cpu + " ns");
     }
 
     @Test
