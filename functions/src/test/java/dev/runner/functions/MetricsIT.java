@@ -1,6 +1,7 @@
 package dev.runner.functions;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.functions.telemetry.EmfLines;
 import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.functions.telemetry.MetricsPublisher;
 import dev.runner.json.Json;
@@ -49,7 +50,7 @@ class MetricsIT {
 
     @BeforeAll
     static void captureEmf() {
-        InvocationMetrics.publishTo(MetricsPublisher.emf(lines::add));
+        InvocationMetrics.publishTo(EmfLines.into(lines::add));
     }
 
     @AfterAll
@@ -91,7 +92,8 @@ class MetricsIT {
         Set<String> perInvocation = new HashSet<>();
         for (JsonNode record : lines()) {
             String key = record.path("function_request_id").asText() + "|" + record.path("Function").asText() + "|"
-                    + record.path("Reason").asText() + "|" + record.path("IntegrationKey").asText();
+                    + record.path("Reason").asText() + "|" + record.path("IntegrationKey").asText() + "|"
+                    + record.path("_aws").path("CloudWatchMetrics").path(0).path("Dimensions");
             assertTrue(perInvocation.add(key), "one record per invocation and dimension set: " + key);
         }
     }

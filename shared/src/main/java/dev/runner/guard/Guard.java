@@ -238,7 +238,10 @@ public final class Guard {
             reserved += tenantReserved;
         }
         if (reserved > 0) {
+            // A producer (run worker, webhook) may make no further round trip of its own for a long
+            // time: its counts are sent now, with whatever else waits, rather than left to ride along.
             countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
+            flushGiveBacks();
         }
         return delays;
     }
@@ -341,6 +344,18 @@ public final class Guard {
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
         return new GroupAdmission(group, admitted, why, false, List.of(), 0);
+    }
+
+    private void flushGiveBacks() {
+        Pipeline pipeline = pipelineWithGiveBacks();
+        if (pipeline.isEmpty()) {
+            return;
+        }
+        try {
+            pipeline.run(redis);
+        } catch (RuntimeException e) {
+            failOpen(e, "give-back", "dropping deferral counts and give-backs; leases expire after " + leaseTtl);
+        }
     }
 
     private Pipeline pipelineWithGiveBacks() {

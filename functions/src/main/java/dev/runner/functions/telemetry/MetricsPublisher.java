@@ -8,19 +8,6 @@ public interface MetricsPublisher {
 
     void publish(List<MetricRecord> records);
 
-    /** CloudWatch EMF on stdout, which Lambda sends to CloudWatch Logs. */
-    MetricsPublisher EMF_ON_STDOUT = records -> {
-        long now = System.currentTimeMillis();
-        for (MetricRecord record : records) {
-            EmfFormat.lines(record, MetricsRecording.NAMESPACE, now).forEach(System.out::println);
-        }
-    };
-
-    /** EMF lines into {@code sink}: for tests that read what a function published. */
-    static MetricsPublisher emf(java.util.function.Consumer<String> sink) {
-        return records -> {
-            long now = System.currentTimeMillis();
-            records.forEach(record -> EmfFormat.lines(record, MetricsRecording.NAMESPACE, now).forEach(sink));
-        };
-    }
+    /** CloudWatch EMF on stdout, which Lambda sends to CloudWatch Logs, written by Powertools. */
+    MetricsPublisher EMF_ON_STDOUT = new PowertoolsMetricsPublisher();
 }

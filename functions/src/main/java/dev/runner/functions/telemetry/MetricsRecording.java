@@ -134,7 +134,8 @@ final class MetricsRecording implements Metrics {
         if (!ended.isEmpty()) {
             byFunction.add(new Metric("RunDuration", MILLISECONDS, BY_FUNCTION, ended.stream().map(RunEnd::millis).toList()));
         }
-        // As Powertools' captureColdStartMetric, but in this record rather than a line of its own.
+        // Runner's own, in this record, not Powertools' captureColdStartMetric: without its aspect nothing
+        // clears Powertools' JVM-wide cold-start flag, so every invocation would count as one.
         count(byFunction, "ColdStart", coldStart ? 1 : 0, BY_FUNCTION);
         if (!byFunction.isEmpty()) {
             Map<String, Object> properties = new LinkedHashMap<>(invocation);

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
 import dev.runner.metrics.Metrics;
 import org.junit.jupiter.api.Test;
+import software.amazon.cloudwatchlogs.emf.config.EnvironmentConfigurationProvider;
+import software.amazon.cloudwatchlogs.emf.environment.Environments;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,10 +19,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** An invocation's metrics as records, and the records as EMF lines (docs/metrics.md). No I/O. */
-class EmfFormatTest {
-
-    private static final long NOW = 1_767_000_000_000L;
+/**
+ * An invocation's metrics as records, and the records as the EMF lines Powertools writes for them
+ * (docs/metrics.md), read from a sink instead of stdout. No I/O.
+ */
+class PowertoolsMetricsPublisherTest {
 
     @Test
     void anInvocationAddsUpIntoOneRecordPerDimensionSet() {
@@ -34,6 +37,7 @@ class EmfFormatTest {
         UUID runId = UUID.randomUUID();
         recording.runCompleted(runId, "t-1", Duration.ofSeconds(5));
 
+        long before = System.currentTimeMillis();
         List<JsonNode> lines = lines(recording.records("runner-ItemWorkerFunction-1A2b", "req-1", true));
 
         assertEquals(5, lines.size(), "Function; Reason x2; IntegrationKey x2");
@@ -50,7 +54,8 @@ class EmfFormatTest {
         JsonNode directive = function.path("_aws").path("CloudWatchMetrics").path(0);
         assertEquals("Runner", directive.path("Namespace").asText());
         assertEquals("[[\"Function\"]]", directive.path("Dimensions").toString());
-        assertEquals(NOW, function.path("_aws").path("Timestamp").asLong());
+        assertTrue(function.path("_aws").path("Timestamp").asLong() >= before, "stamped when published");
+        assertEquals(1, function.path("_aws").path("CloudWatchMetrics").size(), "one directive");
 
         JsonNode breakerOpen = lines.get(1);
         assertEquals("breaker_open", breakerOpen.path("Reason").asText());
@@ -59,7 +64,7 @@ class EmfFormatTest {
 
         JsonNode crm = lines.get(3);
         assertEquals("crm", crm.path("IntegrationKey").asText());
-        assertEquals("[12,30]", crm.path("HandlerLatency").toString());
+        assertEquals(List.of(12.0, 30.0), numbers(crm.path("HandlerLatency")));
         assertEquals(1, crm.path("HandlerErrors").asInt());
         assertEquals(1, crm.path("BreakerOpened").asInt());
         assertEquals(List.of("leads"), strings(crm.path("handlerKeys")));
@@ -68,6 +73,34 @@ class EmfFormatTest {
         assertEquals(1, erp.path("BreakerOpen").asInt());
         assertEquals("[[\"Function\"],[\"Function\",\"IntegrationKey\"]]", erp.path("_aws").path("CloudWatchMetrics").path(0).path("Dimensions").toString());
         assertFalse(erp.has("HandlerErrors"), "no call, no error count");
+    }
+
+    @Test
+    void metricsUnderOtherDimensionSetsGoIntoALineOfTheirOwn() {
+        var recording = new MetricsRecording();
+        recording.handlerCall("crm", "leads", Duration.ofMillis(12), true);
+        recording.breakerOpen("crm");
+
+        List<JsonNode> lines = lines(recording.records("runner-ItemWorkerFunction", "req-5", false));
+
+        assertEquals(2, lines.size(), "a Powertools instance has one list of dimension sets for all its metrics");
+        JsonNode calls = lines.getFirst();
+        assertEquals("[[\"Function\",\"IntegrationKey\"]]", calls.path("_aws").path("CloudWatchMetrics").path(0).path("Dimensions").toString());
+        assertEquals(1, calls.path("HandlerErrors").asInt());
+        assertFalse(calls.has("BreakerOpen"), "not summed per function with the calls");
+        JsonNode open = lines.get(1);
+        assertEquals("[[\"Function\"],[\"Function\",\"IntegrationKey\"]]", open.path("_aws").path("CloudWatchMetrics").path(0).path("Dimensions").toString());
+        assertEquals(1, open.path("BreakerOpen").asInt());
+        assertFalse(open.has("HandlerLatency"));
+        assertEquals("crm", open.path("IntegrationKey").asText());
+        assertEquals("req-5", open.path("function_request_id").asText());
+    }
+
+    @Test
+    void withoutAwsEmfEnvironmentTheLinesStillGoToStdoutNeverToAnAgent() {
+        assertTrue(MetricsPublisher.EMF_ON_STDOUT instanceof PowertoolsMetricsPublisher);
+        assertEquals(Environments.Lambda, EnvironmentConfigurationProvider.getConfig().getEnvironmentOverride(),
+                "Lambda's environment: stdout, no probe of the metadata endpoints");
     }
 
     @Test
@@ -84,15 +117,22 @@ class EmfFormatTest {
         List<JsonNode> lines = lines(recording.records("runner-RunWorkerFunction", "req-4", false));
 
         assertEquals(List.of(100, 100, 30), lines.stream().map(line -> line.path("HandlerLatency").size()).toList());
-        assertEquals(0, lines.getFirst().path("HandlerErrors").asInt());
-        assertFalse(lines.get(1).has("HandlerErrors"), "a count is published once");
+        assertEquals(IntStream.range(0, 230).mapToObj(i -> (double) i).toList(),
+                lines.stream().flatMap(line -> numbers(line.path("HandlerLatency")).stream()).toList(), "every value once, in order");
+        assertEquals(1, lines.stream().filter(line -> line.has("HandlerErrors")).count(), "a count is published once");
         assertTrue(lines.stream().allMatch(line -> line.path("IntegrationKey").asText().equals("crm")));
     }
 
     private static List<JsonNode> lines(List<MetricRecord> records) {
         List<JsonNode> lines = new ArrayList<>();
-        records.forEach(record -> EmfFormat.lines(record, MetricsRecording.NAMESPACE, NOW).forEach(line -> lines.add(Json.parse(line))));
+        EmfLines.into(line -> lines.add(Json.parse(line))).publish(records);
         return lines;
+    }
+
+    private static List<Double> numbers(JsonNode array) {
+        List<Double> numbers = new ArrayList<>();
+        array.forEach(element -> numbers.add(element.asDouble()));
+        return numbers;
     }
 
     private static List<String> strings(JsonNode array) {
