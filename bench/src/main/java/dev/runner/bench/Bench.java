@@ -22,62 +22,119 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Runner's benchmarks (../shared/spec/BENCH.md): each workload on a fresh local runtime, wired from
- * template.yaml as in AWS, against a handler service that answers at once. Prints figures; asserts
- * nothing. Sizes and limits are system properties so a run can be scaled (and says so).
+ * template.yaml as in AWS, against a handler service that answers at once unless the workload says
+ * otherwise. Prints figures, with what an item cost (CPU per function, invocations, the AWS bill:
+ * {@link CostReport}); asserts nothing. Sizes and limits are system properties so a run can be
+ * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
+ * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [faults]</pre>
+ * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [faults]</pre>
  *
  * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
 public final class Bench {
 
+    /** BENCH.md's W1 items/s of the reference: its latest run, and the low end of the first two. */
+    static final double REFERENCE_W1_BEST = 2593;
+    static final double REFERENCE_W1_LOWEST = 1650;
+    /** BENCH.md: the reference worker's CPU per item at W1. */
+    static final double REFERENCE_WORKER_CPU_MS = 0.26;
+
     private Bench() {}
 
     public static void main(String[] args) {
-        Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4") : Arrays.asList(args));
+        Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4", "w5", "w6") : Arrays.asList(args));
+        warmUp();
         for (String workload : workloads) {
             switch (workload) {
                 case "w1" -> throughput();
                 case "w2" -> priority();
                 case "w3" -> fairness();
                 case "w4" -> outage();
+                case "w5" -> limitedDrain();
+                case "w6" -> rateDrain();
                 case "faults" -> faults();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, faults)");
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, faults)");
             }
         }
         System.exit(0);
     }
 
-    /** W1: 20,000 items over 40 tenants (a run of 500 each, one page), /process-batch. */
+    /**
+     * The JIT compiles the hot paths before anything is measured (-Dbench.warmup items, 0 = none):
+     * a W1 of its own, not reported. Every workload then runs on its own fresh local runtime.
+     */
+    static void warmUp() {
+        int items = Integer.getInteger("bench.warmup", 4000);
+        if (items <= 0) {
+            return;
+        }
+        long start = System.nanoTime();
+        try (var stack = new BenchStack(Map.of())) {
+            List<String> tenants = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                tenants.add("warm-" + t);
+            }
+            stack.integration("warm", "import", true, Json.object().put("batch_size", 10).put("concurrency", 50)
+                    .put("rate_limit_per_minute", 600_000), tenants, "warm-secret-0123456789");
+            stack.handlers.handler("import").pages(1, items / tenants.size());
+            List<UUID> runs = new ArrayList<>();
+            for (String tenant : tenants) {
+                runs.add(stack.manualRun(tenant, "warm", "import"));
+            }
+            stack.awaitEnded(runs, Duration.ofMinutes(10));
+        }
+        System.out.printf("%nwarm-up: %d items in %.1f s (not measured; -Dbench.warmup=0 to skip)%n", items, (System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * W1: 20,000 items over 40 tenants (a run of 500 each, one page), /process-batch, the handler
+     * configured as the reference's (concurrency 50, 600,000 a minute, batches of 10);
+     * {@code -Dw1.reference=false} gives it no limits (batches of 10 only), as earlier runs had it.
+     */
     static void throughput() {
         int tenants = Integer.getInteger("w1.tenants", 40);
         int perTenant = Integer.getInteger("w1.items", 500);
+        boolean reference = Boolean.parseBoolean(System.getProperty("w1.reference", "true"));
         try (var stack = new BenchStack(Map.of())) {
             List<String> tenantIds = new ArrayList<>();
             for (int t = 0; t < tenants; t++) {
                 tenantIds.add("w1-tenant-" + t);
             }
-            stack.integration("w1", "import", true, Json.object().put("batch_size", 10), tenantIds, "w1-secret-0123456789");
+            var configs = Json.object().put("batch_size", 10);
+            if (reference) {
+                configs.put("concurrency", 50).put("rate_limit_per_minute", 600_000);
+            }
+            stack.integration("w1", "import", true, configs, tenantIds, "w1-secret-0123456789");
             stack.handlers.handler("import").pages(1, perTenant);
-            var before = stack.meters();
-            long start = System.nanoTime();
+            var window = Window.open("w1", stack);
             List<UUID> runs = new ArrayList<>();
             for (String tenant : tenantIds) {
                 runs.add(stack.manualRun(tenant, "w1", "import"));
             }
-            stack.awaitEnded(runs, Duration.ofMinutes(10));
-            double seconds = (System.nanoTime() - start) / 1e9;
-            var used = stack.meters().since(before);
+            Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(10));
+            var used = window.close();
+            double seconds = window.secondsUntil(ended);
             int items = tenants * perTenant;
             long succeeded = runs.stream().mapToLong(r -> stack.count(r, "succeeded")).sum();
-            System.out.printf("%nW1 throughput: %d items (%d tenants x %d), %d succeeded in %.1f s = %.0f items/s%n",
-                    items, tenants, perTenant, succeeded, seconds, items / seconds);
+            System.out.printf("%nW1 throughput: %d items (%d tenants x %d), handler %s: %d succeeded in %.1f s = %.0f items/s%n",
+                    items, tenants, perTenant, reference ? "as the reference's (concurrency 50, 600,000/min, batches of 10)"
+                            : "without limits (batches of 10)", succeeded, seconds, items / seconds);
+            System.out.printf("  = %.2fx the reference's best, %.0f items/s, and %.2fx its lowest, %.0f (BENCH.md: BullMQ on a 2-core machine like this)%n",
+                    items / seconds / REFERENCE_W1_BEST, REFERENCE_W1_BEST, items / seconds / REFERENCE_W1_LOWEST, REFERENCE_W1_LOWEST);
             System.out.printf("  Redis: %.3f commands/item sent, %.3f round trips/item, %.2f commands/item server-side (inside scripts too)%n",
                     (double) used.redisClientCommands() / items, (double) used.redisRoundTrips() / items, (double) used.redisCommands() / items);
-            System.out.printf("  Postgres: %.3f statements/item (%.2f per 10-item batch)%n",
-                    (double) used.postgresStatements() / items, used.postgresStatements() * 10.0 / items);
-            System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqs());
+            System.out.printf("  Postgres: %.3f statements/item at the server (%.3f with BEGIN/COMMIT; %.2f per 10-item batch); %.3f/item sent by the functions%n",
+                    (double) used.postgres().work() / items, (double) used.postgres().all() / items, used.postgres().work() * 10.0 / items,
+                    (double) used.postgresStatements() / items);
+            System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqsByOperation());
             System.out.printf("  handler calls: %d; JVM peak RSS %d MB%n", stack.handlers.calls("import").size(), BenchStack.peakRssMb());
+            CostReport.print(items, used);
+            var itemWorker = used.invocations().functions().get("ItemWorkerFunction");
+            if (itemWorker != null) {
+                System.out.printf("  item worker CPU %.4f ms/item; goal <= %.2f (half the reference worker's %.2f)%n",
+                        itemWorker.cpuNanos() / 1e6 / items, REFERENCE_WORKER_CPU_MS / 2, REFERENCE_WORKER_CPU_MS);
+            }
         }
     }
 
@@ -91,6 +148,7 @@ public final class Bench {
             stack.handlers.handler("sync").pages(backlog / 500, 500);
             webhookLatencies(stack, secret, webhooks / 2, "warm-up"); // class loading and JIT, not measured
             double[] alone = webhookLatencies(stack, secret, webhooks, "alone");
+            var window = Window.open("w2", stack);
             stack.call("PUT", "/tenants/w2-tenant/integrations/w2", scheduleBody(secret), 200);
             // Fire the schedule now rather than in a minute: the scheduler's own tick (every second here) picks it up.
             try (var db = java.sql.DriverManager.getConnection(stack.runtime.endpoints().jdbcUrl(),
@@ -104,12 +162,17 @@ public final class Bench {
                 LockSupport.parkNanos(50_000_000);
             }
             double[] withBacklog = webhookLatencies(stack, secret, webhooks, "with");
+            var used = window.close();
             long waiting = stack.scheduleItems("queued");
+            long processed = stack.scheduleItems("succeeded") + webhooks;
             System.out.printf("%nW2 priority: %d webhook items at 20/s, latency accepted -> handler%n", webhooks);
             System.out.printf("  alone:        p50 %.0f ms, p95 %.0f ms, p99 %.0f ms%n", alone[0], alone[1], alone[2]);
             System.out.printf("  with backlog: p50 %.0f ms, p95 %.0f ms, p99 %.0f ms (backlog of %d schedule items, %d still queued after the webhooks)%n",
                     withBacklog[0], withBacklog[1], withBacklog[2], backlog, waiting);
             System.out.printf("  ratio: p50 %.2f, p99 %.2f%n", withBacklog[0] / alone[0], withBacklog[2] / alone[2]);
+            System.out.printf("  cost over the window from the schedule's firing to the last webhook item: %d items succeeded in %.1f s%n",
+                    processed, used.nanoTime() / 1e9);
+            CostReport.print((int) processed, used);
         }
     }
 
@@ -178,7 +241,8 @@ public final class Bench {
             stack.handlers.handler("small").pages(4, 50);
             stack.awaitEnded(List.of(stack.manualRun("tenant-b", "w3b", "small")), Duration.ofMinutes(2)); // warm-up
             long alone = timed(stack, "tenant-b", "w3b", "small");
-            var before = stack.meters();
+            var window = Window.open("w3", stack);
+            var before = window.before();
             long start = System.nanoTime();
             UUID big = stack.manualRun("tenant-a", "w3", "big");
             long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
@@ -195,21 +259,22 @@ public final class Bench {
             if (untilDone) {
                 stack.awaitEnded(List.of(big), Duration.ofMinutes(bigItems / limit + 10));
                 // B's own requests are taken out: what is left is A's.
-                var used = stack.meters().since(before).minus(usedByB);
+                var all = window.close();
+                var used = all.minus(usedByB);
                 System.out.printf("  A's whole throttled life: %.1f min, %.2f SQS requests per A item %s%n",
-                        (System.nanoTime() - start) / 6e10, (double) used.sqsTotal() / bigItems, used.sqs());
+                        (System.nanoTime() - start) / 6e10, (double) used.sqsTotal() / bigItems, used.sqsByOperation());
+                CostReport.print(bigItems + 200, all);
             } else {
-                var used = stack.meters().since(before);
+                var used = window.close();
                 System.out.printf("  A so far: %d SQS requests for %d items %s (w3.untilDone=false)%n",
-                        used.sqsTotal(), bigItems, used.sqs());
+                        used.sqsTotal(), bigItems, used.sqsByOperation());
             }
         }
     }
 
     private static long timed(BenchStack stack, String tenant, String integration, String handler) {
-        long start = System.nanoTime();
-        stack.awaitEnded(List.of(stack.manualRun(tenant, integration, handler)), Duration.ofMinutes(2));
-        return (System.nanoTime() - start) / 1_000_000;
+        Instant start = Instant.now();
+        return Duration.between(start, stack.awaitEnded(List.of(stack.manualRun(tenant, integration, handler)), Duration.ofMinutes(2))).toMillis();
     }
 
     /** W4: 2,000 items whose handler fails every call for 10 s, seed timings. */
@@ -227,17 +292,142 @@ public final class Bench {
                 }
                 return 200;
             });
-            long start = System.nanoTime();
+            var window = Window.open("w4", stack);
             outageEnds[0] = System.currentTimeMillis() + outageMs;
             UUID run = stack.manualRun("w4-tenant", "w4", "push");
-            stack.awaitEnded(List.of(run), Duration.ofMinutes(10));
+            Instant ended = stack.awaitEnded(List.of(run), Duration.ofMinutes(10));
+            var used = window.close();
             JsonNode counts = stack.run(run).path("counts");
             long lost = items - counts.path("succeeded").asLong() - counts.path("dead").asLong();
             System.out.printf("%nW4 outage: %d items, handler down %d s, seed timings (5 failures, open 30 s, 3 attempts, 5 s backoff)%n",
                     items, outageMs / 1000);
             System.out.printf("  calls during the outage %d, dead %d, lost %d, succeeded %d, total %.1f s%n",
                     duringOutage.get(), counts.path("dead").asLong(), lost, counts.path("succeeded").asLong(),
-                    (System.nanoTime() - start) / 1e9);
+                    window.secondsUntil(ended));
+            CostReport.print(items, used);
+        }
+    }
+
+    /**
+     * W5: 1,000 items over 40 tenants (manual runs), a handler with concurrency 4, no batch
+     * endpoint, 20 ms per call. Ideal: every call at the limit, 1,000 x 20 ms / 4 = 5 s.
+     */
+    static void limitedDrain() {
+        int tenants = Integer.getInteger("w5.tenants", 40);
+        int items = Integer.getInteger("w5.items", 1000);
+        int concurrency = Integer.getInteger("w5.concurrency", 4);
+        long callMs = Long.getLong("w5.callMs", 20);
+        double ideal = items * callMs / 1000.0 / concurrency;
+        drain("W5 limited drain", "w5", tenants, items, Json.object().put("concurrency", concurrency), callMs, ideal,
+                String.format("concurrency %d, no batch endpoint, %d ms per call", concurrency, callMs));
+    }
+
+    /**
+     * W6: 1,200 items over 10 tenants, a handler limited to 600 a minute, no batch endpoint, 20 ms
+     * per call. Ideal: 600 in the first minute's window, the rest when the second opens a minute
+     * later, so about 60 s (plus the last 600 calls' own time, which overlap).
+     */
+    static void rateDrain() {
+        int tenants = Integer.getInteger("w6.tenants", 10);
+        int items = Integer.getInteger("w6.items", 1200);
+        int perMinute = Integer.getInteger("w6.ratePerMinute", 600);
+        long callMs = Long.getLong("w6.callMs", 20);
+        double ideal = Math.max(0, Math.ceil((double) items / perMinute) - 1) * 60.0 + callMs / 1000.0;
+        drain("W6 rate drain", "w6", tenants, items, Json.object().put("rate_limit_per_minute", perMinute), callMs, ideal,
+                String.format("rate_limit_per_minute %d, no batch endpoint, %d ms per call", perMinute, callMs));
+    }
+
+    /** Manual runs of {@code items} items over {@code tenants} tenants through a limited handler answering in {@code callMs}. */
+    private static void drain(String title, String key, int tenants, int items, com.fasterxml.jackson.databind.node.ObjectNode configs,
+                              long callMs, double idealSeconds, String handler) {
+        int perTenant = items / tenants;
+        try (var stack = new BenchStack(Map.of())) {
+            List<String> tenantIds = new ArrayList<>();
+            for (int t = 0; t < tenants; t++) {
+                tenantIds.add(key + "-tenant-" + t);
+            }
+            stack.integration(key, "sync", false, configs, tenantIds, key + "-secret-0123456789");
+            stack.handlers.handler("sync").pages(1, perTenant).itemStatus(item -> {
+                LockSupport.parkNanos(callMs * 1_000_000);
+                return 200;
+            });
+            var window = Window.open(key, stack);
+            List<UUID> runs = new ArrayList<>();
+            for (String tenant : tenantIds) {
+                runs.add(stack.manualRun(tenant, key, "sync"));
+            }
+            Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(15));
+            var used = window.close();
+            int total = perTenant * tenants;
+            double seconds = window.secondsUntil(ended);
+            long succeeded = runs.stream().mapToLong(r -> stack.count(r, "succeeded")).sum();
+            long deferrals = used.deferrals();
+            System.out.printf("%n%s: %d items (%d tenants x %d), handler %s%n", title, total, tenants, perTenant, handler);
+            System.out.printf("  %d succeeded in %.1f s = %.2fx ideal (%.1f s); %.2f deferrals per item (%d re-sends to the item tiers;"
+                            + " admission counted %d in Redis, source reservations included)%n",
+                    succeeded, seconds, seconds / idealSeconds, idealSeconds, (double) deferrals / total, deferrals, stack.deferralsCounted());
+            System.out.printf("  handler calls %d; SQS %.3f requests/item %s%n", stack.handlers.itemCalls("sync").size(),
+                    (double) used.sqsTotal() / total, used.sqsByOperation());
+            CostReport.print(total, used);
+        }
+    }
+
+    /**
+     * A workload's measured window: the meters at its start and, with {@code -Dbench.jfr=DIR}, a
+     * JFR profile (settings "profile") of exactly that window.
+     */
+    private static final class Window {
+        private final String workload;
+        private final BenchStack stack;
+        private final BenchStack.Meters before;
+        private final jdk.jfr.Recording recording;
+        private final Instant opened = Instant.now();
+
+        private Window(String workload, BenchStack stack, BenchStack.Meters before, jdk.jfr.Recording recording) {
+            this.workload = workload;
+            this.stack = stack;
+            this.before = before;
+            this.recording = recording;
+        }
+
+        static Window open(String workload, BenchStack stack) {
+            jdk.jfr.Recording recording = null;
+            if (System.getProperty("bench.jfr") != null) {
+                try {
+                    recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                    recording.start();
+                } catch (java.io.IOException | java.text.ParseException e) {
+                    throw new IllegalStateException("cannot start JFR: " + e.getMessage(), e);
+                }
+            }
+            return new Window(workload, stack, stack.meters(), recording);
+        }
+
+        BenchStack.Meters before() {
+            return before;
+        }
+
+        /** Seconds from the window's opening to {@code end} (the last run's end, by Postgres's clock: the same machine's). */
+        double secondsUntil(Instant end) {
+            return Duration.between(opened, end).toNanos() / 1e9;
+        }
+
+        /** What the window used; the profile, if any, is written now. */
+        BenchStack.Meters close() {
+            var used = stack.meters().since(before);
+            if (recording != null) {
+                try {
+                    java.nio.file.Path file = java.nio.file.Path.of(System.getProperty("bench.jfr"), workload + ".jfr");
+                    java.nio.file.Files.createDirectories(file.getParent());
+                    recording.stop();
+                    recording.dump(file);
+                    recording.close();
+                    System.out.println("  profile: " + file);
+                } catch (java.io.IOException e) {
+                    throw new IllegalStateException("cannot write the JFR profile: " + e.getMessage(), e);
+                }
+            }
+            return used;
         }
     }
 

@@ -6,9 +6,12 @@ import dev.runner.cost.CostMeter;
 import dev.runner.json.Json;
 import dev.runner.local.LocalOptions;
 import dev.runner.local.LocalRuntime;
+import dev.runner.local.lambda.InvocationMeter;
+import dev.runner.local.sqs.QueuePoller;
 import dev.runner.testing.FakeHandler;
 import io.lettuce.core.RedisClient;
 
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -19,20 +22,30 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The whole system as the local runtime wires it from template.yaml (same pollers, batch sizes and
  * concurrency), a handler service speaking the contract, and the meters a workload reads: SQS
- * requests by operation, Redis commands counted by the server, Redis round trips and Postgres
- * statements counted by the functions' own clients.
+ * requests by operation (the functions' own, counted by an SDK interceptor, and the event source
+ * mappings', counted by the runtime), Redis commands counted by the server, Postgres statements
+ * counted by the server (pg_stat_statements) and by the functions' client, each function's
+ * invocations, time and CPU ({@link InvocationMeter}), and the machine's CPU by thread and process
+ * ({@link CpuMeter}).
  */
 final class BenchStack implements AutoCloseable {
 
     static final String SIGNING_SECRET = "bench-handler-secret";
+    /** The role the benchmark watches Postgres with, so its own statements are not counted. */
+    private static final String WATCHER_ROLE = "bench_watcher";
+    /** Share of the time invocations may run alone so all their threads' CPU is measured (-Dbench.aloneShare). */
+    static final double ALONE_SHARE = Double.parseDouble(System.getProperty("bench.aloneShare", "0.05"));
 
     final LocalRuntime runtime;
-    final FakeHandler handlers = FakeHandler.start(SIGNING_SECRET);
+    /** On platform threads of its own: its CPU is the handler's, not the functions' virtual threads'. */
+    final FakeHandler handlers = FakeHandler.start(SIGNING_SECRET, Executors.newCachedThreadPool(named("handler-service")));
     private final HttpClient http = HttpClient.newHttpClient();
     private final RedisClient redisClient;
 
@@ -40,8 +53,35 @@ final class BenchStack implements AutoCloseable {
         Map<String, String> env = new HashMap<>(environment);
         env.put("RUNNER_HANDLER_SIGNING_SECRET", SIGNING_SECRET);
         env.put("RUNNER_API_KEY", "bench-key");
-        runtime = LocalRuntime.start(LocalOptions.defaults(Path.of("template.yaml"), env).withFreePorts().withDemo(false));
+        runtime = LocalRuntime.start(LocalOptions.defaults(Path.of("template.yaml"), env).withFreePorts().withDemo(false),
+                new InvocationMeter(ALONE_SHARE));
         redisClient = RedisClient.create(runtime.endpoints().redisUrl());
+        prepareWatcher();
+        postmaster = CpuMeter.postmaster(URI.create(runtime.endpoints().jdbcUrl().substring("jdbc:".length())).getPort());
+    }
+
+    /** The embedded Postgres server's process, whose CPU (and its backends') is read from /proc. */
+    private final long postmaster;
+
+    private static java.util.concurrent.ThreadFactory named(String name) {
+        AtomicInteger count = new AtomicInteger();
+        return task -> {
+            Thread thread = new Thread(task, name + "-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** pg_stat_statements, and a role of the benchmark's own whose statements are left out of the counts. */
+    private void prepareWatcher() {
+        var endpoints = runtime.endpoints();
+        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
+             var statement = admin.createStatement()) {
+            statement.execute("create extension if not exists pg_stat_statements");
+            statement.execute("create role " + WATCHER_ROLE + " login superuser password '" + WATCHER_ROLE + "'");
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("cannot prepare Postgres for the benchmark: " + e.getMessage(), e);
+        }
     }
 
     /** A type with one handler at the handler service, and the given tenants enabled for it. */
@@ -68,18 +108,33 @@ final class BenchStack implements AutoCloseable {
     }
 
     /**
-     * Waits until every run has ended (completed, with errors, or failed). Asks Postgres on a
-     * connection of its own, so watching costs the meters nothing.
+     * Waits until every run has ended (completed, with errors, or failed); returns when the last
+     * one did, by Postgres's clock, so how often it looks does not change the time measured. Asks
+     * Postgres on a connection of its own, as a role whose statements are not counted.
      */
-    void awaitEnded(Collection<UUID> runIds, Duration within) {
+    java.time.Instant awaitEnded(Collection<UUID> runIds, Duration within) {
         long deadline = System.nanoTime() + within.toNanos();
         for (UUID runId : runIds) {
             while (!ended(runId)) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("run " + runId + " did not end within " + within + ": " + run(runId));
                 }
-                LockSupport.parkNanos(20_000_000);
+                LockSupport.parkNanos(200_000_000);
             }
+        }
+        return lastFinished(runIds);
+    }
+
+    private synchronized java.time.Instant lastFinished(Collection<UUID> runIds) {
+        scalar("select 1", null, null); // opens the watcher connection
+        try (var statement = watcher.prepareStatement("select max(finished_at) from runs where run_id = any(?)")) {
+            statement.setArray(1, watcher.createArrayOf("uuid", runIds.toArray()));
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                return rows.getTimestamp(1).toInstant();
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
         }
     }
 
@@ -102,7 +157,7 @@ final class BenchStack implements AutoCloseable {
         try {
             if (watcher == null) {
                 var endpoints = runtime.endpoints();
-                watcher = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
+                watcher = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), WATCHER_ROLE, WATCHER_ROLE);
             }
             try (var statement = watcher.prepareStatement(sql)) {
                 int index = 1;
@@ -159,7 +214,11 @@ final class BenchStack implements AutoCloseable {
     }
 
     /** The meters at one instant. */
-    record Meters(Map<String, Long> sqs, long redisCommands, long redisClientCommands, long redisRoundTrips, long postgresStatements) {
+    record Meters(long nanoTime, Map<String, Long> sqs, long sqsChunks, long deferrals, QueuePoller.Requests eventSource, long redisCommands,
+                  long redisClientCommands, long redisRoundTrips, long postgresStatements, PgStatements postgres,
+                  InvocationMeter.Snapshot invocations, CpuMeter.Reading cpuReading, CpuMeter.Used cpu) {
+
+        /** What happened between {@code before} and this. */
         Meters since(Meters before) {
             Map<String, Long> sqsDelta = new HashMap<>();
             sqs.forEach((op, n) -> {
@@ -168,26 +227,79 @@ final class BenchStack implements AutoCloseable {
                     sqsDelta.put(op, d);
                 }
             });
-            return new Meters(sqsDelta, redisCommands - before.redisCommands, redisClientCommands - before.redisClientCommands,
-                    redisRoundTrips - before.redisRoundTrips, postgresStatements - before.postgresStatements);
+            return new Meters(nanoTime - before.nanoTime, sqsDelta, sqsChunks - before.sqsChunks, deferrals - before.deferrals,
+                    eventSource.minus(before.eventSource),
+                    redisCommands - before.redisCommands, redisClientCommands - before.redisClientCommands,
+                    redisRoundTrips - before.redisRoundTrips, postgresStatements - before.postgresStatements,
+                    postgres.minus(before.postgres), invocations.since(before.invocations), null,
+                    CpuMeter.between(before.cpuReading, cpuReading));
         }
 
+        /** SQS requests (what W3 subtracts): the functions' and the event source mappings'. */
         Meters minus(Meters other) {
             Map<String, Long> sqsLeft = new HashMap<>(sqs);
             other.sqs.forEach((op, n) -> sqsLeft.merge(op, -n, Long::sum));
-            return new Meters(sqsLeft, redisCommands - other.redisCommands, redisClientCommands - other.redisClientCommands,
-                    redisRoundTrips - other.redisRoundTrips, postgresStatements - other.postgresStatements);
+            return new Meters(nanoTime, sqsLeft, sqsChunks - other.sqsChunks, deferrals - other.deferrals, eventSource.minus(other.eventSource),
+                    redisCommands - other.redisCommands, redisClientCommands - other.redisClientCommands,
+                    redisRoundTrips - other.redisRoundTrips, postgresStatements - other.postgresStatements,
+                    postgres.minus(other.postgres), invocations, null, cpu);
         }
 
+        /** Every SQS request: the functions' (SDK) and the event source mappings' receives and deletes. */
         long sqsTotal() {
-            return SqsRequestCounter.total(sqs);
+            return SqsRequestCounter.total(sqs) + eventSource.receives() + eventSource.deleteBatches();
+        }
+
+        /** Every SQS request in 64 KiB chunks, as SQS bills them. */
+        long sqsBilled() {
+            return sqsChunks + eventSource.chunks();
+        }
+
+        /** The requests by operation, the event source mappings' included. */
+        Map<String, Long> sqsByOperation() {
+            Map<String, Long> all = new java.util.TreeMap<>(sqs);
+            all.merge("ReceiveMessage", eventSource.receives(), Long::sum);
+            all.merge("DeleteMessageBatch", eventSource.deleteBatches(), Long::sum);
+            all.values().removeIf(n -> n == 0);
+            return all;
+        }
+    }
+
+    /** Statements Postgres ran (pg_stat_statements, the benchmark's own left out): all, and transaction control among them. */
+    record PgStatements(long all, long transactionControl) {
+        PgStatements minus(PgStatements earlier) {
+            return new PgStatements(all - earlier.all, transactionControl - earlier.transactionControl);
+        }
+
+        long work() {
+            return all - transactionControl;
         }
     }
 
     Meters meters() {
         CostMeter.Costs costs = runtime.costs().snapshot();
-        return new Meters(SqsRequestCounter.snapshot(), redisServerCommands(), costs.redisCommands(), costs.redisRoundTrips(),
-                costs.sqlStatements());
+        return new Meters(System.nanoTime(), SqsRequestCounter.snapshot(), SqsRequestCounter.chunks(), SqsRequestCounter.deferrals(),
+                runtime.eventSourceRequests(),
+                redisServerCommands(), costs.redisCommands(), costs.redisRoundTrips(), costs.sqlStatements(), postgresStatements(),
+                runtime.invocations(), CpuMeter.read(postmaster), null);
+    }
+
+    /** Postgres's own count of the statements it ran for everyone but the benchmark's watcher. */
+    private synchronized PgStatements postgresStatements() {
+        scalar("select 1", null, null); // opens the watcher connection
+        try (var statement = watcher.prepareStatement("""
+                select coalesce(sum(calls), 0),
+                       coalesce(sum(calls) filter (where query ~* '^\\s*(begin|commit|rollback|start transaction|set|show|reset|discard)'), 0)
+                from pg_stat_statements s join pg_roles r on r.oid = s.userid
+                where r.rolname <> ?""")) {
+            statement.setString(1, WATCHER_ROLE);
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                return new PgStatements(rows.getLong(1), rows.getLong(2));
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Commands the Redis server executed, those inside scripts included (INFO commandstats). */
@@ -198,6 +310,19 @@ final class BenchStack implements AutoCloseable {
                 int calls = line.indexOf("calls=");
                 if (line.startsWith("cmdstat_") && calls > 0 && !line.startsWith("cmdstat_info")) {
                     total += Long.parseLong(line.substring(calls + 6, line.indexOf(',', calls)));
+                }
+            }
+            return total;
+        }
+    }
+
+    /** Admission deferrals the guard counted in Redis (per-minute hashes, every reason, source reservations included). */
+    long deferralsCounted() {
+        try (var connection = redisClient.connect()) {
+            long total = 0;
+            for (String key : connection.sync().keys("*:deferrals:*")) {
+                for (String count : connection.sync().hgetall(key).values()) {
+                    total += Long.parseLong(count);
                 }
             }
             return total;

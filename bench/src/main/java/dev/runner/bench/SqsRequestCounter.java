@@ -4,6 +4,8 @@ import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
+import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,11 +21,60 @@ import java.util.concurrent.atomic.LongAdder;
 public final class SqsRequestCounter implements ExecutionInterceptor {
 
     private static final Map<String, LongAdder> BY_OPERATION = new ConcurrentHashMap<>();
+    /** Requests as SQS bills them: one per 64 KiB of payload. */
+    private static final LongAdder CHUNKS = new LongAdder();
+    /** Messages sent (SendMessage, SendMessageBatch entries), by queue name. */
+    private static final Map<String, LongAdder> SENT_BY_QUEUE = new ConcurrentHashMap<>();
+    /**
+     * Items sent back to their tier deferred: an item message whose {@code deferrals} is above 0
+     * (ItemJob counts them; only a deferral's re-send raises it, retries wait out a visibility change).
+     */
+    private static final LongAdder DEFERRALS = new LongAdder();
+    private static final java.util.regex.Pattern DEFERRED = java.util.regex.Pattern.compile("\"deferrals\":[1-9]");
 
     @Override
     public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
         String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
         BY_OPERATION.computeIfAbsent(operation == null ? "?" : operation, o -> new LongAdder()).increment();
+        long bytes = context.requestBody().flatMap(body -> body.optionalContentLength()).orElse(0L);
+        CHUNKS.add(Math.max(1, (bytes + 65_535) / 65_536));
+        switch (context.request()) {
+            case SendMessageBatchRequest batch -> {
+                sent(batch.queueUrl(), batch.entries().size());
+                batch.entries().forEach(entry -> countDeferral(entry.messageBody()));
+            }
+            case SendMessageRequest single -> {
+                sent(single.queueUrl(), 1);
+                countDeferral(single.messageBody());
+            }
+            default -> { }
+        }
+    }
+
+    private static void sent(String queueUrl, int messages) {
+        String queue = queueUrl.substring(queueUrl.lastIndexOf('/') + 1);
+        SENT_BY_QUEUE.computeIfAbsent(queue, q -> new LongAdder()).add(messages);
+    }
+
+    private static void countDeferral(String body) {
+        if (body != null && DEFERRED.matcher(body).find()) {
+            DEFERRALS.increment();
+        }
+    }
+
+    /** Deferrals so far: item messages re-sent to their tier with a delay. */
+    public static long deferrals() {
+        return DEFERRALS.sum();
+    }
+
+    /** Messages sent so far to the queues whose name contains {@code part}. */
+    public static long sentTo(String part) {
+        return SENT_BY_QUEUE.entrySet().stream().filter(e -> e.getKey().contains(part)).mapToLong(e -> e.getValue().sum()).sum();
+    }
+
+    /** Requests so far counted in 64 KiB chunks of payload. */
+    public static long chunks() {
+        return CHUNKS.sum();
     }
 
     public static Map<String, Long> snapshot() {

@@ -1,8 +1,8 @@
 package dev.runner.embedded;
 
+import dev.runner.embedded.sqs.ElasticMqQueues;
+import dev.runner.embedded.sqs.LocalSqs;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import org.elasticmq.rest.sqs.SQSRestServer;
-import org.elasticmq.rest.sqs.SQSRestServerBuilder;
 import redis.embedded.RedisServer;
 
 import java.io.IOException;
@@ -22,6 +22,9 @@ import java.util.stream.Stream;
  * Postgres, Redis and an SQS-compatible server (ElasticMQ) started in this JVM: what the test
  * harness and the local runtime stand on. Each server binds to 127.0.0.1 only; port 0 picks a
  * free port. {@link #close()} stops all of them, in reverse order of start.
+ *
+ * <p>ElasticMQ's queues can also be reached in-process ({@link #queues()}); with the SQS front end
+ * the SQS endpoint answers a queue's everyday requests from them ({@link LocalSqs}).
  *
  * <p>Postgres and Redis can be restarted on their port while clients use them ({@link #restartPostgres},
  * {@link #restartRedis}): the faults the fault run injects. Postgres keeps its data across a restart
@@ -65,6 +68,7 @@ public final class EmbeddedServers implements AutoCloseable {
 
     private final List<AutoCloseable> started = new ArrayList<>();
     private Endpoints endpoints;
+    private ElasticMqQueues queues;
     private Path postgresData;
     private int postgresPort;
     private EmbeddedPostgres postgres;
@@ -72,10 +76,16 @@ public final class EmbeddedServers implements AutoCloseable {
 
     private EmbeddedServers() {}
 
+    /** ElasticMQ answers every SQS request itself. */
     public static EmbeddedServers start(Ports ports) {
+        return start(ports, false);
+    }
+
+    /** @param sqsFrontEnd whether the SQS endpoint is the front end (the local runtime) or ElasticMQ's REST server itself */
+    public static EmbeddedServers start(Ports ports, boolean sqsFrontEnd) {
         var servers = new EmbeddedServers();
         try {
-            servers.startAll(ports);
+            servers.startAll(ports, sqsFrontEnd);
             return servers;
         } catch (RuntimeException e) {
             servers.close();
@@ -87,7 +97,12 @@ public final class EmbeddedServers implements AutoCloseable {
         return endpoints;
     }
 
-    private void startAll(Ports ports) {
+    /** ElasticMQ's queues in-process: what the local runtime's event source mappings poll. */
+    public ElasticMqQueues queues() {
+        return queues;
+    }
+
+    private void startAll(Ports ports, boolean sqsFrontEnd) {
         ensureFree("postgres", ports.postgres());
         ensureFree("redis", ports.redis());
         ensureFree("sqs", ports.sqs());
@@ -117,18 +132,21 @@ public final class EmbeddedServers implements AutoCloseable {
         }
         started.add(() -> redis.stop());
 
-        SQSRestServer sqs = SQSRestServerBuilder.withInterface("127.0.0.1").withPort(ports.sqs())
-                // ARNs as AWS writes them for us-east-1, so they match what the template and events say.
-                .withAWSRegion("us-east-1").start();
-        int sqsPort = sqs.waitUntilStarted().localAddress().getPort();
-        started.add(sqs::stopAndWait);
-
+        String sqsEndpoint = startSqs(ports.sqs(), sqsFrontEnd);
         endpoints = new Endpoints(
                 postgres.getJdbcUrl("postgres", "postgres"),
                 "postgres",
                 SUPERUSER_PASSWORD,
                 "redis://127.0.0.1:" + redisPort,
-                "http://127.0.0.1:" + sqsPort);
+                sqsEndpoint);
+    }
+
+    /** ElasticMQ, and the front end when asked for; returns the SQS endpoint. */
+    private String startSqs(int port, boolean frontEnd) {
+        LocalSqs sqs = LocalSqs.start("127.0.0.1", port, frontEnd);
+        started.add(sqs);
+        queues = sqs.queues();
+        return sqs.endpoint();
     }
 
     /** Starts Postgres on its port over its data directory: initdb only when the directory is new. */
@@ -145,6 +163,8 @@ public final class EmbeddedServers implements AutoCloseable {
                     .setServerConfig("synchronous_commit", "off")
                     .setServerConfig("full_page_writes", "off")
                     .setServerConfig("max_connections", "300")
+                    // Counts what the server ran, per statement (benchmarks; CREATE EXTENSION pg_stat_statements to read it).
+                    .setServerConfig("shared_preload_libraries", "pg_stat_statements")
                     // The readiness check logs in over TCP: once a runtime makes logins prove their
                     // password (the local runtime does, as RDS would), a restart must present it.
                     .setConnectConfig("password", SUPERUSER_PASSWORD)

@@ -17,6 +17,7 @@ import dev.runner.local.http.ApiServer;
 import dev.runner.local.http.RouteTemplate;
 import dev.runner.local.iam.LocalIam;
 import dev.runner.local.iam.SqsIamGate;
+import dev.runner.local.lambda.InvocationMeter;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.schedule.ScheduleTicker;
 import dev.runner.local.secrets.LocalSecretsManager;
@@ -113,6 +114,8 @@ public final class LocalRuntime implements AutoCloseable {
     private final Map<Map<String, String>, Runner> roots = new LinkedHashMap<>();
     /** What every root's clients cost at the servers, for benchmarks. */
     private final CostMeter costs = new CostMeter();
+    /** What each function's invocations cost: time and CPU. */
+    private final InvocationMeter invocations;
     private final List<QueuePoller> pollers = new ArrayList<>();
     private final Map<String, String> queueUrls = new LinkedHashMap<>();
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -132,9 +135,10 @@ public final class LocalRuntime implements AutoCloseable {
     /** Set by close() before it waits for a start in progress, which gives up at its next step. */
     private volatile boolean stopping;
 
-    private LocalRuntime(LocalOptions options, Clock clock) {
+    private LocalRuntime(LocalOptions options, Clock clock, InvocationMeter invocations) {
         this.options = options;
         this.clock = clock;
+        this.invocations = invocations;
         this.apiKey = callerOr("RUNNER_API_KEY", () -> "rk_" + randomHex(16));
         this.signingSecret = callerOr("RUNNER_HANDLER_SIGNING_SECRET", () -> randomHex(32));
     }
@@ -148,7 +152,7 @@ public final class LocalRuntime implements AutoCloseable {
             System.exit(64);
             return;
         }
-        var runtime = new LocalRuntime(options, Clock.systemUTC());
+        var runtime = new LocalRuntime(options, Clock.systemUTC(), new InvocationMeter(0));
         Runtime.getRuntime().addShutdownHook(new Thread(runtime::close, "local-runtime-stop"));
         // Ctrl-C during the start is held back until the start reaches a step where it can stop:
         // a JVM shutdown while embedded Postgres is starting would leave its postmaster behind
@@ -189,7 +193,12 @@ public final class LocalRuntime implements AutoCloseable {
 
     /** Starts everything; the caller closes it. A failed start leaves nothing running. */
     public static LocalRuntime start(LocalOptions options) {
-        var runtime = new LocalRuntime(options, Clock.systemUTC());
+        return start(options, new InvocationMeter(0));
+    }
+
+    /** Starts everything, measuring invocations with {@code invocations} (benchmarks sample CPU with it). */
+    public static LocalRuntime start(LocalOptions options, InvocationMeter invocations) {
+        var runtime = new LocalRuntime(options, Clock.systemUTC(), invocations);
         try {
             runtime.startAll();
             return runtime;
@@ -267,7 +276,7 @@ public final class LocalRuntime implements AutoCloseable {
         var template = Template.read(options.template(), options.parameterOverrides(), this::dynamicReference);
         template.warnings().forEach(w -> LOG.warn("template: {}", w));
         List<QueueDefinition> queues = template.queues();
-        api = ApiServer.bind(options.apiPort(), clock);
+        api = ApiServer.bind(options.apiPort(), clock, invocations.callerThreads("api"));
         secrets = LocalSecretsManager.bind(options.secretsPort(), iam, clock);
         checkNotStopping();
         startServers();
@@ -280,8 +289,10 @@ public final class LocalRuntime implements AutoCloseable {
         if (options.demo()) {
             demo = DemoHandlerService.start();
         }
-        ticker = new ScheduleTicker(clock, options.scheduleTick(), stack.region(), stack.accountId());
-        List<ApiServer.Route> routes = wire(template.functions(), urlsByName);
+        ticker = new ScheduleTicker(clock, options.scheduleTick(), stack.region(), stack.accountId(),
+                invocations.callerThreads("schedule"));
+        // On a thread of the functions' group: what their constructors start (pools, clients) is theirs.
+        List<ApiServer.Route> routes = invocations.inFunctionGroup(() -> wire(template.functions(), urlsByName));
         checkNotStopping();
         api.start(routes);
         servesConsole = routes.stream()
@@ -295,7 +306,7 @@ public final class LocalRuntime implements AutoCloseable {
     }
 
     private void startServers() {
-        servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()));
+        servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()), true);
         int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
         postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres";
         useLocalAwsDefaults();
@@ -326,7 +337,7 @@ public final class LocalRuntime implements AutoCloseable {
             Map<String, String> environment = environment(definition, iam.register(definition));
             createSecrets(environment);
             LocalFunction function = LocalFunction.load(definition, definition.arn(stack), environment, clock,
-                    this::newFunctionInstance);
+                    this::newFunctionInstance, invocations);
             functions.add(function);
             for (EventSource source : definition.events()) {
                 switch (source) {
@@ -340,7 +351,7 @@ public final class LocalRuntime implements AutoCloseable {
                         if (url == null) {
                             throw new TemplateException(source.name() + ": queue " + queue.queueName() + " is not declared in the template");
                         }
-                        pollers.add(new QueuePoller(sqs, url, queue, function, stack.region(), clock));
+                        pollers.add(new QueuePoller(servers.queues(), queue, function, stack.region(), clock, invocations));
                     }
                     case EventSource.Schedule schedule -> {
                         function.requireInput(ScheduledEvent.class, source.name());
@@ -376,6 +387,16 @@ public final class LocalRuntime implements AutoCloseable {
     /** What the functions' clients have cost at the servers so far. */
     public CostMeter costs() {
         return costs;
+    }
+
+    /** The SQS requests the event source mappings have made so far (in AWS, Lambda's pollers; billed to the account). */
+    public QueuePoller.Requests eventSourceRequests() {
+        return pollers.stream().map(QueuePoller::requests).reduce(new QueuePoller.Requests(0, 0, 0, 0), QueuePoller.Requests::plus);
+    }
+
+    /** What each function's invocations have cost so far: count, time, CPU. */
+    public InvocationMeter.Snapshot invocations() {
+        return invocations.snapshot();
     }
 
     /** Through the management API, as a user would; a refusal is reported and the runtime still starts. */
@@ -506,6 +527,10 @@ public final class LocalRuntime implements AutoCloseable {
         setIfAbsent("aws.secretAccessKey", LOCAL_ACCESS_KEY);
         setIfAbsent("aws.region", Intrinsics.Stack.local().region());
         setIfAbsent("aws.disableEc2Metadata", "true");
+        // The JDK keeps 5 idle HTTP connections per host by default, and here every function's SQS
+        // client shares that cache (in AWS each execution environment has its own): a fan-out's
+        // 50 concurrent sends would open and close connections to the local endpoint.
+        setIfAbsent("http.maxConnections", "100");
     }
 
     public void awaitClose() {

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.function.ToIntFunction;
 
@@ -103,17 +104,22 @@ public final class FakeHandler implements AutoCloseable {
     private final Map<String, Behaviour> behaviours = new ConcurrentHashMap<>();
     private final List<Call> calls = new CopyOnWriteArrayList<>();
 
-    private FakeHandler(String signingSecret) throws IOException {
+    private FakeHandler(String signingSecret, Executor executor) throws IOException {
         this.signingSecret = signingSecret;
         this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 200);
-        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.setExecutor(executor);
         server.createContext("/h/", this::serve);
         server.start();
     }
 
     public static FakeHandler start(String signingSecret) {
+        return start(signingSecret, Executors.newVirtualThreadPerTaskExecutor());
+    }
+
+    /** On threads of the caller's choosing (benchmarks keep the handler off the virtual threads they measure). */
+    public static FakeHandler start(String signingSecret, Executor executor) {
         try {
-            return new FakeHandler(signingSecret);
+            return new FakeHandler(signingSecret, executor);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

@@ -18,10 +18,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * The HTTP API of the template on one local port: each request goes to the function of the
- * most specific matching route, as an API Gateway payload 2.0 event, one virtual thread per request.
+ * most specific matching route, as an API Gateway payload 2.0 event, on a thread of its own
+ * (platform threads from the caller's factory, so the invocation's CPU can be measured).
  */
 public final class ApiServer implements AutoCloseable {
 
@@ -33,20 +35,21 @@ public final class ApiServer implements AutoCloseable {
     public record Route(RouteTemplate template, LocalFunction function) {}
 
     private final HttpServer server;
-    private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+    private final ExecutorService executor;
     private final Clock clock;
     private volatile List<Route> routes = List.of();
 
-    private ApiServer(HttpServer server, Clock clock) {
+    private ApiServer(HttpServer server, Clock clock, ThreadFactory threads) {
         this.server = server;
         this.clock = clock;
+        this.executor = Executors.newCachedThreadPool(threads);
     }
 
     /** Takes the port now (0 = any free port), so a taken port fails before anything else starts. */
-    public static ApiServer bind(int port, Clock clock) {
+    public static ApiServer bind(int port, Clock clock, ThreadFactory threads) {
         try {
             var server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 512);
-            return new ApiServer(server, clock);
+            return new ApiServer(server, clock, threads);
         } catch (BindException e) {
             throw new EmbeddedServers.PortTakenException("api", port);
         } catch (IOException e) {

@@ -1,6 +1,7 @@
 package dev.runner.local.lambda;
 
 import com.amazonaws.services.lambda.runtime.RequestHandler;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.local.template.FunctionDefinition;
 
 import java.lang.reflect.InvocationTargetException;
@@ -42,17 +43,19 @@ public final class LocalFunction implements AutoCloseable {
     private final Class<?> type;
     private final Instantiator instantiator;
     private final Clock clock;
+    private final InvocationMeter meter;
     private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> idle = new ConcurrentLinkedDeque<>();
     private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> all = new ConcurrentLinkedDeque<>();
 
     private LocalFunction(FunctionDefinition definition, String arn, Map<String, String> environment,
-                          Class<?> type, Instantiator instantiator, Clock clock) {
+                          Class<?> type, Instantiator instantiator, Clock clock, InvocationMeter meter) {
         this.definition = definition;
         this.arn = arn;
         this.environment = Map.copyOf(environment);
         this.type = type;
         this.instantiator = instantiator;
         this.clock = clock;
+        this.meter = meter;
     }
 
     /**
@@ -63,8 +66,14 @@ public final class LocalFunction implements AutoCloseable {
         return load(definition, arn, environment, clock, Instantiator.BY_ENVIRONMENT);
     }
 
+    /** Unmeasured: no invocation is sampled (tools that invoke a function outside a runtime). */
     public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock,
                                      Instantiator instantiator) {
+        return load(definition, arn, environment, clock, instantiator, new InvocationMeter(0));
+    }
+
+    public static LocalFunction load(FunctionDefinition definition, String arn, Map<String, String> environment, Clock clock,
+                                     Instantiator instantiator, InvocationMeter meter) {
         Class<?> type;
         try {
             type = Class.forName(definition.handlerClass(), true, LocalFunction.class.getClassLoader());
@@ -76,7 +85,7 @@ public final class LocalFunction implements AutoCloseable {
             throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
                     + " does not implement com.amazonaws.services.lambda.runtime.RequestHandler");
         }
-        var function = new LocalFunction(definition, arn, environment, type, instantiator, clock);
+        var function = new LocalFunction(definition, arn, environment, type, instantiator, clock, meter);
         function.idle.push(function.newInstance());
         return function;
     }
@@ -121,6 +130,12 @@ public final class LocalFunction implements AutoCloseable {
 
     /** Invokes the handler once; an invocation running past the Timeout counts as failed, as in Lambda. */
     public Outcome invoke(Object event) {
+        int records = event instanceof SQSEvent sqs && sqs.getRecords() != null
+                ? sqs.getRecords().size() : 1;
+        return meter.measure(logicalId(), memoryMb(), records, () -> invokeNow(event));
+    }
+
+    private Outcome invokeNow(Object event) {
         RequestHandler<Object, Object> handler = idle.poll();
         if (handler == null) {
             try {

@@ -20,6 +20,7 @@ import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -39,9 +40,11 @@ public final class ScheduleTicker implements AutoCloseable {
     private final String accountId;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().daemon().name("schedule-timer").factory());
-    private final ExecutorService invocations = Executors.newVirtualThreadPerTaskExecutor();
+    private final ExecutorService invocations;
 
-    public ScheduleTicker(Clock clock, Optional<Duration> tickOverride, String region, String accountId) {
+    /** @param threads the threads invocations run on (platform threads, so their CPU can be measured) */
+    public ScheduleTicker(Clock clock, Optional<Duration> tickOverride, String region, String accountId, ThreadFactory threads) {
+        this.invocations = Executors.newCachedThreadPool(threads);
         this.clock = clock;
         this.tickOverride = tickOverride;
         this.region = region;

@@ -2,24 +2,30 @@ package dev.runner.local.sqs;
 
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import dev.runner.embedded.sqs.ElasticMqQueues;
 import dev.runner.functions.SqsEvents;
+import dev.runner.local.lambda.InvocationMeter;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.template.EventSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import software.amazon.awssdk.services.sqs.SqsClient;
-import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchRequestEntry;
+import software.amazon.awssdk.core.SdkBytes;
 import software.amazon.awssdk.services.sqs.model.Message;
-import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What Lambda's SQS event source mapping does, for one mapping: {@code MaximumConcurrency} pollers,
@@ -29,6 +35,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code batchItemFailures} are deleted; an error or timeout deletes nothing, so the whole batch
  * comes back after the visibility timeout. See
  * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
+ *
+ * <p>Like Lambda's pollers, which are AWS's own and not the function's, these reach the queue
+ * in-process ({@link ElasticMqQueues}: ElasticMQ's queue actors, the same the SQS endpoint uses),
+ * not through the SDK and HTTP: the function's own requests are the only SQS traffic that goes
+ * over the wire, as in AWS.
  */
 public final class QueuePoller implements AutoCloseable {
 
@@ -44,36 +55,62 @@ public final class QueuePoller implements AutoCloseable {
     private static final int SQS_BATCH_LIMIT = 10;
     private static final Logger LOG = LoggerFactory.getLogger(QueuePoller.class);
 
-    private final SqsClient sqs;
-    private final String queueUrl;
+    private final ElasticMqQueues queues;
     private final EventSource.Queue source;
     private final LocalFunction function;
     private final String region;
     private final Clock clock;
+    private final InvocationMeter meter;
     private final List<Thread> pollers = new ArrayList<>();
     /** Batches being processed right now. */
     private final AtomicInteger busy = new AtomicInteger();
+    private final LongAdder receives = new LongAdder();
+    private final LongAdder emptyReceives = new LongAdder();
+    private final LongAdder deletes = new LongAdder();
+    private final LongAdder chunks = new LongAdder();
     private volatile boolean running = true;
 
-    public QueuePoller(SqsClient sqs, String queueUrl, EventSource.Queue source, LocalFunction function,
-                       String region, Clock clock) {
-        this.sqs = sqs;
-        this.queueUrl = queueUrl;
+    public QueuePoller(ElasticMqQueues queues, EventSource.Queue source, LocalFunction function, String region, Clock clock,
+                       InvocationMeter meter) {
+        this.queues = queues;
         this.source = source;
         this.function = function;
         this.region = region;
         this.clock = clock;
+        this.meter = meter;
     }
 
     public EventSource.Queue source() {
         return source;
     }
 
+    /**
+     * The SQS requests this mapping has made, as SQS would count (and bill) them: each receive
+     * (empty ones too), one DeleteMessageBatch per 10 deleted messages, and every request in 64 KiB
+     * chunks of payload.
+     */
+    public record Requests(long receives, long emptyReceives, long deleteBatches, long chunks) {
+        public Requests plus(Requests other) {
+            return new Requests(receives + other.receives, emptyReceives + other.emptyReceives,
+                    deleteBatches + other.deleteBatches, chunks + other.chunks);
+        }
+
+        public Requests minus(Requests earlier) {
+            return new Requests(receives - earlier.receives, emptyReceives - earlier.emptyReceives,
+                    deleteBatches - earlier.deleteBatches, chunks - earlier.chunks);
+        }
+    }
+
+    public Requests requests() {
+        return new Requests(receives.sum(), emptyReceives.sum(), deletes.sum(), chunks.sum());
+    }
+
     public void start() {
         for (int i = 0; i < source.maximumConcurrency(); i++) {
-            Thread poller = Thread.ofPlatform().daemon()
+            Thread poller = Thread.ofPlatform().group(meter.threadGroup()).daemon()
                     .name("sqs-" + source.queueName() + "-" + function.logicalId() + "-" + i)
                     .unstarted(this::poll);
+            meter.registerCaller(poller);
             pollers.add(poller);
             poller.start();
         }
@@ -160,11 +197,26 @@ public final class QueuePoller implements AutoCloseable {
     }
 
     private List<Message> receive(int max, int waitSeconds) {
-        return sqs.receiveMessage(b -> b.queueUrl(queueUrl)
-                .maxNumberOfMessages(max)
-                .waitTimeSeconds(waitSeconds)
-                .messageSystemAttributeNames(MessageSystemAttributeName.ALL)
-                .messageAttributeNames("All")).messages();
+        List<ElasticMqQueues.Received> received = queues.queue(source.queueName())
+                .receive(max, waitSeconds, null, List.of("All"), List.of("All"));
+        List<Message> messages = new ArrayList<>(received.size());
+        long bytes = 0;
+        for (ElasticMqQueues.Received message : received) {
+            bytes += message.body().length();
+            Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
+            message.messageAttributes().forEach((name, value) -> attributes.put(name, MessageAttributeValue.builder()
+                    .dataType(value.dataType()).stringValue(value.stringValue())
+                    .binaryValue(value.binaryValue() == null ? null : SdkBytes.fromByteArray(value.binaryValue())).build()));
+            messages.add(Message.builder().messageId(message.messageId()).receiptHandle(message.receiptHandle())
+                    .body(message.body()).md5OfBody(message.md5OfBody()).md5OfMessageAttributes(message.md5OfMessageAttributes())
+                    .attributesWithStrings(message.attributes()).messageAttributes(attributes).build());
+        }
+        receives.increment();
+        if (messages.isEmpty()) {
+            emptyReceives.increment();
+        }
+        chunks.add(chunksOf(bytes));
+        return messages;
     }
 
     private void deliver(List<Message> batch) {
@@ -201,20 +253,28 @@ public final class QueuePoller implements AutoCloseable {
     }
 
     private void delete(List<Message> messages) {
-        for (int from = 0; from < messages.size(); from += SQS_BATCH_LIMIT) {
-            List<Message> chunk = messages.subList(from, Math.min(messages.size(), from + SQS_BATCH_LIMIT));
-            List<DeleteMessageBatchRequestEntry> entries = new ArrayList<>();
-            for (int i = 0; i < chunk.size(); i++) {
-                entries.add(DeleteMessageBatchRequestEntry.builder()
-                        .id(Integer.toString(i)).receiptHandle(chunk.get(i).receiptHandle()).build());
-            }
-            try {
-                var result = sqs.deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(entries));
-                result.failed().forEach(f -> LOG.warn("{}: delete failed: {} {}", source.queueName(), f.code(), f.message()));
-            } catch (RuntimeException e) {
-                LOG.warn("{}: delete failed; those messages will be delivered again: {}", source.queueName(), e.toString());
-            }
+        if (messages.isEmpty()) {
+            return;
         }
+        try {
+            ElasticMqQueues.Queue queue = queues.queue(source.queueName());
+            List<CompletableFuture<Optional<ElasticMqQueues.Refusal>>> pending = new ArrayList<>(messages.size());
+            messages.forEach(m -> pending.add(queue.delete(m.receiptHandle())));
+            long batches = (messages.size() + SQS_BATCH_LIMIT - 1) / SQS_BATCH_LIMIT;
+            deletes.add(batches);
+            chunks.add(batches);
+            for (var deletion : pending) {
+                ElasticMqQueues.await(deletion).ifPresent(refusal ->
+                        LOG.warn("{}: delete failed: {} {}", source.queueName(), refusal.code(), refusal.message()));
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("{}: delete failed; those messages will be delivered again: {}", source.queueName(), e.toString());
+        }
+    }
+
+    /** SQS bills a request per 64 KiB of payload. */
+    private static long chunksOf(long bytes) {
+        return Math.max(1, (bytes + 65_535) / 65_536);
     }
 
     private static void pause(Duration duration) {
