@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -151,6 +152,20 @@ class ProducersIT {
         fixture.handlers.handler(integration.handlerKey()).fetchStatus(500);
         new DeadLetterFunction(fixture.runner).handleRequest(dlq, TestContext.of("dlq", 30_000));
         assertEquals(RunStatus.FAILED, fixture.runner.runStore().find(stuck).orElseThrow().status());
+    }
+
+    @Test
+    void aFetchThatFailsOnceIsRetriedAfterItsBackoffNotTheVisibilityTimeout() {
+        var integration = fixture.integration(true);
+        AtomicInteger fetches = new AtomicInteger();
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> fetches.getAndIncrement() == 0 ? 503 : 200);
+
+        UUID runId = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(),
+                integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
+
+        // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
+        assertEquals(2, fetches.get(), "one failed fetch, one retry");
     }
 
     @Test
