@@ -51,6 +51,8 @@ class LostSendIT {
 
     /** The same stack, but SQS refuses every send to the manual tiers (QueueDoesNotExist). */
     private static Runner refusing;
+    /** The scheduler as deployed: only what SchedulerFunction is granted (issue 7.1), so its sweep's sends are held to it. */
+    private static Runner scheduler;
 
     @BeforeAll
     static void start() {
@@ -59,11 +61,13 @@ class LostSendIT {
         environment.put("RUNNER_QUEUE_ITEMS_MANUAL", fixture.stack.url("items-manual") + "-gone");
         environment.put("RUNNER_QUEUE_RUNS_MANUAL", fixture.stack.url("runs-manual") + "-gone");
         refusing = new Runner(RunnerConfig.from(environment), Clock.systemUTC()).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS);
+        scheduler = new Runner(fixture.stack.config(), Clock.systemUTC()).serve(SchedulerFunction.GRANTS);
     }
 
     @AfterAll
     static void stop() {
         refusing.close();
+        scheduler.close();
     }
 
     @Test
@@ -80,10 +84,26 @@ class LostSendIT {
         assertEquals(2, itemIds.size());
         // Every tick sees a backlog on the tier (the backstop sweep leaves such a tier alone); the owed items are sent anyway.
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            fixture.runner.scheduler().tick(Instant.now());
+            scheduler.scheduler().tick(Instant.now());
             return visible("items-manual") >= backlog + 2;
         });
         assertTrue(itemIdsOn("items-manual").containsAll(itemIds), "the owed items are on their tier");
+    }
+
+    @Test
+    void aBacklogWaitingOnABusyTierIsNotSentAgain() {
+        var integration = fixture.integration(true);
+        HandlerSpec handler = fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey()).orElseThrow();
+        RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                handler, Trigger.MANUAL, newItems(2), RunService.Keep.ALL);
+        long backlog = keepBusy("items-manual");
+        // Sent (nothing owed), then waiting its turn behind a backlog for half an hour: overdue by any grace, but not lost.
+        fixture.runner.database().update("update execution_items set updated_at = now() - interval '30 minutes' where run_id = ?",
+                started.runId());
+
+        scheduler.scheduler().tick(Instant.now());
+
+        assertEquals(backlog, visible("items-manual"), "no copy sent");
     }
 
     @Test
@@ -97,7 +117,7 @@ class LostSendIT {
         UUID runId = UUID.fromString(Json.parse(created.body()).path("runId").asText());
         assertEquals(RunStatus.QUEUED, fixture.runner.runStore().find(runId).orElseThrow().status());
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() -> {
-            fixture.runner.scheduler().tick(Instant.now());
+            scheduler.scheduler().tick(Instant.now());
             return visible("runs-manual") >= backlog + 1;
         });
         assertTrue(runIdsOn("runs-manual").contains(runId.toString()), "the owed RunJob is on its tier");

@@ -11,9 +11,12 @@ import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.runner.security.StandardWebhooks;
+import dev.runner.testing.HostileHandler;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 
 import java.nio.charset.StandardCharsets;
@@ -166,6 +169,31 @@ class ProducersIT {
         // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
         fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
         assertEquals(2, fetches.get(), "one failed fetch, one retry");
+    }
+
+    @Test
+    @Timeout(40)
+    void aFetchWhoseBodyStallsEndsBeforeTheInvocationDoes() {
+        var integration = fixture.integration(true);
+        try (HostileHandler hostile = HostileHandler.start()) {
+            // The handler's own timeout is a minute away; the invocation has 13 s, of which the run time reserve keeps 10 s.
+            ObjectNode type = Json.object().put("name", "stalling fetch");
+            ObjectNode spec = type.putObject("handlers").putObject(integration.handlerKey());
+            spec.put("url", hostile.url("stall-fetch", new HostileHandler.Act.StallAfterHeaders(200, 1000)))
+                    .put("direction", "inbound").put("batch", true);
+            spec.putObject("configs").put("timeout_ms", 60_000);
+            assertEquals(200, fixture.api("PUT", "/types/" + integration.integrationKey(), type).status());
+            var job = new dev.runner.run.RunJob(UUID.randomUUID(), integration.tenantId(), integration.integrationKey(),
+                    integration.handlerKey(), dev.runner.integration.Direction.INBOUND, Trigger.MANUAL, null);
+            fixture.runner.database().inTransaction(connection -> fixture.runner.runStore().insert(connection, job, RunStatus.QUEUED, null));
+            var message = new dev.runner.queue.QueueMessage("m-stall", Json.write(job.toJson()), "rh", 1, "runs-manual", Map.of());
+            long deadline = System.currentTimeMillis() + 13_000;
+
+            List<String> failed = fixture.runner.runWorker().process(List.of(message), () -> deadline - System.currentTimeMillis());
+
+            assertTrue(System.currentTimeMillis() < deadline, "the fetch ended before the invocation did");
+            assertEquals(List.of("m-stall"), failed, "a timed-out fetch is retried");
+        }
     }
 
     @Test
