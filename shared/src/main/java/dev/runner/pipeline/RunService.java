@@ -151,15 +151,16 @@ public final class RunService {
         return committed.accepted();
     }
 
-    /** Sends RunJobs whose messages are owed, then settles {@code owed}; a failed send is logged and left owed for the sweep. */
-    public void sendOwed(List<RunJob> jobs, List<OutboxStore.Owed> owed) {
+    /** Sends RunJobs whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay owed. */
+    public boolean sendOwed(List<RunJob> jobs, List<OutboxStore.Owed> owed) {
         try {
             enqueue(jobs);
         } catch (RuntimeException e) {
             LOG.warn("RunJob send after commit failed; the sweep sends it", "runs", jobs.size(), "error", e);
-            return;
+            return false;
         }
         ItemDispatcher.settle(outbox, owed);
+        return true;
     }
 
     /** Stores a prepared run queued inside the caller's transaction; false when its fire key already made one. */

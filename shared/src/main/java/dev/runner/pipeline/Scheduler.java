@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * One tick (EventBridge, every minute): every due schedule becomes a run with trigger schedule.
@@ -38,6 +39,8 @@ public final class Scheduler {
     private static final Log LOG = Log.of(Scheduler.class);
     private static final int MAX_PER_TICK = 500;
     private static final int MAX_OVERDUE_ITEMS = 5_000;
+    /** Owed sends taken per tick: one per commit, each up to a page of items. */
+    private static final int MAX_OWED_PER_TICK = 100;
     private static final int MAX_PURGED_DELIVERIES = 10_000;
     /** Where a schedule that never fires again waits: the tenant's config still names it, so it is not deleted. */
     private static final Instant NEVER = Instant.parse("9999-12-31T00:00:00Z");
@@ -125,7 +128,7 @@ public final class Scheduler {
      */
     private Sweep sweep() {
         RunnerConfig.Sweeps settings = config.sweeps();
-        Owed owed = attempt("owed messages", () -> sendOwed(settings), new Owed(0, 0));
+        Resent owed = attempt("owed messages", () -> sendOwed(settings), new Resent(0, 0));
         int overdueRuns = attempt("overdue runs", () -> {
             List<RunJob> overdue = runStore.overdueQueued(settings.runsOverdue(), quietTiers(config.queues().runs()), MAX_PER_TICK);
             runs.enqueue(overdue);
@@ -142,22 +145,23 @@ public final class Scheduler {
         return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged);
     }
 
-    private record Owed(int runs, int items) {}
+    /** What the owed part of a sweep sent. */
+    private record Resent(int runs, int items) {}
 
     /** Owed messages whose send failed or never ran: sent now, one batch per kind, settled once sent. */
-    private Owed sendOwed(RunnerConfig.Sweeps settings) {
-        List<OutboxStore.Owed> overdue = outbox.overdue(settings.unsent(), MAX_PER_TICK);
+    private Resent sendOwed(RunnerConfig.Sweeps settings) {
+        List<OutboxStore.Owed> overdue = outbox.overdue(settings.unsent(), MAX_OWED_PER_TICK);
         List<OutboxStore.Owed> owedRuns = overdue.stream().filter(o -> o.kind() == OutboxStore.Kind.RUNS).toList();
         List<OutboxStore.Owed> owedItems = overdue.stream().filter(o -> o.kind() == OutboxStore.Kind.ITEMS).toList();
         List<RunJob> runJobs = runStore.queued(owedRuns.stream().flatMap(o -> o.ids().stream()).toList());
-        runs.sendOwed(runJobs, owedRuns);
+        boolean runsSent = runs.sendOwed(runJobs, owedRuns);
         List<ItemJob> itemJobs = items.queued(owedItems.stream().flatMap(o -> o.ids().stream()).toList());
-        dispatcher.sendOwed(itemJobs, owedItems);
-        return new Owed(runJobs.size(), itemJobs.size());
+        boolean itemsSent = dispatcher.sendOwed(itemJobs, owedItems);
+        return new Resent(runsSent ? runJobs.size() : 0, itemsSent ? itemJobs.size() : 0);
     }
 
     /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */
-    private static <T> T attempt(String part, java.util.function.Supplier<T> work, T none) {
+    private static <T> T attempt(String part, Supplier<T> work, T none) {
         try {
             return work.get();
         } catch (RuntimeException e) {
