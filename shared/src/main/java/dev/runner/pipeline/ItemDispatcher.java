@@ -47,7 +47,8 @@ public final class ItemDispatcher {
      * Runs {@code work} in one transaction with the record that the items {@code jobsOf} names are
      * owed their messages, then sends them and settles the record. A send that fails is logged, not
      * thrown: the rows and the record are committed, the sweep sends them (RUNNER_SWEEP_UNSENT_S),
-     * so the caller answers as accepted, never with a failure its client would retry.
+     * so the caller answers as accepted, never with a failure its client would retry. Only a send
+     * the function is not granted ({@link QueueClient.NotGranted}) is thrown, after the commit.
      */
     public <T> T commitThenSend(Database.TransactionWork<T> work, Function<T, List<ItemJob>> jobsOf) {
         record Committed<T>(T result, List<ItemJob> jobs, OutboxStore.Owed owed) {}
@@ -60,10 +61,15 @@ public final class ItemDispatcher {
         return committed.result();
     }
 
-    /** Sends items whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay owed. */
+    /**
+     * Sends items whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay
+     * owed. A send this function is not granted is thrown: a deployment bug must show, not wait on the sweep.
+     */
     boolean sendOwed(List<ItemJob> jobs, List<OutboxStore.Owed> owed) {
         try {
             dispatch(jobs);
+        } catch (QueueClient.NotGranted e) {
+            throw e;
         } catch (RuntimeException e) {
             LOG.warn("send after commit failed; the sweep sends these items", "items", jobs.size(), "error", e);
             return false;

@@ -151,10 +151,12 @@ public final class RunService {
         return committed.accepted();
     }
 
-    /** Sends RunJobs whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay owed. */
+    /** Sends RunJobs whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay owed (not granted: thrown). */
     public boolean sendOwed(List<RunJob> jobs, List<OutboxStore.Owed> owed) {
         try {
             enqueue(jobs);
+        } catch (QueueClient.NotGranted e) {
+            throw e;
         } catch (RuntimeException e) {
             LOG.warn("RunJob send after commit failed; the sweep sends it", "runs", jobs.size(), "error", e);
             return false;
