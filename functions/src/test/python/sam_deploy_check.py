@@ -167,10 +167,11 @@ def infra_overrides(template, infra_path):
     with open(infra_path) as f:
         infra = yaml_parse(f.read())
     value = infra["Outputs"]["ParameterOverrides"]["Value"]["Fn::Sub"]
-    given = set(re.findall(r"(?:^|\s)([A-Za-z0-9]+)=", value[0] if isinstance(value, list) else value))
+    text = value[0] if isinstance(value, list) else value
+    given = dict(re.findall(r"(?:^|\s)([A-Za-z0-9]+)=(\S*)", text))
     declared = template.get("Parameters", {})
     required = {name for name, declaration in declared.items() if "Default" not in declaration}
-    return {"unknown": sorted(given - set(declared)), "missing": sorted(required - given)}
+    return {"unknown": sorted(set(given) - set(declared)), "missing": sorted(required - set(given)), "given": given}
 
 
 def main(template_path, base_json, output_path, infra_path):

@@ -56,6 +56,16 @@ class ArchitectureTest {
                 .check(core);
     }
 
+    /** Domain results are reasons; only the edges turn them into status codes and HTTP answers. */
+    @Test
+    void transportStaysAtTheEdges() {
+        noClasses().that().resideInAnyPackage("dev.runner.pipeline..", "dev.runner.integration..", "dev.runner.run..",
+                        "dev.runner.item..", "dev.runner.dlq..", "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..",
+                        "dev.runner.handler..", "dev.runner.apikey..", "dev.runner.delivery..")
+                .should().dependOnClassesThat().resideInAPackage("dev.runner.http..")
+                .check(core);
+    }
+
     @Test
     void onlyTheQueueAdapterTalksToSqs() {
         noClasses().that().resideOutsideOfPackages("dev.runner.queue..", "dev.runner.app..")

@@ -5,6 +5,7 @@ import dev.runner.functions.telemetry.JsonLogProvider;
 import dev.runner.functions.telemetry.LogSettings;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
+import dev.runner.testing.FakeHandler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -57,7 +58,13 @@ class LogHygieneIT {
     void noSecretOrPayloadReachesALogLine() {
         var integration = fixture.integration(true);
         String marker = "payload-marker-" + UUID.randomUUID();
-        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> item.toString().contains("reject") ? 422 : 200);
+        // The handler verifies with a key of its own, created through the API as an admin would.
+        var created = fixture.api("POST", "/handlers/" + integration.integrationKey() + "/" + integration.handlerKey() + "/signing-keys",
+                Json.object().put("overlapSeconds", 0));
+        assertEquals(201, created.status(), created.body());
+        String handlerKey = Json.parse(created.body()).path("secret").asText();
+        fixture.handlers.handler(integration.handlerKey()).signingSecrets(handlerKey).refuseBadSignatures()
+                .itemStatus(item -> item.toString().contains("reject") ? 422 : 200);
         String body = "[{\"externalId\":\"h-1\",\"note\":\"" + marker + "\"},{\"externalId\":\"h-2\",\"note\":\"" + marker + " reject\"}]";
 
         var accepted = fixture.webhook(fixture.webhookEvent(integration, body));
@@ -67,12 +74,15 @@ class LogHygieneIT {
                 integration.handlerKey(), "not-the-secret-" + marker), body);
         assertEquals(401, fixture.webhook(forged).getStatusCode());
         fixture.awaitRun(runId, RunStatus.COMPLETED_WITH_ERRORS, Duration.ofSeconds(30));
+        assertTrue(fixture.handlers.itemCalls(integration.handlerKey()).stream().allMatch(FakeHandler.Call::signatureValid),
+                "every call verified with the handler's own key");
         // The dead item's DLQ invocation has ended, with its lines.
         await().atMost(Duration.ofSeconds(10)).until(() -> output().contains("\"function_name\":\"dlq\""));
 
         String output = output();
         Map<String, String> secrets = Map.of("payload", marker, "webhook secret", integration.webhookSecret(),
                 "handler signing secret", fixture.stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"),
+                "handler's own signing key", handlerKey, "handler's own signing key's base64", handlerKey.substring("whsec_".length()),
                 "API key", fixture.apiKey);
         secrets.forEach((what, secret) -> assertFalse(output.contains(secret), "the " + what + " is in a log line"));
         assertTrue(output.contains("\"level\":\"DEBUG\""), "libraries logged at debug: the check saw their lines");

@@ -31,7 +31,7 @@ public record LocalOptions(Path template, Map<String, String> parameterOverrides
         }
     }
 
-    /** Ports, tick and demo from the environment (DESIGN 6 defaults), everything else from the arguments. */
+    /** Ports, tick and demo from the environment (defaults in docs/local-runtime.md), everything else from the arguments. */
     public static LocalOptions parse(String[] args, Map<String, String> environment) {
         Path template = Path.of("template.yaml");
         Map<String, String> overrides = new LinkedHashMap<>();

@@ -245,6 +245,10 @@ class ConsoleIT {
         click(By.cssSelector("button[aria-label='Resume " + integration + "/contacts']"));
         awaitText(By.id("status"), integration + "/contacts resumed; 10 parked items sent back to work.");
         awaitText(handlerRow(integration), "Running");
+        // Its breaker and how close it is to the limits the type was put with (20 in flight, 600,000 a minute).
+        awaitText(handlerRow(integration), "Closed");
+        awaitText(handlerRow(integration), " of 20 calls in flight");
+        awaitText(handlerRow(integration), " of " + format(600000) + " calls in the last minute");
 
         go("#/runs/" + runId);
         List<Double> widths = new ArrayList<>();

@@ -6,6 +6,7 @@ import dev.runner.delivery.IngestProducers;
 import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
 import dev.runner.handler.HandlerUrlPolicy;
+import dev.runner.handler.SigningKeyStore;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.http.Router;
@@ -52,12 +53,12 @@ public final class ManagementApi {
                           RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, ApiKeyStore apiKeys,
                           RedriveService redrive, PauseService pauses, PauseStore pauseStore, Guard guard,
                           GuardReadings readings, QueueClient queues, HandlerUrlPolicy handlerUrls, IngestProducers ingestProducers,
-                          RunnerConfig config, Clock clock) {
+                          SigningKeyStore signingKeys, RunnerConfig config, Clock clock) {
 
         /** Nothing behind the routes: for what is decided before any part is reached (access, validation, the route table). */
         public static Backend none(Clock clock) {
             return new Backend(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                    clock);
+                    null, clock);
         }
     }
 
@@ -116,6 +117,11 @@ public final class ManagementApi {
         on("GET", "/breakers/{integrationKey}", ADMIN, "handlers:read", operations::breaker);
         on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", ADMIN, "handlers:pause", operations::pause);
         on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", ADMIN, "handlers:pause", operations::resume);
+        // Admin only, as types are: a handler serves every tenant of its type, and its keys sign calls for all of them.
+        var signingKeys = new SigningKeyRoutes(backend.integrations(), backend.signingKeys(), backend.clock());
+        on("POST", "/handlers/{integrationKey}/{handlerKey}/signing-keys", ADMIN, "signing-keys:manage", signingKeys::create);
+        on("GET", "/handlers/{integrationKey}/{handlerKey}/signing-keys", ADMIN, "signing-keys:manage", signingKeys::list);
+        on("DELETE", "/handlers/{integrationKey}/{handlerKey}/signing-keys/{keyId}", ADMIN, "signing-keys:manage", signingKeys::retire);
         on("GET", "/queues", ADMIN, "queues:read", operations::queues);
         on("GET", "/metrics/items", ADMIN, "metrics:read", operations::itemMetrics);
 
@@ -188,7 +194,7 @@ public final class ManagementApi {
 
     private ApiResponse health(ApiRequest request, Caller caller) {
         try {
-            db.query("select 1", row -> row.getInt(1));
+            db.ping();
             return ApiResponse.json(200, Json.object().put("status", "ok"));
         } catch (Database.StoreException e) {
             LOG.error("health check failed", "error", e);

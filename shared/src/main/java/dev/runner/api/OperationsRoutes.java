@@ -122,8 +122,8 @@ final class OperationsRoutes {
 
     /** GET /queues: SQS's counts for every queue (one request each, in parallel) and the items waiting per tier (one statement). */
     ApiResponse queues(ApiRequest request, Caller caller) {
-        List<QueueRole> roles = QueueRole.all(config.queues());
-        Map<String, QueueDepth> depths = queues.depths(roles.stream().map(QueueRole::url).toList());
+        List<ListedQueue> roles = ListedQueue.all(config.queues());
+        Map<String, QueueDepth> depths = queues.depths(roles.stream().map(ListedQueue::url).toList());
         Map<dev.runner.trigger.Trigger, ItemQueries.Waiting> waiting = itemQueries.waitingByTrigger();
         Instant now = clock.instant();
         ObjectNode body = Json.object();

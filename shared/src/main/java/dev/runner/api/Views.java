@@ -148,7 +148,7 @@ final class Views {
      * A queue with SQS's approximate counts ({@code depth} null: SQS did not answer) and, for an
      * items tier, the items Postgres has waiting on it.
      */
-    static ObjectNode queue(QueueRole queue, QueueDepth depth, ItemQueries.Waiting waiting, Instant now) {
+    static ObjectNode queue(ListedQueue queue, QueueDepth depth, ItemQueries.Waiting waiting, Instant now) {
         ObjectNode node = Json.object();
         node.put("name", queue.name());
         node.put("kind", queue.kind());

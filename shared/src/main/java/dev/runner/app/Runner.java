@@ -13,6 +13,8 @@ import dev.runner.dlq.DeadLetterStore;
 import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
 import dev.runner.handler.HandlerClient;
+import dev.runner.handler.HandlerSigning;
+import dev.runner.handler.SigningKeyStore;
 import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.IntegrationStore;
@@ -97,8 +99,10 @@ public final class Runner implements AutoCloseable {
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
             redisAuth()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
-    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(handlerSigningKey(),
-            handlerUrls.get(), clock(), costs(), metrics()));
+    private final Part<SigningKeyStore> signingKeys = part("signingKeys", () -> new SigningKeyStore(database()));
+    // The handlers' own keys, read at most once per TTL per handler; the global key only for handlers that never had one.
+    private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(
+            new HandlerSigning(signingKeys.get(), handlerSigningKey(), LOCAL_TYPES_TTL, clock()), handlerUrls.get(), clock(), costs(), metrics()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
     private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
@@ -134,7 +138,7 @@ public final class Runner implements AutoCloseable {
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
-            ingestProducers.get(), config(), clock())));
+            ingestProducers.get(), signingKeys.get(), config(), clock())));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
             runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get(), outbox.get(), new RunRequestStore(database())));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
@@ -252,16 +256,16 @@ public final class Runner implements AutoCloseable {
     }
 
     /**
-     * The handler calls' HMAC key: given by value, else read from its secret. Only the functions that call
-     * handlers need one, so its absence fails here, when the first of them starts, not in the configuration.
+     * The deployment-wide handler signing key: given by value, else read from its secret; null when neither is set.
+     * It signs only the calls of handlers that never had a key of their own (docs/handler-contract.md): without it,
+     * such a handler's calls fail until an admin creates its key.
      */
     private String handlerSigningKey() {
         if (config.handlerSigningSecret() != null) {
             return config.handlerSigningSecret();
         }
         if (config.secret(SecretRole.HANDLER_SIGNING_KEY) == null) {
-            throw new IllegalStateException("no handler signing key: set " + SecretRole.HANDLER_SIGNING_KEY.variable()
-                    + " (a secret's name or ARN) or RUNNER_HANDLER_SIGNING_SECRET");
+            return null;
         }
         return secret(SecretRole.HANDLER_SIGNING_KEY).value();
     }

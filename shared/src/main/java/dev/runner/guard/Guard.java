@@ -46,7 +46,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-3.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see reportOutcome-4.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -238,7 +238,10 @@ public final class Guard {
             reserved += tenantReserved;
         }
         if (reserved > 0) {
+            // A producer (run worker, webhook) may make no further round trip of its own for a long
+            // time: its counts are sent now, with whatever else waits, rather than left to ride along.
             countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
+            flushGiveBacks();
         }
         return delays;
     }
@@ -341,6 +344,18 @@ public final class Guard {
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
         return new GroupAdmission(group, admitted, why, false, List.of(), 0);
+    }
+
+    private void flushGiveBacks() {
+        Pipeline pipeline = pipelineWithGiveBacks();
+        if (pipeline.isEmpty()) {
+            return;
+        }
+        try {
+            pipeline.run(redis);
+        } catch (RuntimeException e) {
+            failOpen(e, "give-back", "dropping deferral counts and give-backs; leases expire after " + leaseTtl);
+        }
     }
 
     private Pipeline pipelineWithGiveBacks() {

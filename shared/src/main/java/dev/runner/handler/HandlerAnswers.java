@@ -20,7 +20,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * What a handler's answer means (DESIGN 3.3), decided without I/O. Whatever a handler sends, the
+ * What a handler's answer means (docs/handler-contract.md), decided without I/O. Whatever a handler sends, the
  * result is an outcome or a page, never an exception: an answer is the handler's, and a hostile or
  * broken one must not take other handlers' items down with it.
  *

@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.cost.CostTracker;
+import dev.runner.integration.HandlerRef;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.metrics.Metrics;
-import dev.runner.security.Signature;
+import dev.runner.security.StandardWebhooks;
+import dev.runner.store.Ids;
 
 import java.io.IOException;
 import java.net.ConnectException;
@@ -34,8 +36,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Runner's side of the handler contract (DESIGN 3.3): {@code /fetch}, {@code /process} and
- * {@code /process-batch} over HTTP POST, every call signed, every item call carrying
+ * Runner's side of the handler contract (docs/handler-contract.md): {@code /fetch}, {@code /process} and
+ * {@code /process-batch} over HTTP POST, every call signed with Standard Webhooks by the handler's own
+ * keys ({@link SigningSecrets}: one handler's operator cannot sign calls another would take for
+ * Runner's), every item call carrying
  * {@code Idempotency-Key}. Whatever a handler does, a call ends by its deadline (the earlier of
  * the handler's {@code timeout_ms} and the caller's time left, body included) with a classified
  * result ({@link HandlerAnswers}); nothing a handler answers throws out of here. Bodies are read
@@ -51,20 +55,18 @@ public final class HandlerClient {
     private final HttpClient http;
     /** Virtual threads for the HTTP client and for name lookups, which cannot be given a timeout of their own. */
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-    private final String signingSecret;
+    private final SigningSecrets signing;
     private final HandlerUrlPolicy urls;
     private final Clock clock;
     private final CostTracker costs;
     private final Metrics metrics;
 
+    /** Signs every handler's calls with one key: tests of the calls themselves. */
     public HandlerClient(String signingSecret, HandlerUrlPolicy urls, Clock clock, CostTracker costs) {
-        this(signingSecret, urls, clock, costs, Metrics.NONE);
+        this(SigningSecrets.fixed(signingSecret), urls, clock, costs, Metrics.NONE);
     }
 
-    public HandlerClient(String signingSecret, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics) {
-        if (signingSecret == null || signingSecret.isBlank()) {
-            throw new IllegalArgumentException("the handler signing secret is empty: handlers could not tell Runner's calls from anyone's");
-        }
+    public HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics) {
         HandlerAddressFilter.requireInstalled();
         this.http = HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
@@ -72,7 +74,7 @@ public final class HandlerClient {
                 .followRedirects(HttpClient.Redirect.NEVER)
                 .executor(executor)
                 .build();
-        this.signingSecret = signingSecret;
+        this.signing = signing;
         this.urls = urls;
         this.clock = clock;
         this.costs = costs;
@@ -155,7 +157,8 @@ public final class HandlerClient {
     private Exchange post(String integrationKey, HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey,
                           Duration timeLeft, int resultLimit) {
         long started = System.nanoTime();
-        Exchange exchange = exchange(handler, operation, payload, idempotencyKey, timeLeft, resultLimit);
+        Exchange exchange = exchange(new HandlerRef(integrationKey, handler.handlerKey()), handler, operation, payload, idempotencyKey,
+                timeLeft, resultLimit);
         metrics.handlerCall(integrationKey, handler.handlerKey(), Duration.ofNanos(System.nanoTime() - started), failed(exchange));
         return exchange;
     }
@@ -179,18 +182,24 @@ public final class HandlerClient {
      *
      * @param resultLimit what is read of a 2xx body; other bodies are read up to an excerpt
      */
-    private Exchange exchange(HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey, Duration timeLeft,
-                              int resultLimit) {
+    private Exchange exchange(HandlerRef ref, HandlerSpec handler, String operation, ObjectNode payload, String idempotencyKey,
+                              Duration timeLeft, int resultLimit) {
         long deadlineMs = Math.max(1, Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
         costs.handlerCall();
         Call call = new Call();
         try {
+            List<String> secrets = signing.of(ref);
+            if (secrets.isEmpty()) {
+                // Permanent, as a refused URL: retrying will not give the handler a key; an operator must.
+                return new NoReply(new Outcome.Failed("handler " + ref + " has no signing key: create one with POST /handlers/"
+                        + ref.integrationKey() + "/" + ref.handlerKey() + "/signing-keys", false));
+            }
             URI uri = handler.endpoint(operation);
             CompletableFuture<Exchange> exchange = CompletableFuture
                     .supplyAsync(() -> admit(uri), executor)
                     .thenCompose(refused -> refused.isPresent()
                             ? CompletableFuture.completedFuture(refused.get())
-                            : send(request(uri, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs));
+                            : send(request(uri, secrets, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs));
             return exchange.get(deadlineMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             call.abandon();
@@ -208,16 +217,19 @@ public final class HandlerClient {
         }
     }
 
-    private HttpRequest request(URI uri, ObjectNode payload, String idempotencyKey, Duration deadline) {
+    /**
+     * A call signed as a Standard Webhooks message, one signature per secret (two during a rotation). Each call has an
+     * id of its own, so a handler that remembers the ids it took within the tolerance refuses a captured call sent
+     * again; the item's identity across attempts is the Idempotency-Key.
+     */
+    private HttpRequest request(URI uri, List<String> secrets, ObjectNode payload, String idempotencyKey, Duration deadline) {
         byte[] body = Json.writeBytes(payload);
-        long timestamp = clock.instant().getEpochSecond();
         HttpRequest.Builder request = HttpRequest.newBuilder(uri)
                 // Covers the wait for the headers only; the deadline in post covers the body as well.
                 .timeout(deadline)
                 .header("Content-Type", "application/json")
-                .header(Signature.TIMESTAMP_HEADER, Long.toString(timestamp))
-                .header(Signature.SIGNATURE_HEADER, Signature.sign(signingSecret, timestamp, body))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        StandardWebhooks.headers(secrets, "msg_" + Ids.next(clock), clock.instant().getEpochSecond(), body).forEach(request::header);
         if (idempotencyKey != null) {
             request.header("Idempotency-Key", idempotencyKey);
         }

@@ -7,7 +7,7 @@ import dev.runner.json.Json;
 import java.net.URI;
 
 /**
- * One handler of an integration type (DESIGN 3.1): where it lives and how hard Runner may push it.
+ * One handler of an integration type (docs/integration-types.md): where it lives and how hard Runner may push it.
  *
  * @param batch true when the handler serves {@code /process-batch}
  */

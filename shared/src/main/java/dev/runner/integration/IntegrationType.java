@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * An integration type (DESIGN 3.1): a name, its handlers by key, and how its webhooks are signed
+ * An integration type (docs/integration-types.md): a name, its handlers by key, and how its webhooks are signed
  * ({@code webhookScheme}: standard, github, stripe or shopify; standard when absent). Cached by integration key.
  */
 public record IntegrationType(String integrationKey, String name, Map<String, HandlerSpec> handlers, WebhookScheme webhookScheme) {

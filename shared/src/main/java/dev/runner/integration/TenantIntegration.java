@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * A tenant's use of an integration type (DESIGN 3.2). Its webhook secrets are write-only: never
+ * A tenant's use of an integration type (docs/integration-types.md). Its webhook secrets are write-only: never
  * serialised back (the API answers {@code webhookSecretSet} and {@code webhookSecretCount}) and
  * never logged.
  *

@@ -248,14 +248,15 @@ public final class ItemStore {
             return List.of();
         }
         return db.query("""
-                update execution_items e set next_visible_at = now(), updated_at = now()
-                from runs r
-                where r.run_id = e.run_id and e.item_id in (
+                with picked as materialized (
                     select i.item_id from execution_items i join runs ir on ir.run_id = i.run_id
                     where i.status in ('queued', 'retrying')
                       and coalesce(i.next_visible_at, i.updated_at) < now() - make_interval(secs => ?)
                       and ir.trigger = any(?)
                     order by coalesce(i.next_visible_at, i.updated_at) limit ? for update of i skip locked)
+                update execution_items e set next_visible_at = now(), updated_at = now()
+                from picked p, runs r
+                where e.item_id = p.item_id and r.run_id = e.run_id
                 returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
                 """, ItemStore::job, (double) grace.toSeconds(),
                 Database.array("text", tiers.stream().map(Trigger::wireName).toArray()), limit);
@@ -298,14 +299,13 @@ public final class ItemStore {
 
     /**
      * Dead items back to work with fresh attempts (their history kept): the one statement every
-     * redrive runs, skipping rows another redrive holds. Index execution_items_dead.
+     * redrive runs, skipping rows another redrive holds. Index execution_items_dead. The pick is a
+     * materialized CTE because a LIMIT … SKIP LOCKED subquery under {@code IN} may be rescanned by
+     * the plan, and a rescan skips the rows this statement already updated, so takes more than the limit.
      */
     private List<ItemJob> redrive(Connection connection, ItemFilter filter, UUID itemId, int limit) throws SQLException {
         return db.query(connection, """
-                update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
-                    finished_at = null, next_visible_at = null, updated_at = now()
-                from runs r
-                where r.run_id = e.run_id and e.status = 'dead' and e.item_id in (
+                with picked as materialized (
                     select item_id from execution_items
                     where status = 'dead'
                       and (?::text is null or tenant_id = ?)
@@ -315,6 +315,10 @@ public final class ItemStore {
                       and (?::uuid is null or item_id = ?)
                     order by dlq_at, item_id
                     limit ? for update skip locked)
+                update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
+                    finished_at = null, next_visible_at = null, updated_at = now()
+                from picked p, runs r
+                where e.item_id = p.item_id and r.run_id = e.run_id and e.status = 'dead'
                 returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
                 """, ItemStore::job, filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
                 filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId(), itemId, itemId, limit);

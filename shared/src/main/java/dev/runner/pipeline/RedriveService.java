@@ -16,7 +16,7 @@ import java.util.stream.Collectors;
 /**
  * Puts dead items back to work with fresh attempts (their history kept): the items and their
  * runs' reopening commit together, then the items enter their tiers through the dispatcher, paced
- * by their tenants' windows (a large redrive is spread at the tenant limit, DESIGN 4).
+ * by their tenants' windows (a large redrive is spread at the tenant limit: docs/management-api.md, bulk redrive).
  */
 public final class RedriveService {
 

@@ -146,11 +146,14 @@ public final class RunStore {
             return List.of();
         }
         return db.query("""
-                update runs set updated_at = now()
-                where run_id in (select run_id from runs
-                                 where status = 'queued' and updated_at < now() - make_interval(secs => ?) and trigger = any(?)
-                                 order by updated_at limit ? for update skip locked)
-                returning run_id, tenant_id, integration_key, handler_key, direction, trigger
+                with picked as materialized (
+                    select run_id from runs
+                    where status = 'queued' and updated_at < now() - make_interval(secs => ?) and trigger = any(?)
+                    order by updated_at limit ? for update skip locked)
+                update runs r set updated_at = now()
+                from picked p
+                where r.run_id = p.run_id
+                returning r.run_id, r.tenant_id, r.integration_key, r.handler_key, r.direction, r.trigger
                 """, row -> new RunJob(row.getObject(1, UUID.class), row.getString(2), row.getString(3), row.getString(4),
                 Direction.fromWire(row.getString(5)), Trigger.fromWire(row.getString(6)), null),
                 (double) olderThan.toSeconds(), Database.array("text", tiers.stream().map(Trigger::wireName).toArray()), limit);
@@ -163,16 +166,18 @@ public final class RunStore {
      */
     public List<UUID> completeAbandoned(Duration quiet, int limit) {
         return reported(db.query("""
+                with picked as materialized (
+                    select c.run_id from runs c
+                    where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
+                      and not exists (select 1 from execution_items o
+                                      where o.run_id = c.run_id and o.status not in ('succeeded', 'dead'))
+                    order by c.updated_at limit ? for update skip locked)
                 update runs r set
                     status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
                                   then 'completed_with_errors' else 'completed' end,
                     finished_at = now(), updated_at = now()
-                where r.run_id in (select c.run_id from runs c
-                                   where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
-                                     and not exists (select 1 from execution_items o
-                                                     where o.run_id = c.run_id and o.status not in ('succeeded', 'dead'))
-                                   order by c.updated_at limit ? for update skip locked)
-                  and r.status = 'running'
+                from picked p
+                where r.run_id = p.run_id and r.status = 'running'
                 returning r.run_id, r.tenant_id, r.created_at, r.finished_at
                 """, Completed::of, (double) quiet.toSeconds(), limit));
     }

@@ -1,6 +1,7 @@
 package dev.runner.security;
 
 import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,8 +23,18 @@ public final class StandardWebhooks {
     /** The symmetric (HMAC-SHA256) signature's version; others (v1a is ed25519) are ignored. */
     static final String VERSION = "v1";
     private static final String UNUSABLE = "it must be non-empty, and after " + SECRET_PREFIX + " non-empty base64";
+    /** 256 bits: the standard asks for 24 to 64 bytes of key. */
+    private static final int SECRET_BYTES = 32;
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private StandardWebhooks() {}
+
+    /** A new random secret, serialised as the standard says ({@code whsec_<base64>}), so its libraries take it as is. */
+    public static String newSecret() {
+        byte[] key = new byte[SECRET_BYTES];
+        RANDOM.nextBytes(key);
+        return SECRET_PREFIX + Base64.getEncoder().encodeToString(key);
+    }
 
     /**
      * The three headers of a delivery, with one {@code v1} signature per secret: during a rotation Runner signs

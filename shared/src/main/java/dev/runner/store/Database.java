@@ -89,6 +89,11 @@ public final class Database implements AutoCloseable {
         }
     }
 
+    /** One round trip that proves a connection can be had and used; throws {@link StoreException} when not. */
+    public void ping() {
+        query("select 1", row -> row.getInt(1));
+    }
+
     public <T> List<T> query(String sql, RowMapper<T> mapper, Object... params) {
         try (Connection connection = dataSource.getConnection()) {
             return query(connection, sql, mapper, params);

@@ -72,6 +72,17 @@ class GuardReadingsIT {
         assertEquals(new GuardReadings.TenantUsage(0, 0), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("quiet"));
     }
 
+    /** A producer may make no other round trip for long: what its reservation deferred is on the chart at once. */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aReservationsDeferralsAreCountedWithoutWaitingForAnotherRoundTrip(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(5, Duration.ofSeconds(5)));
+        var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
+        f.guard.reserveTenantSlots(Map.of("acme", List.of("r-0", "r-1", "r-2", "r-3", "r-4", "r-5", "r-6", "r-7")));
+
+        assertEquals(Map.of(DeferReason.TENANT_LIMIT, 3L), readings.deferrals(1).orElseThrow().getFirst().byReason());
+    }
+
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void deferralsAreCountedPerMinuteAndReasonOnTheNextRoundTrip(RedisTargets.Target target) {

@@ -6,13 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.runner.json.Json;
-import dev.runner.security.Signature;
+import dev.runner.security.WebhookScheme;
+import dev.runner.security.WebhookVerification;
+import dev.runner.security.WebhookVerifier;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,9 +24,11 @@ import java.util.concurrent.Executors;
 import java.util.function.ToIntFunction;
 
 /**
- * A real HTTP server speaking the handler contract (DESIGN 3.3), one behaviour per handler key at
+ * A real HTTP server speaking the handler contract (docs/handler-contract.md), one behaviour per handler key at
  * {@code /h/{handlerKey}}. It records every call with its Idempotency-Key and whether Runner's
- * signature verified, so tests assert on what a real handler service would have seen.
+ * signature verified, so tests assert on what a real handler service would have seen. It verifies
+ * as docs/handler-contract.md tells handlers to: Standard Webhooks, with the handler's own keys
+ * ({@link Behaviour#signingSecrets}), else the secret it was started with.
  */
 public final class FakeHandler implements AutoCloseable {
 
@@ -39,6 +42,9 @@ public final class FakeHandler implements AutoCloseable {
         volatile ToIntFunction<JsonNode> itemStatus = item -> 200;
         volatile java.util.function.IntSupplier batchStatus = () -> 200;
         volatile java.util.function.IntSupplier fetchStatus = () -> 200;
+        /** Null: the secret the server was started with. */
+        volatile List<String> signingSecrets;
+        volatile boolean refuseBadSignatures;
 
         /** Fetch answers {@code pages} pages of {@code perPage} items, externalIds {@code e-<page>-<i>}. */
         public Behaviour pages(int pages, int perPage) {
@@ -82,6 +88,18 @@ public final class FakeHandler implements AutoCloseable {
         /** The status of each fetch call, decided per call (a fetch that fails once). */
         public Behaviour fetchStatus(java.util.function.IntSupplier status) {
             this.fetchStatus = status;
+            return this;
+        }
+
+        /** The keys this handler verifies Runner's calls with (its own, as an admin gave them to it); any one may match. */
+        public Behaviour signingSecrets(String... secrets) {
+            this.signingSecrets = List.of(secrets);
+            return this;
+        }
+
+        /** Answers a call whose signature does not verify 401, as a real handler would, instead of serving it. */
+        public Behaviour refuseBadSignatures() {
+            this.refuseBadSignatures = true;
             return this;
         }
     }
@@ -151,11 +169,16 @@ public final class FakeHandler implements AutoCloseable {
             String handlerKey = parts[2];
             String operation = parts[3];
             byte[] raw = exchange.getRequestBody().readAllBytes();
-            boolean signed = Signature.verify(signingSecret, exchange.getRequestHeaders().getFirst(Signature.TIMESTAMP_HEADER),
-                    exchange.getRequestHeaders().getFirst(Signature.SIGNATURE_HEADER), raw, Instant.now(), Duration.ofMinutes(5)) == null;
+            Behaviour behaviour = handler(handlerKey);
+            List<String> secrets = behaviour.signingSecrets != null ? behaviour.signingSecrets : List.of(signingSecret);
+            boolean signed = WebhookVerifier.verify(WebhookScheme.STANDARD, secrets, exchange.getRequestHeaders()::getFirst, raw,
+                    Instant.now(), WebhookVerifier.DEFAULT_TOLERANCE) instanceof WebhookVerification.Verified;
             JsonNode body = Json.parse(raw);
             calls.add(new Call(handlerKey, operation, exchange.getRequestHeaders().getFirst("Idempotency-Key"), signed, body, System.nanoTime()));
-            Behaviour behaviour = handler(handlerKey);
+            if (!signed && behaviour.refuseBadSignatures) {
+                answer(exchange, 401, "{\"error\":\"signature does not verify\"}");
+                return;
+            }
             switch (operation) {
                 case "fetch" -> fetch(exchange, behaviour, body);
                 case "process" -> {

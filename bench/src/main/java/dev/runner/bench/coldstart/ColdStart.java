@@ -36,7 +36,7 @@ import java.util.stream.Stream;
  *
  * <pre>
  * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines]
- *      [--code functions/target/runner-functions.jar | ZIP | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
+ *      [--code functions/target/runner-functions.zip | JAR | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
  *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
  * </pre>
  * Run from the project directory (template.yaml, events/, bench/target/lambda-runtime).
@@ -58,7 +58,7 @@ public final class ColdStart {
      */
     record Setup(Path code, boolean jarInLib, String javaToolOptions, List<String> jvm) {
         static Setup asDeployed() {
-            return new Setup(Path.of("functions/target/runner-functions.jar"), false, null, List.of());
+            return new Setup(Path.of("functions/target/runner-functions.zip"), false, null, List.of());
         }
 
         String label() {

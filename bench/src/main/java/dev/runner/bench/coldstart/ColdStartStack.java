@@ -7,15 +7,19 @@ import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSer
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.app.Runner;
 import dev.runner.config.RunnerConfig;
+import dev.runner.config.SecretRole;
 import dev.runner.embedded.EmbeddedServers;
 import dev.runner.json.Json;
+import dev.runner.local.iam.LocalIam;
 import dev.runner.local.lambda.LocalFunction;
+import dev.runner.local.secrets.LocalSecretsManager;
 import dev.runner.local.sqs.QueueProvisioner;
 import dev.runner.local.template.FunctionDefinition;
 import dev.runner.local.template.Intrinsics;
 import dev.runner.local.template.Template;
-import dev.runner.security.Signature;
+import dev.runner.security.StandardWebhooks;
 import dev.runner.store.Database;
 import dev.runner.testing.FakeHandler;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -68,11 +72,15 @@ final class ColdStartStack implements AutoCloseable {
     private final Map<String, String> queueUrls;
     private final Map<String, FunctionDefinition> functions = new LinkedHashMap<>();
     private final Map<String, LocalFunction> inProcess = new LinkedHashMap<>();
+    /** The secrets the template's functions read at run time, served as Secrets Manager serves them. */
+    private final LocalSecretsManager secrets;
 
     private ColdStartStack(Path template, Path events) {
         this.events = events;
         this.servers = EmbeddedServers.start(EmbeddedServers.Ports.anyFree());
         this.handlers = FakeHandler.start(SIGNING_SECRET);
+        this.secrets = LocalSecretsManager.bind(0, new LocalIam(stack), Clock.systemUTC());
+        secrets.start();
         handlers.handler(HANDLER).pages(1, 3);
         this.sqs = SqsClient.builder()
                 .endpointOverride(URI.create(servers.endpoints().sqsEndpoint()))
@@ -80,7 +88,7 @@ final class ColdStartStack implements AutoCloseable {
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(LOCAL_KEY, LOCAL_KEY)))
                 .httpClient(UrlConnectionHttpClient.create())
                 .build();
-        Template parsed = Template.read(template, Map.of(), secrets());
+        Template parsed = Template.read(template, Map.of(), dynamicReferences());
         this.queueUrls = new QueueProvisioner(sqs).create(parsed.queues());
         queueUrls.forEach(parsed::queueCreated);
         parsed.functions().forEach(f -> functions.put(f.logicalId(), f));
@@ -105,22 +113,45 @@ final class ColdStartStack implements AutoCloseable {
         return List.copyOf(functions.values());
     }
 
-    /** What a function sees: the template's variables, then the local endpoints and secrets. */
+    /**
+     * What a function sees: the template's variables, then the local endpoints. Secrets stay names, as
+     * in AWS: the function reads them from the local Secrets Manager at run time, so its cold start
+     * pays for that read as it would in Lambda.
+     */
     Map<String, String> environment(FunctionDefinition function) {
         Map<String, String> env = new LinkedHashMap<>(function.environment());
+        // The embedded Redis takes no AUTH token.
+        env.remove(SecretRole.REDIS_AUTH.variable());
+        createSecrets(env);
         var endpoints = servers.endpoints();
         env.put("RUNNER_DATABASE_URL", endpoints.jdbcUrl());
-        env.put("RUNNER_DATABASE_USER", endpoints.dbUser());
-        env.put("RUNNER_DATABASE_PASSWORD", endpoints.dbPassword());
         env.put("RUNNER_REDIS_URL", endpoints.redisUrl());
+        env.put("RUNNER_REDIS_MODE", "standalone");
         env.put("RUNNER_SQS_ENDPOINT", endpoints.sqsEndpoint());
-        env.put("RUNNER_API_KEY", API_KEY);
-        env.put("RUNNER_HANDLER_SIGNING_SECRET", SIGNING_SECRET);
+        env.put("RUNNER_SECRETS_ENDPOINT", secrets.endpoint().toString());
+        // The handler service listens on loopback.
+        env.put("RUNNER_HANDLER_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128");
         env.put("AWS_REGION", stack.region());
         env.put("AWS_DEFAULT_REGION", stack.region());
         env.put("AWS_ACCESS_KEY_ID", LOCAL_KEY);
         env.put("AWS_SECRET_ACCESS_KEY", LOCAL_KEY);
         return env;
+    }
+
+    private void createSecrets(Map<String, String> environment) {
+        var endpoints = servers.endpoints();
+        for (SecretRole role : SecretRole.values()) {
+            String name = environment.get(role.variable());
+            if (name == null || name.isBlank()) {
+                continue;
+            }
+            secrets.createIfAbsent(name, switch (role) {
+                case DATABASE -> LocalSecretsManager.json(Map.of("username", endpoints.dbUser(), "password", endpoints.dbPassword()));
+                case API_KEY -> API_KEY;
+                case HANDLER_SIGNING_KEY -> SIGNING_SECRET;
+                case REDIS_AUTH -> throw new IllegalStateException("the embedded Redis takes no AUTH token");
+            });
+        }
     }
 
     String arn(FunctionDefinition function) {
@@ -196,9 +227,8 @@ final class ColdStartStack implements AutoCloseable {
         byte[] bytes = Json.write(body).getBytes(StandardCharsets.UTF_8);
         long timestamp = System.currentTimeMillis() / 1000;
         event.put("body", new String(bytes, StandardCharsets.UTF_8));
-        ((ObjectNode) event.path("headers")).put("content-length", Integer.toString(bytes.length))
-                .put("x-runner-timestamp", Long.toString(timestamp))
-                .put("x-runner-signature", Signature.sign(WEBHOOK_SECRET, timestamp, bytes));
+        ObjectNode headers = ((ObjectNode) event.path("headers")).put("content-length", Integer.toString(bytes.length));
+        StandardWebhooks.headers(List.of(WEBHOOK_SECRET), deliveryId(), timestamp, bytes).forEach(headers::put);
         return event.toString();
     }
 
@@ -222,9 +252,18 @@ final class ColdStartStack implements AutoCloseable {
         ObjectNode record = (ObjectNode) event.path("Records").get(0);
         ObjectNode body = (ObjectNode) Json.parse(record.path("body").asText());
         body.put("externalId", "ext-" + UUID.randomUUID());
-        record.put("messageId", UUID.randomUUID().toString()).put("body", Json.write(body))
+        String json = Json.write(body);
+        record.put("messageId", UUID.randomUUID().toString()).put("body", json)
                 .put("eventSourceARN", queueArn("IngestQueue"));
+        // Signed by its producer with the tenant integration's webhook secret, as an ingest message is bound to its tenant.
+        ObjectNode attributes = record.putObject("messageAttributes");
+        StandardWebhooks.headers(List.of(WEBHOOK_SECRET), deliveryId(), System.currentTimeMillis() / 1000,
+                json.getBytes(StandardCharsets.UTF_8)).forEach((name, value) -> stringAttribute(attributes, name, value, "String"));
         return event.toString();
+    }
+
+    private static String deliveryId() {
+        return "msg_" + UUID.randomUUID().toString().replace("-", "");
     }
 
     /** A manual run through the management API: its RunJob lands on the runs-manual queue. */
@@ -291,7 +330,9 @@ final class ColdStartStack implements AutoCloseable {
             if (definition == null) {
                 throw new IllegalStateException("the template has no " + id);
             }
-            return LocalFunction.load(definition, arn(definition), environment(definition), Clock.systemUTC());
+            // Runner's functions take their composition root, as the local runtime builds them.
+            return LocalFunction.load(definition, arn(definition), environment(definition), Clock.systemUTC(),
+                    (type, environment) -> type.getConstructor(Runner.class).newInstance(Runner.fromEnvironment(environment)));
         });
         Object event = LambdaEventSerializers.serializerFor(eventType, ColdStartStack.class.getClassLoader()).fromJson(json);
         return function.invoke(event);
@@ -328,7 +369,7 @@ final class ColdStartStack implements AutoCloseable {
     }
 
     /** {@code {{resolve:…}}} in the template: placeholders, as every secret is replaced by a local one. */
-    private static UnaryOperator<String> secrets() {
+    private static UnaryOperator<String> dynamicReferences() {
         return reference -> "local-" + reference.replaceAll("[^A-Za-z0-9]+", "-");
     }
 
@@ -337,6 +378,7 @@ final class ColdStartStack implements AutoCloseable {
         inProcess.values().forEach(LocalFunction::close);
         sqs.close();
         handlers.close();
+        secrets.close();
         servers.close();
     }
 }

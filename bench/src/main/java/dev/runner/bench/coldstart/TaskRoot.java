@@ -30,7 +30,7 @@ final class TaskRoot {
         }
         if (!Files.isRegularFile(code)) {
             throw new IllegalStateException("no deployment package at " + code.toAbsolutePath()
-                    + " (./mvnw -pl bench -am package builds functions/target/runner-functions.jar)");
+                    + " (./mvnw -pl bench -am package builds functions/target/runner-functions.zip)");
         }
         try {
             Path root = Files.createTempDirectory(workDir, "task-");

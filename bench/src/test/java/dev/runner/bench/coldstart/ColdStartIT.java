@@ -42,7 +42,7 @@ class ColdStartIT {
     @Test
     void aTemplateFunctionAnswersItsEventOnTheEmbeddedServers() {
         var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false,
-                List.of(new ColdStart.Setup(PROJECT.resolve("functions/target/runner-functions.jar"), false, null, List.of())),
+                List.of(new ColdStart.Setup(PROJECT.resolve("functions/target/runner-functions.zip"), false, null, List.of())),
                 PROJECT.resolve("template.yaml"), PROJECT.resolve("events"), Path.of("target/lambda-runtime"), WORK);
 
         List<ColdStart.Result> results = ColdStart.run(options).getFirst();

@@ -135,6 +135,8 @@ class TemplateDeployIT {
         JsonNode overrides = report().path("infraOverrides");
         assertEquals(0, overrides.path("missing").size(), "infra.yaml ParameterOverrides lacks " + overrides.path("missing"));
         assertEquals(0, overrides.path("unknown").size(), "template.yaml has no parameters " + overrides.path("unknown"));
+        // A default that is wrong for what infra.yaml creates must be given too: ElastiCache Serverless is cluster mode.
+        assertEquals("cluster", overrides.path("given").path("RedisMode").asText(), "infra.yaml's Valkey needs RedisMode=cluster");
     }
 
     private static Set<String> functionParameters() {

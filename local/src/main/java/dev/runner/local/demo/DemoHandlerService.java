@@ -15,7 +15,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A handler service speaking Runner's handler contract (DESIGN 3.3), in-process, for the demo
+ * A handler service speaking Runner's handler contract (docs/handler-contract.md), in-process, for the demo
  * and the end-to-end tests. Its behaviour is driven by data, so a tenant's settings or an item's
  * payload choose it:
  * <ul>

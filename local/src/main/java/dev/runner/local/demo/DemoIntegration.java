@@ -42,7 +42,7 @@ public final class DemoIntegration {
                 tenantIntegration(TENANT_ID, INTEGRATION_KEY, WEBHOOK_SECRET, Json.object()));
     }
 
-    /** An integration type (DESIGN 3.1) with one batch-capable inbound handler. */
+    /** An integration type (docs/integration-types.md) with one batch-capable inbound handler. */
     public static ObjectNode type(String integrationKey, String handlerUrl) {
         ObjectNode configs = Json.object()
                 .put("concurrency", 5)
@@ -58,7 +58,7 @@ public final class DemoIntegration {
         return type;
     }
 
-    /** A tenant integration (DESIGN 3.2) with the demo schedule. */
+    /** A tenant integration (docs/integration-types.md) with the demo schedule. */
     public static ObjectNode tenantIntegration(String tenantId, String integrationKey, String webhookSecret, ObjectNode settings) {
         ObjectNode body = Json.object()
                 .put("tenantId", tenantId)

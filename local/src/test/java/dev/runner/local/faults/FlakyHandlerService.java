@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * A handler service speaking the handler contract (docs: DESIGN 3.3) that misbehaves on demand, per
+ * A handler service speaking the handler contract (docs/handler-contract.md) that misbehaves on demand, per
  * integration: it <em>flaps</em> (a share of item calls, or every call in an outage window, answers
  * 503) and <em>hangs</em> (a share of item calls, or every call in a hang window, stalls longer than
  * Runner waits, then does the work anyway, as a slow real service would). It keeps a ledger by
