@@ -16,6 +16,7 @@ public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatc
     /** A run continues on its own runs tier and fans out onto its trigger's items tier: only manual and scheduled runs fetch. */
     public static final Grants GRANTS = Grants.none()
             .sendingTo(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE, QueueRole.ITEMS_MANUAL, QueueRole.ITEMS_SCHEDULE)
+            .changingVisibilityOn(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE)
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final RunWorker worker;

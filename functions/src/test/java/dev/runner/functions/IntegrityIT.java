@@ -13,8 +13,10 @@ import dev.runner.pipeline.Scheduler;
 import dev.runner.run.Run;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStatus;
+import dev.runner.testing.HostileHandler;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.time.Duration;
@@ -204,6 +206,42 @@ class IntegrityIT {
         List<String> left = fixture.runner.database().query("select external_id from webhook_deliveries where tenant_id = 'old-tenant'",
                 row -> row.getString(1));
         assertEquals(List.of("e-2"), left);
+    }
+
+    @Test
+    @Timeout(60)
+    void aHandlerThatStallsItsBodyCannotKeepTheOtherHandlersOutcomesOfItsBatchFromBeingRecorded() {
+        var good = fixture.integration(true);
+        var stalling = fixture.integration(false);
+        try (HostileHandler hostile = HostileHandler.start()) {
+            // The second handler answers its headers, then never its body; its own timeout is far off (60 s).
+            ObjectNode type = Json.object().put("name", "stalling");
+            ObjectNode spec = type.putObject("handlers").putObject(stalling.handlerKey());
+            spec.put("url", hostile.url("stall", new HostileHandler.Act.StallAfterHeaders(200, 1000)))
+                    .put("direction", "inbound").put("batch", false);
+            spec.putObject("configs").put("timeout_ms", 60_000);
+            assertEquals(200, fixture.api("PUT", "/types/" + stalling.integrationKey(), type).status());
+            UUID goodRun = storedRun(good, 2);
+            UUID stalledRun = storedRun(stalling, 1);
+            SQSEvent batch = new SQSEvent();
+            List<SQSEvent.SQSMessage> records = new ArrayList<>();
+            itemIds(goodRun).forEach(itemId -> records.add(sqsEvent(job(goodRun, itemId, good)).getRecords().getFirst()));
+            UUID stalledItem = itemIds(stalledRun).getFirst();
+            SQSEvent.SQSMessage stalledMessage = sqsEvent(job(stalledRun, stalledItem, stalling)).getRecords().getFirst();
+            records.add(stalledMessage);
+            batch.setRecords(records);
+
+            long started = System.nanoTime();
+            // 8 s left: calls must end by then less the 5 s kept for recording.
+            var response = new ItemWorkerFunction(fixture.runner).handleRequest(batch, TestContext.of("items", 8_000));
+            Duration took = Duration.ofNanos(System.nanoTime() - started);
+
+            assertTrue(took.compareTo(Duration.ofSeconds(8)) < 0, "settled within the invocation: " + took);
+            assertEquals(List.of(stalledMessage.getMessageId()),
+                    response.getBatchItemFailures().stream().map(f -> f.getItemIdentifier()).toList(), "only the stalled item comes back");
+            itemIds(goodRun).forEach(itemId -> assertEquals(ItemStatus.SUCCEEDED, status(itemId)));
+            assertEquals(ItemStatus.RETRYING, status(stalledItem), "the stalled call is a retryable failure of its own item");
+        }
     }
 
     // ------------------------------------------------------------------ helpers

@@ -11,9 +11,12 @@ import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.runner.security.StandardWebhooks;
+import dev.runner.testing.HostileHandler;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 
 import java.nio.charset.StandardCharsets;
@@ -23,6 +26,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -151,6 +155,45 @@ class ProducersIT {
         fixture.handlers.handler(integration.handlerKey()).fetchStatus(500);
         new DeadLetterFunction(fixture.runner).handleRequest(dlq, TestContext.of("dlq", 30_000));
         assertEquals(RunStatus.FAILED, fixture.runner.runStore().find(stuck).orElseThrow().status());
+    }
+
+    @Test
+    void aFetchThatFailsOnceIsRetriedAfterItsBackoffNotTheVisibilityTimeout() {
+        var integration = fixture.integration(true);
+        AtomicInteger fetches = new AtomicInteger();
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> fetches.getAndIncrement() == 0 ? 503 : 200);
+
+        UUID runId = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(),
+                integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
+
+        // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
+        assertEquals(2, fetches.get(), "one failed fetch, one retry");
+    }
+
+    @Test
+    @Timeout(40)
+    void aFetchWhoseBodyStallsEndsBeforeTheInvocationDoes() {
+        var integration = fixture.integration(true);
+        try (HostileHandler hostile = HostileHandler.start()) {
+            // The handler's own timeout is a minute away; the invocation has 13 s, of which the run time reserve keeps 10 s.
+            ObjectNode type = Json.object().put("name", "stalling fetch");
+            ObjectNode spec = type.putObject("handlers").putObject(integration.handlerKey());
+            spec.put("url", hostile.url("stall-fetch", new HostileHandler.Act.StallAfterHeaders(200, 1000)))
+                    .put("direction", "inbound").put("batch", true);
+            spec.putObject("configs").put("timeout_ms", 60_000);
+            assertEquals(200, fixture.api("PUT", "/types/" + integration.integrationKey(), type).status());
+            var job = new dev.runner.run.RunJob(UUID.randomUUID(), integration.tenantId(), integration.integrationKey(),
+                    integration.handlerKey(), dev.runner.integration.Direction.INBOUND, Trigger.MANUAL, null);
+            fixture.runner.database().inTransaction(connection -> fixture.runner.runStore().insert(connection, job, RunStatus.QUEUED, null));
+            var message = new dev.runner.queue.QueueMessage("m-stall", Json.write(job.toJson()), "rh", 1, "runs-manual", Map.of());
+            long deadline = System.currentTimeMillis() + 13_000;
+
+            List<String> failed = fixture.runner.runWorker().process(List.of(message), () -> deadline - System.currentTimeMillis());
+
+            assertTrue(System.currentTimeMillis() < deadline, "the fetch ended before the invocation did");
+            assertEquals(List.of("m-stall"), failed, "a timed-out fetch is retried");
+        }
     }
 
     @Test

@@ -141,6 +141,7 @@ public final class ManagementApi {
             return switch (e.reason()) {
                 case NO_TENANT_INTEGRATION, NO_HANDLER -> ApiResponse.error(404, "not_found", e.getMessage());
                 case DISABLED -> ApiResponse.error(409, "conflict", e.getMessage());
+                case IDEMPOTENCY_KEY_REUSED -> ApiResponse.error(422, "idempotency_key_reused", e.getMessage());
             };
         } catch (RuntimeException e) {
             LOG.error("management call failed", "method", request.method(), "path", request.path(), "error", e);

@@ -50,8 +50,16 @@ final class RunRoutes {
         this.redrive = redrive;
     }
 
-    /** POST /runs {tenantId, integrationKey, handlerKey}: a manual run. */
+    /** The longest Idempotency-Key taken (Stripe's limit). */
+    static final int MAX_IDEMPOTENCY_KEY = 255;
+
+    /**
+     * POST /runs {tenantId, integrationKey, handlerKey}: a manual run. With an Idempotency-Key header,
+     * a retry of the same request within the window answers the first one's run (with
+     * Idempotent-Replayed: true) and starts none; the key is the tenant's, not the caller's.
+     */
     ApiResponse create(ApiRequest request, Caller caller) {
+        String idempotencyKey = idempotencyKey(request.header("Idempotency-Key"));
         JsonNode body = Json.requireObject(Json.parse(request.body()), "body");
         String tenantId = IntegrationType.requireKey("tenantId", Json.text(body, "tenantId"));
         String integrationKey = IntegrationType.requireKey("integrationKey", Json.text(body, "integrationKey"));
@@ -61,9 +69,26 @@ final class RunRoutes {
             throw new RunService.RunRefused(RunService.RunRefused.Reason.NO_TENANT_INTEGRATION,
                     "tenant " + tenantId + " has no integration " + integrationKey);
         }
-        UUID runId = runService.startFetching(new RunService.Request(tenantId, integrationKey, handlerKey, Trigger.MANUAL));
-        LOG.info("manual run created", "runId", runId, "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);
-        return ApiResponse.json(202, Json.object().put("runId", runId.toString()));
+        RunService.Accepted accepted = runService.startFetching(new RunService.Request(tenantId, integrationKey, handlerKey, Trigger.MANUAL),
+                idempotencyKey);
+        ApiResponse response = ApiResponse.json(202, Json.object().put("runId", accepted.runId().toString()));
+        if (accepted.replayed()) {
+            LOG.info("manual run request replayed", "runId", accepted.runId(), "tenantId", tenantId);
+            return response.withHeader("idempotent-replayed", "true");
+        }
+        LOG.info("manual run created", "runId", accepted.runId(), "tenantId", tenantId, "integrationKey", integrationKey, "handlerKey", handlerKey);
+        return response;
+    }
+
+    /** Null when absent; 1 to 255 printable ASCII characters (a UUID v4 is the usual choice), else 400. */
+    static String idempotencyKey(String header) {
+        if (header == null) {
+            return null;
+        }
+        if (header.isEmpty() || header.length() > MAX_IDEMPOTENCY_KEY || !header.chars().allMatch(c -> c >= 0x20 && c <= 0x7e)) {
+            throw new BadRequest("Idempotency-Key must be 1 to " + MAX_IDEMPOTENCY_KEY + " printable ASCII characters (a UUID is usual)");
+        }
+        return header;
     }
 
     /** GET /runs?tenantId=&integrationKey=&handlerKey=&trigger=&status=&limit=&before=: newest first, keyset paged. */

@@ -23,6 +23,7 @@ import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
+import dev.runner.outbox.OutboxStore;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.IngestService;
 import dev.runner.pipeline.ItemDispatcher;
@@ -36,6 +37,7 @@ import dev.runner.queue.QueueClient;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
 import dev.runner.run.RunQueries;
+import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
 import dev.runner.secrets.DatabaseLogin;
@@ -116,9 +118,12 @@ public final class Runner implements AutoCloseable {
     private final Part<Integrations> integrations = part("integrations", () -> new Integrations(
             new IntegrationStore(database(), scheduleStore.get()),
             new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
-    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard()));
+    private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
+    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard(),
+            database(), outbox.get()));
     private final Part<RunService> runService = part("runService", () -> new RunService(config().queues(), database(), runStore(),
-            itemStore(), integrations(), queues(), dispatcher.get(), clock()));
+            itemStore(), integrations(), queues(), dispatcher.get(), outbox.get(), new RunRequestStore(database()),
+            config().runIdempotencyWindow(), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
             handlers(), queues(), deadLetterStore(), dispatcher.get()));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
@@ -127,7 +132,7 @@ public final class Runner implements AutoCloseable {
             runService(), deliveryStore.get(), clock()));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
             dispatcher.get()));
-    private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(database(), itemStore(), runStore(),
+    private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),
             dispatcher.get()));
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
@@ -135,7 +140,7 @@ public final class Runner implements AutoCloseable {
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
             ingestProducers.get(), signingKeys.get(), config(), clock())));
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
-            runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get()));
+            runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get(), outbox.get(), new RunRequestStore(database())));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
             deliveryStore.get(), integrations(), ingestProducers.get(), config().webhooks(), clock()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),

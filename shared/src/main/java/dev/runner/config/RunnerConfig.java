@@ -53,7 +53,9 @@ public record RunnerConfig(
         int databasePoolSize,
         Sweeps sweeps,
         /* How long an item worker waits, in its invocation, for a concurrency lease expected back soon, instead of deferring the batch. */
-        Duration laneWait) {
+        Duration laneWait,
+        /* How long POST /runs remembers an Idempotency-Key per tenant (Stripe keeps keys 24 hours). */
+        Duration runIdempotencyWindow) {
 
     public RunnerConfig {
         secrets = Map.copyOf(secrets);
@@ -73,7 +75,8 @@ public record RunnerConfig(
                 + ", secrets=" + secrets + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
-                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait + "]";
+                + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait
+                + ", runIdempotencyWindow=" + runIdempotencyWindow + "]";
     }
 
     public record Database(String jdbcUrl, String user, String password) {
@@ -145,8 +148,10 @@ public record RunnerConfig(
      * @param itemsOverdue     an item whose message is this late is re-sent (longer than SQS's 15-minute longest delay)
      * @param runsOverdue      a run still queued this long has its RunJob re-sent
      * @param completionQuiet  a run still running this long after its last item ended is completed by the sweep
+     * @param unsent           a message committed work still owes this long after its commit (or the sweep's last try)
+     *                         is sent by the sweep, however busy its tier
      */
-    public record Sweeps(Duration itemsOverdue, Duration runsOverdue, Duration completionQuiet) {}
+    public record Sweeps(Duration itemsOverdue, Duration runsOverdue, Duration completionQuiet, Duration unsent) {}
 
     public static RunnerConfig fromEnvironment() {
         return from(System.getenv());
@@ -217,8 +222,10 @@ public record RunnerConfig(
                 read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4),
                 new Sweeps(Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_ITEMS_OVERDUE_S", 1200)),
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_RUNS_OVERDUE_S", 600)),
-                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60))),
-                Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)));
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60)),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_UNSENT_S", 60))),
+                Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)),
+                Duration.ofSeconds(read.positiveInt("RUNNER_RUN_IDEMPOTENCY_S", 86400)));
     }
 
     /** Reads variables; blank counts as unset. */

@@ -14,6 +14,13 @@ public record ApiResponse(int status, Map<String, String> headers, String body) 
         return new ApiResponse(status, JSON, Json.write(body));
     }
 
+    /** The same response with one more header (name lower-case, as every header here). */
+    public ApiResponse withHeader(String name, String value) {
+        Map<String, String> more = new java.util.LinkedHashMap<>(headers);
+        more.put(name.toLowerCase(java.util.Locale.ROOT), value);
+        return new ApiResponse(status, Map.copyOf(more), body);
+    }
+
     /** @param error a stable machine-readable code, e.g. {@code bad_signature} */
     public static ApiResponse error(int status, String error, String message) {
         return json(status, Json.object().put("error", error).put("message", message));

@@ -14,10 +14,18 @@ import java.util.UUID;
  * few hundred bytes whatever the payload (SQS caps a message at 256 KiB-1 MiB).
  *
  * @param attempt   attempts already used before this message was sent (carried across deferrals and redrives)
- * @param deferrals times the item was deferred by admission (breaker, limits); never an attempt
+ * @param deferrals times the item was deferred by admission (breaker, limits) or by its handler; never an attempt
+ * @param handlerWaits times its handler asked it to wait (429 or 503 with Retry-After) and the attempt was given back:
+ *                     bounded, so a handler that always asks to wait cannot keep an item from ending
  */
 public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrationKey, String handlerKey,
-                      Direction direction, Trigger trigger, String externalId, int attempt, int deferrals) {
+                      Direction direction, Trigger trigger, String externalId, int attempt, int deferrals, int handlerWaits) {
+
+    /** An item its handler never asked to wait. */
+    public ItemJob(UUID runId, UUID itemId, String tenantId, String integrationKey, String handlerKey,
+                   Direction direction, Trigger trigger, String externalId, int attempt, int deferrals) {
+        this(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals, 0);
+    }
 
     public static ItemJob fromJson(JsonNode node) {
         Json.requireObject(node, "item job");
@@ -28,7 +36,8 @@ public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrati
             return new ItemJob(UUID.fromString(Json.text(node, "runId")), UUID.fromString(Json.text(node, "itemId")),
                     Json.text(node, "tenantId"), Json.text(node, "integrationKey"), Json.text(node, "handlerKey"),
                     Direction.fromWire(Json.text(node, "direction")), Trigger.fromWire(Json.text(node, "trigger")),
-                    Json.text(node, "externalId"), Json.optionalInt(node, "attempt", 0), Json.optionalInt(node, "deferrals", 0));
+                    Json.text(node, "externalId"), Json.optionalInt(node, "attempt", 0), Json.optionalInt(node, "deferrals", 0),
+                    Json.optionalInt(node, "handlerWaits", 0));
         } catch (Json.InvalidJsonException e) {
             throw e;
         } catch (IllegalArgumentException e) {
@@ -49,14 +58,25 @@ public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrati
         node.put("externalId", externalId);
         node.put("attempt", attempt);
         node.put("deferrals", deferrals);
+        if (handlerWaits > 0) {
+            node.put("handlerWaits", handlerWaits);
+        }
         return node;
     }
 
     public ItemJob deferred() {
-        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals + 1);
+        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals + 1,
+                handlerWaits);
+    }
+
+    /** Deferred because its handler asked to wait. */
+    public ItemJob askedToWait() {
+        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals + 1,
+                handlerWaits + 1);
     }
 
     public ItemJob withAttempt(int attemptsUsed) {
-        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attemptsUsed, deferrals);
+        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attemptsUsed, deferrals,
+                handlerWaits);
     }
 }

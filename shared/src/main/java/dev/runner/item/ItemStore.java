@@ -262,6 +262,18 @@ public final class ItemStore {
                 Database.array("text", tiers.stream().map(Trigger::wireName).toArray()), limit);
     }
 
+    /** The items of {@code itemIds} still queued: those an owed message (OutboxStore) must still bring. */
+    public List<ItemJob> queued(Collection<UUID> itemIds) {
+        if (itemIds.isEmpty()) {
+            return List.of();
+        }
+        return db.query("""
+                select e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
+                from execution_items e join runs r on r.run_id = e.run_id
+                where e.item_id = any(?) and e.status = 'queued'
+                """, ItemStore::job, Database.array("uuid", itemIds.toArray()));
+    }
+
     /** A run's items counted by status (absent = none). */
     public Map<ItemStatus, Long> countByStatus(UUID runId) {
         Map<ItemStatus, Long> counts = new EnumMap<>(ItemStatus.class);

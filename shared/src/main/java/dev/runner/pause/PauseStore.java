@@ -5,6 +5,8 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.store.Database;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
@@ -96,9 +98,9 @@ public final class PauseStore {
                 """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()), tenantId, integrationKey));
     }
 
-    /** A resumed handler's parked items back to queued, except those of disabled tenant integrations. */
-    public List<ItemJob> unpark(HandlerRef handler) {
-        return db.query("""
+    /** A resumed handler's parked items back to queued, except those of disabled tenant integrations; in the caller's transaction. */
+    public List<ItemJob> unpark(Connection connection, HandlerRef handler) throws SQLException {
+        return db.query(connection, """
                 update execution_items e set status = 'queued', next_visible_at = null, updated_at = now()
                 from runs r
                 where r.run_id = e.run_id and e.integration_key = ? and e.handler_key = ? and e.status = 'parked'
@@ -108,9 +110,9 @@ public final class PauseStore {
                 """, ItemStore::job, handler.integrationKey(), handler.handlerKey());
     }
 
-    /** An enabled tenant integration's parked items back to queued, except those of paused handlers. */
-    public List<ItemJob> unparkTenant(String tenantId, String integrationKey) {
-        return db.query("""
+    /** An enabled tenant integration's parked items back to queued, except those of paused handlers; in the caller's transaction. */
+    public List<ItemJob> unparkTenant(Connection connection, String tenantId, String integrationKey) throws SQLException {
+        return db.query(connection, """
                 update execution_items e set status = 'queued', next_visible_at = null, updated_at = now()
                 from runs r
                 where r.run_id = e.run_id and e.tenant_id = ? and e.integration_key = ? and e.status = 'parked'

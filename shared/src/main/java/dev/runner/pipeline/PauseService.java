@@ -57,8 +57,7 @@ public final class PauseService {
         boolean wasPaused = pauses.resume(handler);
         // Redis may keep a stale flag if this fails; the worker heals it when Postgres says not paused.
         mirror(handler, false);
-        List<ItemJob> parked = pauses.unpark(handler);
-        dispatcher.dispatch(parked);
+        List<ItemJob> parked = dispatcher.commitThenSend(connection -> pauses.unpark(connection, handler), jobs -> jobs);
         LOG.info("handler resumed", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(), "unparked", parked.size());
         return new Resumed(handler, wasPaused, parked.size());
     }
@@ -68,8 +67,7 @@ public final class PauseService {
      * (those of paused handlers stay parked). Returns how many.
      */
     public int tenantEnabled(String tenantId, String integrationKey) {
-        List<ItemJob> parked = pauses.unparkTenant(tenantId, integrationKey);
-        dispatcher.dispatch(parked);
+        List<ItemJob> parked = dispatcher.commitThenSend(connection -> pauses.unparkTenant(connection, tenantId, integrationKey), jobs -> jobs);
         if (!parked.isEmpty()) {
             LOG.info("tenant integration enabled", "tenantId", tenantId, "integrationKey", integrationKey, "unparked", parked.size());
         }

@@ -5,7 +5,6 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
 import dev.runner.run.RunStore;
-import dev.runner.store.Database;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -30,13 +29,11 @@ public final class RedriveService {
      */
     public record Redriven(int items, int runs, long remaining) {}
 
-    private final Database db;
     private final ItemStore items;
     private final RunStore runs;
     private final ItemDispatcher dispatcher;
 
-    public RedriveService(Database db, ItemStore items, RunStore runs, ItemDispatcher dispatcher) {
-        this.db = db;
+    public RedriveService(ItemStore items, RunStore runs, ItemDispatcher dispatcher) {
         this.items = items;
         this.runs = runs;
         this.dispatcher = dispatcher;
@@ -44,21 +41,20 @@ public final class RedriveService {
 
     /** The dead items of a run; returns how many went back to work. */
     public int redriveRun(UUID runId) {
-        List<ItemJob> redriven = db.inTransaction(connection -> {
+        List<ItemJob> redriven = dispatcher.commitThenSend(connection -> {
             List<ItemJob> jobs = items.redrive(connection, runId);
             if (!jobs.isEmpty()) {
                 runs.reopen(connection, runId);
             }
             return jobs;
-        });
-        dispatcher.dispatch(redriven);
+        }, jobs -> jobs);
         LOG.info("run redriven", "runId", runId, "items", redriven.size());
         return redriven.size();
     }
 
     /** One item, if it is dead; returns 1 or 0. */
     public int redriveItem(UUID itemId) {
-        List<ItemJob> redriven = dispatched(db.inTransaction(connection -> reopen(connection, items.redriveItem(connection, itemId))));
+        List<ItemJob> redriven = dispatcher.commitThenSend(connection -> reopen(connection, items.redriveItem(connection, itemId)), jobs -> jobs);
         LOG.info("item redriven", "itemId", itemId, "items", redriven.size());
         return redriven.size();
     }
@@ -68,7 +64,8 @@ public final class RedriveService {
         if (limit < 1) {
             throw new IllegalArgumentException("limit < 1: " + limit);
         }
-        List<ItemJob> redriven = dispatched(db.inTransaction(connection -> reopen(connection, items.redriveDead(connection, filter, limit))));
+        List<ItemJob> redriven = dispatcher.commitThenSend(connection -> reopen(connection, items.redriveDead(connection, filter, limit)),
+                jobs -> jobs);
         int runCount = (int) redriven.stream().map(ItemJob::runId).distinct().count();
         long remaining = redriven.size() < limit ? 0 : items.countDead(filter);
         LOG.info("dead items redriven", "items", redriven.size(), "runs", runCount, "remaining", remaining);
@@ -79,11 +76,5 @@ public final class RedriveService {
         Set<UUID> runIds = jobs.stream().map(ItemJob::runId).collect(Collectors.toSet());
         runs.reopen(connection, runIds);
         return jobs;
-    }
-
-    /** After the commit: the items enter their tiers. */
-    private List<ItemJob> dispatched(List<ItemJob> committed) {
-        dispatcher.dispatch(committed);
-        return committed;
     }
 }

@@ -7,9 +7,12 @@ import dev.runner.integration.TenantIntegration;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
+import dev.runner.log.Log;
+import dev.runner.outbox.OutboxStore;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
 import dev.runner.run.RunJob;
+import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStatus;
 import dev.runner.run.RunStore;
 import dev.runner.store.Database;
@@ -19,6 +22,7 @@ import dev.runner.trigger.Trigger;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
@@ -26,17 +30,19 @@ import java.util.UUID;
 /**
  * Starts runs: those that fetch (manual, schedule) are stored queued and their RunJob sent to the
  * runs tier; those whose items arrive with them (webhook, ingest) are stored running with their
- * items and the items sent to the items tier. Either way: commit first, then send, so a message
- * never names a row that does not exist; a send lost after the commit is re-sent by the
- * scheduler's sweeps. Lookups (types, tenant integrations) happen before a transaction opens:
+ * items and the items sent to the items tier. Either way: commit first, with the record of the
+ * messages owed (OutboxStore), then send, so a message never names a row that does not exist; a
+ * send lost after the commit is sent by the scheduler's sweep, and the request is still accepted. Lookups (types, tenant integrations) happen before a transaction opens:
  * no code path holds a pooled connection while it waits for another.
  */
 public final class RunService {
 
+    private static final Log LOG = Log.of(RunService.class);
+
     /** Why a run cannot start. */
     public static final class RunRefused extends RuntimeException {
 
-        public enum Reason { NO_TENANT_INTEGRATION, DISABLED, NO_HANDLER }
+        public enum Reason { NO_TENANT_INTEGRATION, DISABLED, NO_HANDLER, IDEMPOTENCY_KEY_REUSED }
 
         private final Reason reason;
 
@@ -56,6 +62,9 @@ public final class RunService {
     /** A run started with its items: how many were new. {@code runId} is null when none was: then no run was made. */
     public record Started(UUID runId, int accepted, int enqueued) {}
 
+    /** A fetching run accepted; {@code replayed}: an earlier request with the same Idempotency-Key made it. */
+    public record Accepted(UUID runId, boolean replayed) {}
+
     private final RunnerConfig.Queues queueUrls;
     private final Database db;
     private final RunStore runs;
@@ -63,10 +72,14 @@ public final class RunService {
     private final Integrations integrations;
     private final QueueClient queues;
     private final ItemDispatcher dispatcher;
+    private final OutboxStore outbox;
+    private final RunRequestStore requests;
+    private final Duration idempotencyWindow;
     private final Clock clock;
 
     public RunService(RunnerConfig.Queues queueUrls, Database db, RunStore runs, ItemStore items, Integrations integrations,
-                      QueueClient queues, ItemDispatcher dispatcher, Clock clock) {
+                      QueueClient queues, ItemDispatcher dispatcher, OutboxStore outbox, RunRequestStore requests,
+                      Duration idempotencyWindow, Clock clock) {
         this.queueUrls = queueUrls;
         this.db = db;
         this.runs = runs;
@@ -74,6 +87,9 @@ public final class RunService {
         this.integrations = integrations;
         this.queues = queues;
         this.dispatcher = dispatcher;
+        this.outbox = outbox;
+        this.requests = requests;
+        this.idempotencyWindow = idempotencyWindow;
         this.clock = clock;
     }
 
@@ -99,10 +115,54 @@ public final class RunService {
 
     /** A run that fetches its items (manual or schedule): stored queued, then its RunJob sent. */
     public UUID startFetching(Request request) {
+        return startFetching(request, null).runId();
+    }
+
+    /**
+     * A run that fetches its items, stored queued with the record that its RunJob is owed, then the
+     * RunJob sent. Once committed the run is accepted whatever the send does: a failed send is left
+     * to the sweep (RUNNER_SWEEP_UNSENT_S), so no client is told to retry a run that exists.
+     * {@code idempotencyKey} (nullable): a key this tenant already used within the window for the
+     * same request answers with that request's run and makes none; for another request it is
+     * refused ({@link RunRefused.Reason#IDEMPOTENCY_KEY_REUSED}).
+     */
+    public Accepted startFetching(Request request, String idempotencyKey) {
         RunJob job = prepareFetching(request);
-        db.inTransaction(connection -> insertQueued(connection, job, null));
-        enqueue(List.of(job));
-        return job.runId();
+        String fingerprint = request.trigger().wireName() + "/" + request.integrationKey() + "/" + request.handlerKey();
+        record Committed(Accepted accepted, OutboxStore.Owed owed) {}
+        Committed committed = db.inTransaction(connection -> {
+            if (idempotencyKey != null) {
+                switch (requests.claim(connection, request.tenantId(), idempotencyKey, fingerprint, job.runId(), idempotencyWindow)) {
+                    case RunRequestStore.Claim.Replay replay -> {
+                        return new Committed(new Accepted(replay.runId(), true), OutboxStore.Owed.NONE);
+                    }
+                    case RunRequestStore.Claim.Conflict conflict -> throw new RunRefused(RunRefused.Reason.IDEMPOTENCY_KEY_REUSED,
+                            "this Idempotency-Key was used within the last " + idempotencyWindow.toHours()
+                                    + " hours for another request (run " + conflict.runId() + "); use a new key for a new request");
+                    case RunRequestStore.Claim.Fresh fresh -> { }
+                }
+            }
+            insertQueued(connection, job, null);
+            return new Committed(new Accepted(job.runId(), false), outbox.owe(connection, OutboxStore.Kind.RUNS, List.of(job.runId())));
+        });
+        if (!committed.accepted().replayed()) {
+            sendOwed(List.of(job), List.of(committed.owed()));
+        }
+        return committed.accepted();
+    }
+
+    /** Sends RunJobs whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay owed (not granted: thrown). */
+    public boolean sendOwed(List<RunJob> jobs, List<OutboxStore.Owed> owed) {
+        try {
+            enqueue(jobs);
+        } catch (QueueClient.NotGranted e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.warn("RunJob send after commit failed; the sweep sends it", "runs", jobs.size(), "error", e);
+            return false;
+        }
+        ItemDispatcher.settle(outbox, owed);
+        return true;
     }
 
     /** Stores a prepared run queued inside the caller's transaction; false when its fire key already made one. */
@@ -128,18 +188,17 @@ public final class RunService {
     public Started startWithItems(String tenantId, String integrationKey, HandlerSpec handler, Trigger trigger,
                                   List<ItemStore.NewItem> newItems, Keep fresh) {
         RunJob run = new RunJob(Ids.next(clock), tenantId, integrationKey, handler.handlerKey(), handler.direction(), trigger, null);
-        Optional<List<ItemJob>> created = db.inTransaction(connection -> {
+        Optional<List<ItemJob>> created = dispatcher.commitThenSend(connection -> {
             List<ItemStore.NewItem> kept = fresh.keep(connection, run.runId(), newItems);
             if (kept.isEmpty() && !newItems.isEmpty()) {
                 return Optional.empty();
             }
             runs.insert(connection, run, RunStatus.RUNNING, null);
             return Optional.of(items.insert(connection, run.ref(), kept));
-        });
+        }, made -> made.orElse(List.of()));
         if (created.isEmpty()) {
             return new Started(null, newItems.size(), 0);
         }
-        dispatcher.dispatch(created.get());
         if (created.get().isEmpty()) {
             runs.completeIfDone(List.of(run.runId()));
         }

@@ -19,6 +19,7 @@ import dev.runner.run.RunStore;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,9 +59,13 @@ public final class RunWorker {
         this.dispatcher = dispatcher;
     }
 
-    /** @param remainingMillis the invocation's time left (Lambda's Context) */
+    /**
+     * @param remainingMillis the invocation's time left (Lambda's Context)
+     * @return the messages to report as batch item failures
+     */
     public List<String> process(List<QueueMessage> messages, LongSupplier remainingMillis) {
         List<String> failed = new ArrayList<>();
+        Map<String, List<QueueClient.VisibilityChange>> backoffs = new LinkedHashMap<>();
         for (QueueMessage message : messages) {
             RunJob job;
             try {
@@ -73,7 +78,11 @@ public final class RunWorker {
             try {
                 fetch(job, message.messageId(), remainingMillis);
             } catch (RetryableFetchFailure e) {
-                LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount());
+                int seconds = backoffSeconds(message.receiveCount());
+                LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount(),
+                        "retryInS", seconds);
+                backoffs.computeIfAbsent(config.queues().runs(job.trigger()), q -> new ArrayList<>())
+                        .add(new QueueClient.VisibilityChange(message.receiptHandle(), seconds));
                 failed.add(message.messageId());
             } catch (Json.InvalidJsonException e) {
                 // The handler's page cannot be stored as it is: asking again gives the same page.
@@ -85,7 +94,26 @@ public final class RunWorker {
                 failed.add(message.messageId());
             }
         }
+        backoffs.forEach(this::backOff);
         return failed;
+    }
+
+    /**
+     * Fetch n is retried after base·2^(n−1) (RUNNER_BACKOFF_BASE_MS), at most SQS's 15 minutes, instead of
+     * the queue's whole visibility timeout (720 s). The budget stays the queue's: after QueueMaxReceiveCount
+     * deliveries the RunJob moves to the runs DLQ, whose consumer fails the run.
+     */
+    int backoffSeconds(int receiveCount) {
+        return Settlement.delaySeconds(config.retry().backoff(Math.max(1, receiveCount)));
+    }
+
+    /** A change that fails is not fatal: the message then comes back after the queue's visibility timeout. */
+    private void backOff(String queueUrl, List<QueueClient.VisibilityChange> changes) {
+        try {
+            queues.changeVisibility(queueUrl, changes);
+        } catch (RuntimeException e) {
+            LOG.warn("fetch backoff not set; the RunJobs come back after the visibility timeout", "messages", changes.size(), "error", e);
+        }
     }
 
     private void fetch(RunJob job, String owner, LongSupplier remainingMillis) throws RetryableFetchFailure {

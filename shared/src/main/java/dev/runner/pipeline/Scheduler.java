@@ -5,8 +5,10 @@ import dev.runner.delivery.DeliveryStore;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
+import dev.runner.outbox.OutboxStore;
 import dev.runner.queue.QueueClient;
 import dev.runner.run.RunJob;
+import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleExpression;
 import dev.runner.schedule.ScheduleStore;
@@ -20,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * One tick (EventBridge, every minute): every due schedule becomes a run with trigger schedule.
@@ -27,15 +30,17 @@ import java.util.Set;
  * overlapping ticks never fire a schedule twice for the same due time. A schedule that missed
  * several due times (an outage) fires once and moves to its next due time after now. Handlers
  * are resolved before the transaction opens, so the tick never holds a connection while it waits
- * for another. Each tick also sweeps ({@link #sweep}): work whose message was lost when a send
- * failed after its rows were committed (a webhook, ingest, redrive, resume or deferral) is sent
- * again, and a run whose completion was lost is completed.
+ * for another. Each tick also sweeps ({@link #sweep}), busy tiers or not: work whose message was
+ * lost when a send failed after its rows were committed (a webhook, ingest, redrive, resume, a
+ * manual or scheduled run) is sent again, and a run whose completion was lost is completed.
  */
 public final class Scheduler {
 
     private static final Log LOG = Log.of(Scheduler.class);
     private static final int MAX_PER_TICK = 500;
     private static final int MAX_OVERDUE_ITEMS = 5_000;
+    /** Owed sends taken per tick: one per commit, each up to a page of items. */
+    private static final int MAX_OWED_PER_TICK = 100;
     private static final int MAX_PURGED_DELIVERIES = 10_000;
     /** Where a schedule that never fires again waits: the tenant's config still names it, so it is not deleted. */
     private static final Instant NEVER = Instant.parse("9999-12-31T00:00:00Z");
@@ -52,9 +57,12 @@ public final class Scheduler {
     private final DeliveryStore deliveries;
     private final QueueClient queues;
     private final ItemDispatcher dispatcher;
+    private final OutboxStore outbox;
+    private final RunRequestStore runRequests;
 
     public Scheduler(RunnerConfig config, Database db, ScheduleStore schedules, RunService runs, RunStore runStore, ItemStore items,
-                     DeliveryStore deliveries, QueueClient queues, ItemDispatcher dispatcher) {
+                     DeliveryStore deliveries, QueueClient queues, ItemDispatcher dispatcher, OutboxStore outbox,
+                     RunRequestStore runRequests) {
         this.config = config;
         this.db = db;
         this.schedules = schedules;
@@ -64,6 +72,8 @@ public final class Scheduler {
         this.deliveries = deliveries;
         this.queues = queues;
         this.dispatcher = dispatcher;
+        this.outbox = outbox;
+        this.runRequests = runRequests;
     }
 
     public Tick tick(Instant now) {
@@ -80,7 +90,8 @@ public final class Scheduler {
                         "handlerKey", schedule.handlerKey(), "why", e.getMessage());
             }
         }
-        List<RunJob> created = db.inTransaction(connection -> {
+        record Fired(List<RunJob> jobs, OutboxStore.Owed owed) {}
+        Fired fired = db.inTransaction(connection -> {
             List<RunJob> jobs = new ArrayList<>();
             for (ScheduleStore.Due schedule : schedules.lockDue(connection, due, now)) {
                 schedules.moveTo(connection, schedule, nextFire(schedule, now));
@@ -89,9 +100,10 @@ public final class Scheduler {
                     jobs.add(job);
                 }
             }
-            return jobs;
+            return new Fired(jobs, outbox.owe(connection, OutboxStore.Kind.RUNS, jobs.stream().map(RunJob::runId).toList()));
         });
-        runs.enqueue(created);
+        List<RunJob> created = fired.jobs();
+        runs.sendOwed(created, List.of(fired.owed()));
         Sweep sweep = sweep();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
@@ -107,19 +119,55 @@ public final class Scheduler {
     }
 
     /**
-     * Work a lost send left behind: runs and items whose message is overdue are sent again (only on
-     * tiers without a visible backlog: there a message may just be waiting its turn), runs whose
-     * items all ended are completed, deliveries older than the dedup window are forgotten.
+     * Work a lost send left behind, every tick whatever the traffic: messages committed work still
+     * owes (OutboxStore) after RUNNER_SWEEP_UNSENT_S are sent. Then, as a backstop for a message
+     * lost any other way, runs and items whose message is long overdue are sent again, only on tiers
+     * without a visible backlog (there a message may just be waiting its turn, and nothing tells it
+     * from a lost one). Runs whose items all ended are completed; deliveries and idempotency keys
+     * older than their windows are forgotten. Each part runs even when one before it failed.
      */
     private Sweep sweep() {
         RunnerConfig.Sweeps settings = config.sweeps();
-        List<RunJob> overdueRuns = runStore.overdueQueued(settings.runsOverdue(), quietTiers(config.queues().runs()), MAX_PER_TICK);
-        runs.enqueue(overdueRuns);
-        List<ItemJob> overdueItems = items.overdue(settings.itemsOverdue(), quietTiers(config.queues().items()), MAX_OVERDUE_ITEMS);
-        dispatcher.dispatch(overdueItems);
-        int completed = runStore.completeAbandoned(settings.completionQuiet(), MAX_PER_TICK).size();
-        int purged = deliveries.purge(config.webhooks().dedupWindow(), MAX_PURGED_DELIVERIES);
-        return new Sweep(overdueRuns.size(), overdueItems.size(), completed, purged);
+        Resent owed = attempt("owed messages", () -> sendOwed(settings), new Resent(0, 0));
+        int overdueRuns = attempt("overdue runs", () -> {
+            List<RunJob> overdue = runStore.overdueQueued(settings.runsOverdue(), quietTiers(config.queues().runs()), MAX_PER_TICK);
+            runs.enqueue(overdue);
+            return overdue.size();
+        }, 0);
+        int overdueItems = attempt("overdue items", () -> {
+            List<ItemJob> overdue = items.overdue(settings.itemsOverdue(), quietTiers(config.queues().items()), MAX_OVERDUE_ITEMS);
+            dispatcher.dispatch(overdue);
+            return overdue.size();
+        }, 0);
+        int completed = attempt("abandoned runs", () -> runStore.completeAbandoned(settings.completionQuiet(), MAX_PER_TICK).size(), 0);
+        int purged = attempt("purge", () -> deliveries.purge(config.webhooks().dedupWindow(), MAX_PURGED_DELIVERIES)
+                + runRequests.purge(config.runIdempotencyWindow(), MAX_PURGED_DELIVERIES), 0);
+        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged);
+    }
+
+    /** What the owed part of a sweep sent. */
+    private record Resent(int runs, int items) {}
+
+    /** Owed messages whose send failed or never ran: sent now, one batch per kind, settled once sent. */
+    private Resent sendOwed(RunnerConfig.Sweeps settings) {
+        List<OutboxStore.Owed> overdue = outbox.overdue(settings.unsent(), MAX_OWED_PER_TICK);
+        List<OutboxStore.Owed> owedRuns = overdue.stream().filter(o -> o.kind() == OutboxStore.Kind.RUNS).toList();
+        List<OutboxStore.Owed> owedItems = overdue.stream().filter(o -> o.kind() == OutboxStore.Kind.ITEMS).toList();
+        List<RunJob> runJobs = runStore.queued(owedRuns.stream().flatMap(o -> o.ids().stream()).toList());
+        boolean runsSent = runs.sendOwed(runJobs, owedRuns);
+        List<ItemJob> itemJobs = items.queued(owedItems.stream().flatMap(o -> o.ids().stream()).toList());
+        boolean itemsSent = dispatcher.sendOwed(itemJobs, owedItems);
+        return new Resent(runsSent ? runJobs.size() : 0, itemsSent ? itemJobs.size() : 0);
+    }
+
+    /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */
+    private static <T> T attempt(String part, Supplier<T> work, T none) {
+        try {
+            return work.get();
+        } catch (RuntimeException e) {
+            LOG.warn("sweep part failed; the next tick tries again", "part", part, "error", e);
+            return none;
+        }
     }
 
     /** The tiers whose queue shows no visible message now. */

@@ -39,6 +39,9 @@ import java.util.UUID;
  */
 final class Settlement {
 
+    /** Times a handler may ask one item to wait with its attempt given back (the waits grow: the retry backoff is their floor). */
+    static final int MAX_HANDLER_WAITS = 10;
+
     /** SQS's longest visibility timeout. */
     static final int MAX_VISIBILITY_SECONDS = 43_200;
 
@@ -145,13 +148,13 @@ final class Settlement {
                     deferred.merge(d.reason(), 1, Integer::sum);
                 }
                 case Fate.Unstarted u -> {
-                    giveAttemptBack(item, u.attempt(), u.delay(), results, resends);
+                    giveAttemptBack(item, job.withAttempt(u.attempt() - 1).deferred(), u.delay(), results, resends);
                     deferred.merge(u.reason(), 1, Integer::sum);
                 }
                 case Fate.Parked p -> parked++;
                 case Fate.Skipped s -> skipped++;
                 case Fate.Called c -> {
-                    switch (c.outcome()) {
+                    switch (bounded(c.outcome(), job)) {
                         case Outcome.Succeeded ok -> {
                             results.add(new ItemStore.Result.Succeeded(item.itemId()));
                             runsToCheck.add(job.runId());
@@ -174,7 +177,10 @@ final class Settlement {
                             handedToDlq++;
                         }
                         case Outcome.Deferred d -> {
-                            giveAttemptBack(item, c.attempt(), d.delay(), results, resends);
+                            // At least the retry backoff of this wait, so Retry-After: 0 does not loop every second.
+                            Duration delay = d.delay().compareTo(retry.backoff(job.handlerWaits() + 1)) >= 0
+                                    ? d.delay() : retry.backoff(job.handlerWaits() + 1);
+                            giveAttemptBack(item, job.withAttempt(c.attempt() - 1).askedToWait(), delay, results, resends);
                             deferred.merge(Reason.HANDLER_ASKED, 1, Integer::sum);
                         }
                     }
@@ -185,15 +191,26 @@ final class Settlement {
                 new Tally(succeeded, retried, handedToDlq, parked, skipped, deferred));
     }
 
-    /** A claimed item that was not processed after all: the attempt is given back, and it is sent again delayed. */
-    private void giveAttemptBack(Item item, int attempt, Duration delay, List<ItemStore.Result> results,
+    /** A claimed item that was not processed after all: the attempt is given back ({@code resent} says so), and it is sent again delayed. */
+    private void giveAttemptBack(Item item, ItemJob resent, Duration delay, List<ItemStore.Result> results,
                                  Map<String, List<Resend>> resends) {
-        ItemJob job = item.job();
         int seconds = delaySeconds(delay);
         results.add(new ItemStore.Result.Deferred(item.itemId(), seconds));
-        resends.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>()).add(new Resend(
-                new OutgoingMessage(Json.write(job.withAttempt(attempt - 1).deferred().toJson()), seconds, job.tenantId()),
-                item.message().messageId()));
+        resends.computeIfAbsent(queues.items(resent.trigger()), q -> new ArrayList<>()).add(new Resend(
+                new OutgoingMessage(Json.write(resent.toJson()), seconds, resent.tenantId()), item.message().messageId()));
+    }
+
+    /**
+     * A handler's request to wait, once it has asked {@link #MAX_HANDLER_WAITS} times for this item,
+     * is a retryable failure: the attempt counts from then on, so every item ends (succeeded or dead)
+     * even under a handler that always answers 429.
+     */
+    static Outcome bounded(Outcome outcome, ItemJob job) {
+        if (outcome instanceof Outcome.Deferred d && job.handlerWaits() >= MAX_HANDLER_WAITS) {
+            return new Outcome.Failed("the handler asked to wait " + job.handlerWaits() + " times (" + d.reason()
+                    + "); its requests to wait now count as failed attempts", true);
+        }
+        return outcome;
     }
 
     /** Whole seconds, rounded up, within SQS's 1..900: an item that comes back early is simply deferred again. */

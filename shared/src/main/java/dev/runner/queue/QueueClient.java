@@ -9,6 +9,8 @@ import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
 import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
+import software.amazon.awssdk.services.sqs.model.SqsException;
 
 import java.net.URI;
 import java.time.Duration;
@@ -201,7 +203,16 @@ public final class QueueClient implements AutoCloseable {
         for (int attempt = 1; ; attempt++) {
             costs.sqsRequest();
             List<SendMessageBatchRequestEntry> toSend = entries;
-            var response = sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
+            SendMessageBatchResponse response;
+            try {
+                response = sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
+            } catch (SqsException e) {
+                if (e.statusCode() == 403) {
+                    // IAM refused: the deployment's policies and the function's grants disagree, never a passing fault.
+                    throw new NotGranted(Use.SEND, queueUrl);
+                }
+                throw e;
+            }
             if (response.failed().isEmpty()) {
                 return;
             }

@@ -127,6 +127,15 @@ public final class RunStore {
                 """, Completed::of, Database.array("uuid", runIds.toArray())));
     }
 
+    /** The runs of {@code runIds} still queued: those whose owed RunJob (OutboxStore) must still start them. */
+    public List<RunJob> queued(Collection<UUID> runIds) {
+        if (runIds.isEmpty()) {
+            return List.of();
+        }
+        return db.query("select " + COLUMNS + " from runs where run_id = any(?) and status = 'queued'",
+                row -> run(row).job(), Database.array("uuid", runIds.toArray()));
+    }
+
     /**
      * Runs still queued, untouched for {@code olderThan}, on the given tiers: their RunJob may have
      * been lost. Touched here, so each is re-sent at most once per period; a duplicate is harmless

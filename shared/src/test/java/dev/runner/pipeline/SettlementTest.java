@@ -103,6 +103,36 @@ class SettlementTest {
     }
 
     @Test
+    void aHandlerAskingToWaitAtOnceWaitsAtLeastTheBackoffOfItsWaitsSoFar() {
+        Item item = new Item(message(null), job(Trigger.MANUAL).askedToWait().askedToWait());
+
+        // Retry-After: 0 reads as HandlerAnswers' shortest, 1 s; this is the item's third wait: 5 s · 2².
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 1, new Outcome.Deferred(Duration.ofSeconds(1), "429"))));
+
+        assertEquals(List.of(new ItemStore.Result.Deferred(item.itemId(), 20)), plan.results());
+        ItemJob resent = ItemJob.fromJson(Json.parse(plan.resends().get(MANUAL_TIER).getFirst().message().body()));
+        assertEquals(3, resent.handlerWaits());
+        assertEquals(0, resent.attempt(), "still given back");
+    }
+
+    @Test
+    void aHandlerThatKeepsAskingToWaitHasItsAttemptsCountedSoTheItemEnds() {
+        ItemJob waitedEnough = job(Trigger.MANUAL);
+        for (int i = 0; i < Settlement.MAX_HANDLER_WAITS; i++) {
+            waitedEnough = waitedEnough.askedToWait();
+        }
+        Item early = new Item(message(null), waitedEnough);
+        Item last = new Item(message(null), waitedEnough.withAttempt(2));
+        Outcome wait = new Outcome.Deferred(Duration.ofSeconds(1), "429");
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(early, 1, wait), new Fate.Called(last, 3, wait)));
+
+        assertTrue(plan.results().getFirst() instanceof ItemStore.Result.Retrying, "an attempt used: " + plan.results());
+        assertTrue(plan.results().get(1) instanceof ItemStore.Result.HandedToDlq, "the last attempt ends it: " + plan.results());
+        assertTrue(plan.resends().isEmpty(), "not deferred again");
+    }
+
+    @Test
     void anAdmissionDeferralResendsToItsTierAndRecordsWhenItIsDue() {
         Item item = item(Trigger.WEBHOOK);
 

@@ -42,7 +42,7 @@ public final class FakeHandler implements AutoCloseable {
         volatile List<List<ObjectNode>> pages = List.of();
         volatile ToIntFunction<JsonNode> itemStatus = item -> 200;
         volatile java.util.function.IntSupplier batchStatus = () -> 200;
-        volatile int fetchStatus = 200;
+        volatile java.util.function.IntSupplier fetchStatus = () -> 200;
         /** Null: the secret the server was started with. */
         volatile List<String> signingSecrets;
         volatile boolean refuseBadSignatures;
@@ -82,6 +82,12 @@ public final class FakeHandler implements AutoCloseable {
         }
 
         public Behaviour fetchStatus(int status) {
+            this.fetchStatus = () -> status;
+            return this;
+        }
+
+        /** The status of each fetch call, decided per call (a fetch that fails once). */
+        public Behaviour fetchStatus(java.util.function.IntSupplier status) {
             this.fetchStatus = status;
             return this;
         }
@@ -192,8 +198,9 @@ public final class FakeHandler implements AutoCloseable {
     }
 
     private static void fetch(HttpExchange exchange, Behaviour behaviour, JsonNode request) throws IOException {
-        if (behaviour.fetchStatus != 200) {
-            answer(exchange, behaviour.fetchStatus, "{\"error\":\"fetch failing\"}");
+        int status = behaviour.fetchStatus.getAsInt();
+        if (status != 200) {
+            answer(exchange, status, "{\"error\":\"fetch failing\"}");
             return;
         }
         int page = request.path("cursor").isTextual() ? Integer.parseInt(request.path("cursor").asText()) : 0;

@@ -48,7 +48,10 @@ final class RunnerRecords implements AutoCloseable {
         this.tenantPattern = tenantPrefix.replace("%", "\\%").replace("_", "\\_") + "%";
     }
 
-    /** The audit of success marks; before the workload starts. */
+    /**
+     * The audit of success marks; before the workload starts. The trigger writes as the audit's owner
+     * (security definer): the functions log in with a role of their own, which may not write here.
+     */
     synchronized void installAudit() throws SQLException {
         try (var statement = connection().createStatement()) {
             statement.execute("""
@@ -57,7 +60,8 @@ final class RunnerRecords implements AutoCloseable {
                         at timestamptz not null default clock_timestamp())
                     """);
             statement.execute("""
-                    create or replace function fault_run_mark() returns trigger language plpgsql as $$
+                    create or replace function fault_run_mark() returns trigger language plpgsql
+                    security definer set search_path = public as $$
                     begin
                         insert into fault_run_marks (item_id, from_status, to_status) values (new.item_id, old.status, new.status);
                         return null;
