@@ -1,5 +1,6 @@
 package dev.runner.guard;
 
+import dev.runner.metrics.Metrics;
 import dev.runner.redis.RedisTargets;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -7,6 +8,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static dev.runner.guard.GuardFixture.group;
 import static dev.runner.guard.GuardFixture.items;
@@ -100,9 +102,9 @@ class BreakerIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void reportsCountTheTransitionsTheyMake(RedisTargets.Target redis) {
         var f = new GuardFixture(redis);
-        List<String> transitions = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> transitions = new CopyOnWriteArrayList<>();
         var guard = new Guard(f.redis, f.keys, GuardFixture.BREAKER, GuardFixture.TENANT, f.clock, GuardFixture.LEASE_TTL,
-                new dev.runner.metrics.Metrics() {
+                new Metrics() {
                     @Override
                     public void breakerOpened(String integrationKey) {
                         transitions.add("opened " + integrationKey);
