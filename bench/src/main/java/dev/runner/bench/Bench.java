@@ -368,7 +368,37 @@ public final class Bench {
                     succeeded, seconds, seconds / idealSeconds, idealSeconds, (double) deferrals / total, deferrals, stack.deferralsCounted());
             System.out.printf("  handler calls %d; SQS %.3f requests/item %s%n", stack.handlers.itemCalls("sync").size(),
                     (double) used.sqsTotal() / total, used.sqsByOperation());
+            printTimeline(stack.handlers.itemCalls("sync"), window, callMs, configs.path("concurrency").asInt(0));
             CostReport.print(total, used);
+        }
+    }
+
+    /**
+     * Where a drain's time went: until the first handler call (runs started, items fetched and
+     * enqueued), the calls' span, and how busy the handler's limit kept it over that span.
+     */
+    private static void printTimeline(List<FakeHandler.Call> calls, Window window, long callMs, int concurrency) {
+        if (calls.isEmpty()) {
+            return;
+        }
+        long first = calls.stream().mapToLong(FakeHandler.Call::receivedAtNanos).min().orElseThrow();
+        long last = calls.stream().mapToLong(FakeHandler.Call::receivedAtNanos).max().orElseThrow();
+        double spanSeconds = (last - first) / 1e9 + callMs / 1000.0;
+        String busy = concurrency > 0
+                ? String.format("; calls in flight %.2f on average of the %d allowed (%.0f %%)", calls.size() * callMs / 1000.0 / spanSeconds,
+                        concurrency, 100.0 * calls.size() * callMs / 1000.0 / spanSeconds / concurrency)
+                : "";
+        System.out.printf("  timeline: first call %.2f s after the start, calls over %.2f s%s%n",
+                window.secondsSinceOpenedAt(first), spanSeconds, busy);
+        if (Boolean.getBoolean("bench.buckets")) {
+            long bucket = 250_000_000L;
+            int[] counts = new int[(int) ((last - first) / bucket) + 1];
+            calls.forEach(c -> counts[(int) ((c.receivedAtNanos() - first) / bucket)]++);
+            StringBuilder line = new StringBuilder("  calls per 250 ms:");
+            for (int count : counts) {
+                line.append(' ').append(count);
+            }
+            System.out.println(line);
         }
     }
 
@@ -382,6 +412,7 @@ public final class Bench {
         private final BenchStack.Meters before;
         private final jdk.jfr.Recording recording;
         private final Instant opened = Instant.now();
+        private final long openedNanos = System.nanoTime();
 
         private Window(String workload, BenchStack stack, BenchStack.Meters before, jdk.jfr.Recording recording) {
             this.workload = workload;
@@ -405,6 +436,11 @@ public final class Bench {
 
         BenchStack.Meters before() {
             return before;
+        }
+
+        /** Seconds from the window's opening to {@code nanoTime} (System.nanoTime scale). */
+        double secondsSinceOpenedAt(long nanoTime) {
+            return (nanoTime - openedNanos) / 1e9;
         }
 
         /** Seconds from the window's opening to {@code end} (the last run's end, by Postgres's clock: the same machine's). */

@@ -32,6 +32,11 @@ public record GroupReport(String integrationKey, String handlerKey, List<Call> c
         admittedItemIds = admittedItemIds == null ? List.of() : List.copyOf(admittedItemIds);
     }
 
+    /** Only leases to give back: nothing for the breaker to hear, so its state need not even be read. */
+    public boolean leasesOnly() {
+        return calls.isEmpty() && admittedItemIds.isEmpty() && !leaseTokens.isEmpty();
+    }
+
     /** Nothing to tell the guard. */
     public boolean isEmpty() {
         return calls.isEmpty() && leaseTokens.isEmpty() && admittedItemIds.isEmpty();

@@ -46,7 +46,7 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-4.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see reportOutcome-6.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -252,7 +252,9 @@ public final class Guard {
         Pipeline pipeline = pipelineWithGiveBacks();
         Map<String, List<Pipeline.Reply<GuardScripts.Transition>>> transitions = new LinkedHashMap<>();
         for (GroupReport report : reports) {
-            if (!report.isEmpty()) {
+            if (report.leasesOnly()) {
+                pipeline.send(scripts.releaseHandler(report.integrationKey(), report.handlerKey(), report.leaseTokens(), List.of(), now));
+            } else if (!report.isEmpty()) {
                 transitions.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
                         .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts.Transition::of)));
             }
@@ -311,6 +313,49 @@ public final class Guard {
         if (!itemIds.isEmpty() && !admission.failedOpen()) {
             giveBacks.add(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
                     List.of(), itemIds, admission.admittedAtMs()));
+        }
+    }
+
+    /**
+     * Gives a lease back now, in a round trip of its own (with whatever else waits to ride along):
+     * its lane has no call left while the admission's other lanes still run, so a worker waiting
+     * for a lease of this handler need not wait for the whole batch. Fail-open: if Redis cannot
+     * take it now, the report gives it back.
+     *
+     * @return whether it went back (else it is still the report's to give back)
+     */
+    public boolean releaseLease(GroupAdmission admission, String leaseToken) {
+        if (admission.failedOpen()) {
+            return false;
+        }
+        Pipeline pipeline = pipelineWithGiveBacks();
+        pipeline.send(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
+                List.of(leaseToken), List.of(), admission.admittedAtMs()));
+        try {
+            pipeline.run(redis);
+            return true;
+        } catch (RuntimeException e) {
+            failOpen(e, "lease release", "the lease goes back with the report");
+            return false;
+        }
+    }
+
+    /**
+     * Waits for one of the handler's leases to be given back, up to {@code wait}: an admission that
+     * found none free left the waiters flag, so every lease given back from then on rings the
+     * handler's doorbell, and this blocks on it (a blocking pop on a connection of its own) instead
+     * of asking admission again and again. A ring says a lease came back, not that it is this
+     * worker's: the caller asks admission again. Redis away: it sleeps the wait out (fail-open).
+     *
+     * @return whether a ring came (else the wait ran out)
+     */
+    public boolean awaitLease(String integrationKey, String handlerKey, Duration wait) {
+        try {
+            return redis.blockingPop(keys.leaseFreed(integrationKey, handlerKey), wait).isPresent();
+        } catch (RuntimeException e) {
+            failOpen(e, "lease wait", "sleeping instead of waiting for a lease's ring");
+            java.util.concurrent.locks.LockSupport.parkNanos(wait.toNanos());
+            return false;
         }
     }
 

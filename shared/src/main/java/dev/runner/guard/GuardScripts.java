@@ -53,7 +53,7 @@ final class GuardScripts {
         this.leaseTtl = Objects.requireNonNull(leaseTtl, "leaseTtl");
     }
 
-    /** admitHandler-6.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
+    /** admitHandler-7.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
     Pipeline.Request<HandlerAnswer> admitHandler(GroupRequest group, long now, String tokenPrefix) {
         String integration = group.integrationKey();
         String handler = group.handlerKey();
@@ -76,13 +76,15 @@ final class GuardScripts {
         }
         Redis.Call call = new Redis.Call(Script.ADMIT_HANDLER, List.of(
                 keys.breaker(integration), keys.probes(integration), keys.paused(integration, handler),
-                keys.leases(integration, handler), keys.rate(integration, handler), keys.urgent(integration, handler)), args);
+                keys.leases(integration, handler), keys.rate(integration, handler), keys.urgent(integration, handler),
+                keys.leaseWaiters(integration, handler)), args);
         int items = group.items().size();
         return Pipeline.Request.of(call, reply -> handlerAnswer((List<?>) reply, items, tokenPrefix));
     }
 
     private static HandlerAnswer handlerAnswer(List<?> reply, int items, String tokenPrefix) {
-        if (reply.size() != 2 * items + 4) {
+        int granted = reply.size() < 2 * items + 3 ? -1 : ((Long) reply.get(2 * items + 2)).intValue();
+        if (granted < 0 || reply.size() != 2 * items + 3 + granted) {
             throw new IllegalStateException("admitHandler answered " + reply.size() + " values for " + items + " items");
         }
         List<HandlerVerdict> verdicts = new ArrayList<>(items);
@@ -90,13 +92,11 @@ final class GuardScripts {
             verdicts.add(new HandlerVerdict(AdmitCode.of((Long) reply.get(2 * i)), (Long) reply.get(2 * i + 1)));
         }
         boolean clean = (Long) reply.get(2 * items) == 1L;
-        long granted = (Long) reply.get(2 * items + 1);
-        long expectedEnd = (Long) reply.get(2 * items + 2);
-        List<String> tokens = new ArrayList<>((int) granted);
+        boolean halfOpen = (Long) reply.get(2 * items + 1) == 1L;
+        List<String> tokens = new ArrayList<>(granted);
         for (int n = 1; n <= granted; n++) {
-            tokens.add(tokenPrefix + ":" + n + ":" + expectedEnd);
+            tokens.add(tokenPrefix + ":" + n + ":" + reply.get(2 * items + 2 + n));
         }
-        boolean halfOpen = (Long) reply.get(2 * items + 3) == 1L;
         return new HandlerAnswer(verdicts, clean, tokens, halfOpen);
     }
 
@@ -128,7 +128,7 @@ final class GuardScripts {
         });
     }
 
-    /** reportOutcome-4.lua for one group; {@link Transition#of} reads its reply. */
+    /** reportOutcome-6.lua for one group; {@link Transition#of} reads its reply. */
     Redis.Call report(GroupReport report, long now) {
         String integration = report.integrationKey();
         List<String> args = new ArrayList<>();
@@ -145,11 +145,13 @@ final class GuardScripts {
             args.add(Integer.toString(call.itemIds().size()));
             args.addAll(call.itemIds());
         }
+        String handler = report.handlerKey();
         return new Redis.Call(Script.REPORT_OUTCOME, List.of(keys.breaker(integration), keys.probes(integration),
-                keys.leases(integration, report.handlerKey()), keys.urgent(integration, report.handlerKey())), args);
+                keys.leases(integration, handler), keys.urgent(integration, handler), keys.leaseWaiters(integration, handler),
+                keys.leaseFreed(integration, handler)), args);
     }
 
-    /** The breaker transition a report made, as reportOutcome-4.lua's second value codes it. */
+    /** The breaker transition a report made, as reportOutcome-6.lua's second value codes it. */
     enum Transition {
         NONE, OPENED, CLOSED;
 
@@ -165,7 +167,7 @@ final class GuardScripts {
     }
 
     /**
-     * releaseHandler-4.lua: gives back what the admission at {@code admittedAt} took that will not be
+     * releaseHandler-6.lua: gives back what the admission at {@code admittedAt} took that will not be
      * used: the items' rate entries, probes and urgent markers, and the leases of calls not to be made.
      */
     Redis.Call releaseHandler(String integration, String handler, List<String> leaseTokens, List<String> itemIds, long admittedAt) {
@@ -175,7 +177,8 @@ final class GuardScripts {
         args.addAll(leaseTokens);
         args.addAll(itemIds);
         return new Redis.Call(Script.RELEASE_HANDLER, List.of(keys.rate(integration, handler), keys.probes(integration),
-                keys.urgent(integration, handler), keys.leases(integration, handler)), args);
+                keys.urgent(integration, handler), keys.leases(integration, handler), keys.leaseWaiters(integration, handler),
+                keys.leaseFreed(integration, handler)), args);
     }
 
     /** refundTenant-1.lua: gives back the items' slots at or before the cutoff. */

@@ -42,6 +42,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -207,14 +208,25 @@ public final class ItemWorker {
      * What admission let through: the items, per group the admission itself (its leases, the lanes
      * they allow, the time its rate entries carry), and the items to park (paused handlers).
      */
-    private record Admitted(Set<UUID> itemIds, Map<Group, GroupAdmission> byGroup, Map<Group, List<Item>> paused) {}
+    private record Admitted(Set<UUID> itemIds, Map<Group, GroupAdmission> byGroup, Map<Group, List<Item>> paused,
+                            Set<String> leasesReleased) {
+        Admitted(Set<UUID> itemIds, Map<Group, GroupAdmission> byGroup, Map<Group, List<Item>> paused) {
+            this(itemIds, byGroup, paused, ConcurrentHashMap.newKeySet());
+        }
+
+        /** The group's leases still held: those its lanes did not give back early. */
+        List<String> leasesHeld(GroupAdmission admission) {
+            return admission.leaseTokens().stream().filter(token -> !leasesReleased.contains(token)).toList();
+        }
+    }
 
     /**
      * One pipelined Redis round trip decides every group's items: admitted, deferred (with the
      * computed delay: a fate of its own) or paused (parked in Postgres, no SQS traffic). A group
-     * that found no concurrency lease free waits for the one expected back first, in this
-     * invocation, when that is soon ({@code RUNNER_LANE_WAIT_MS}) and leaves time to call: the
-     * handler stays at its limit without the batch going back to SQS. Items of an unknown handler
+     * that found no concurrency lease free waits for one to be given back (woken by the lease's
+     * ring, see {@link Guard#awaitLease}), in this invocation, when one is expected back soon
+     * ({@code RUNNER_LANE_WAIT_MS}) and leaves time to call: the handler stays at its limit without
+     * the batch going back to SQS. Items of an unknown handler
      * skip admission and fail permanently after their claim.
      */
     private Admitted admit(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs, List<Fate> fates,
@@ -263,9 +275,14 @@ public final class ItemWorker {
                     }
                 }
             }
-            if (!waiting.isEmpty()) {
-                // The lease expected back first: asked again then, not before (each try is a round trip).
-                LockSupport.parkNanos(Math.min(soonest, Math.max(0, waitUntil - System.nanoTime())));
+            long waitNanos = Math.max(0, waitUntil - System.nanoTime());
+            if (waiting.size() == 1) {
+                // One handler to wait for (the usual case): woken by the first lease it gives back.
+                Group group = waiting.keySet().iterator().next();
+                guard.awaitLease(group.integrationKey(), group.handlerKey(), Duration.ofNanos(waitNanos));
+            } else if (!waiting.isEmpty()) {
+                // Several: the lease expected back first, asked again then, not before (each try is a round trip).
+                LockSupport.parkNanos(Math.min(soonest, waitNanos));
             }
             asking = waiting;
         }
@@ -336,19 +353,22 @@ public final class ItemWorker {
         List<GroupReport> reports = new ArrayList<>();
         calls.forEach((group, groupCalls) -> {
             GroupAdmission admission = admitted.byGroup().get(group);
-            // Steady state: successes on a clean breaker with no lease to give back need no round trip.
-            // (Failures another worker counts meanwhile are then not reset by these successes: the
-            // breaker may open one success earlier, the safe side.)
-            boolean quiet = admission != null && admission.breakerClean() && admission.leaseTokens().isEmpty();
-            if (groupCalls.stream().allMatch(GroupReport.Call::up) && quiet) {
+            // Steady state: successes on a clean breaker are not told (with leases to give back, the
+            // report only gives them back, and need not read the breaker), and with no lease they need
+            // no round trip at all. (Failures another worker counts meanwhile are then not reset by
+            // these successes: the breaker may open one success earlier, the safe side.)
+            List<String> leases = admission == null ? List.of() : admitted.leasesHeld(admission);
+            boolean successesChangeNothing = admission != null && admission.breakerClean()
+                    && groupCalls.stream().allMatch(GroupReport.Call::up);
+            if (successesChangeNothing && leases.isEmpty()) {
                 return;
             }
             // Only items that may hold a probe (the breaker was not clean) or an urgent marker need naming.
             List<String> admittedIds = admission == null ? List.of() : admission.request().items().stream()
                     .filter(c -> !admission.breakerClean() || c.priority() <= Guard.URGENT_PRIORITY)
                     .map(Candidate::itemId).filter(id -> admitted.itemIds().contains(UUID.fromString(id))).toList();
-            reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), groupCalls,
-                    admission == null ? List.of() : admission.leaseTokens(), admittedIds));
+            reports.add(new GroupReport(group.integrationKey(), group.handlerKey(), successesChangeNothing ? List.of() : groupCalls,
+                    leases, admittedIds));
         });
         if (!reports.isEmpty()) {
             guard.report(reports);
@@ -438,7 +458,7 @@ public final class ItemWorker {
             int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
             Duration expected = callTimes.expected(group.ref(), Duration.ofMillis(spec.configs().timeoutMs()));
             running.put(group, calls.submit(() -> lanes().run(chunks, lanes, expected, deadlineNanos,
-                    new GroupCaller(group, spec, claimed))));
+                    new GroupCaller(group, spec, claimed, admission, admitted.leasesReleased()))));
         }
         running.forEach((group, future) -> {
             Lanes.Ran<List<Item>, CallResult> ran = ran(future, called.get(group), group);
@@ -483,11 +503,29 @@ public final class ItemWorker {
         private final Group group;
         private final HandlerSpec spec;
         private final Map<UUID, ItemStore.Claimed> claimed;
+        /** Null when the group skipped admission (unknown handler). */
+        private final GroupAdmission admission;
+        private final Set<String> leasesReleased;
 
-        GroupCaller(Group group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed) {
+        GroupCaller(Group group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed, GroupAdmission admission,
+                    Set<String> leasesReleased) {
             this.group = group;
             this.spec = spec;
             this.claimed = claimed;
+            this.admission = admission;
+            this.leasesReleased = leasesReleased;
+        }
+
+        /** A lane out of calls gives its lease back now, for a worker waiting on this handler; the last one goes with the report. */
+        @Override
+        public void laneFreed(int lane) {
+            if (admission == null || lane >= admission.leaseTokens().size()) {
+                return;
+            }
+            String token = admission.leaseTokens().get(lane);
+            if (guard.releaseLease(admission, token)) {
+                leasesReleased.add(token);
+            }
         }
 
         @Override

@@ -6,19 +6,23 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongSupplier;
 
 /**
- * Runs one handler's calls of a batch through {@code lanes} lanes: at most that many in flight,
- * each lane taking the next call when its last one ends, so a handler limited to k calls in
- * flight is kept at k while the batch lasts instead of the rest being sent back to wait. A call
- * starts only while it can still end before the deadline (its expected duration, twice, fits), and
- * none starts after a call found the endpoint down: what does not start is handed back unstarted.
- * A call still running at the deadline ends as {@code late}. Pure scheduling, no I/O of its own.
+ * Runs one handler's calls of a batch through {@code lanes} lanes: each lane takes the next call
+ * when its last one ends, so a handler limited to k calls in flight is kept at k while the batch
+ * lasts instead of the rest being sent back to wait. A lane with no call left says so at once
+ * ({@link Call#laneFreed}) while others still run, so its lease can go back before the batch ends.
+ * A call starts only while it can still end before the deadline (its expected duration, twice,
+ * fits), and none starts after a call found the endpoint down: what does not start is handed back
+ * unstarted. A call still running at the deadline ends as {@code late}. Pure scheduling, no I/O of
+ * its own.
  *
  * @param <C> a call (the items it carries)
  * @param <R> its result
@@ -36,12 +40,24 @@ final class Lanes<C, R> {
 
         /** The result of a call still running at the deadline (cancelled). */
         R late(C call);
+
+        /** Lane {@code lane} (0-based) takes no further call while other lanes still run. */
+        default void laneFreed(int lane) {}
     }
 
     /** Shortest time left in which a call still starts, whatever its expected duration. */
     private static final long SHORTEST_START_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /** How long after the deadline a call may take to come back with its own timeout. */
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    // A call's state. Each move is a compare-and-set, so a lane and the deadline never both decide a
+    // call: a lane takes it (QUEUED -> STARTED) or the deadline withdraws it (-> WITHDRAWN); its
+    // result counts (STARTED -> DONE) or the deadline came first (-> LATE).
+    private static final int QUEUED = 0;
+    private static final int STARTED = 1;
+    private static final int DONE = 2;
+    private static final int WITHDRAWN = 3;
+    private static final int LATE = 4;
 
     private final ExecutorService executor;
     private final LongSupplier nanoTime;
@@ -59,63 +75,68 @@ final class Lanes<C, R> {
         if (calls.isEmpty()) {
             return new Ran<>(List.of(), List.of(), false);
         }
-        Semaphore slots = new Semaphore(Math.max(1, Math.min(lanes, calls.size())), true);
+        int n = calls.size();
+        AtomicIntegerArray states = new AtomicIntegerArray(n);
+        AtomicReferenceArray<R> results = new AtomicReferenceArray<>(n);
+        AtomicInteger next = new AtomicInteger();
         AtomicBoolean down = new AtomicBoolean();
         long needNanos = Math.max(SHORTEST_START_NANOS, 2 * expected.toNanos());
-        List<Pending<C, R>> pending = new ArrayList<>(calls.size());
-        for (C call : calls) {
-            AtomicBoolean started = new AtomicBoolean();
-            Future<R> future = executor.submit(() -> {
-                long wait = deadlineNanos - needNanos - nanoTime.getAsLong();
-                if (wait <= 0 || !slots.tryAcquire(wait, TimeUnit.NANOSECONDS)) {
-                    return null;
-                }
-                try {
-                    long left = deadlineNanos - nanoTime.getAsLong();
-                    if (down.get() || left < needNanos) {
-                        return null;
+        int laneCount = Math.max(1, Math.min(lanes, n));
+        AtomicInteger running = new AtomicInteger(laneCount);
+        List<Future<?>> futures = new ArrayList<>(laneCount);
+        for (int lane = 0; lane < laneCount; lane++) {
+            int laneIndex = lane;
+            futures.add(executor.submit(() -> {
+                while (!down.get() && !Thread.currentThread().isInterrupted() && deadlineNanos - nanoTime.getAsLong() >= needNanos) {
+                    int i = next.getAndIncrement();
+                    if (i >= n || !states.compareAndSet(i, QUEUED, STARTED)) {
+                        break;
                     }
-                    started.set(true);
-                    R result = caller.call(call, Duration.ofNanos(left));
+                    R result = caller.call(calls.get(i), Duration.ofNanos(deadlineNanos - nanoTime.getAsLong()));
+                    results.set(i, result);
+                    if (!states.compareAndSet(i, STARTED, DONE)) {
+                        break; // declared late meanwhile: the lanes are over
+                    }
                     if (caller.endpointDown(result)) {
                         down.set(true);
                     }
-                    return result;
-                } finally {
-                    slots.release();
                 }
-            });
-            pending.add(new Pending<>(call, future, started));
+                if (running.decrementAndGet() > 0 && !Thread.currentThread().isInterrupted()) {
+                    caller.laneFreed(laneIndex);
+                }
+                return null;
+            }));
         }
-        List<R> results = new ArrayList<>();
+        awaitLanes(futures, deadlineNanos);
+        List<R> made = new ArrayList<>(n);
         List<C> unstarted = new ArrayList<>();
-        for (Pending<C, R> p : pending) {
-            R result = await(p, deadlineNanos, caller);
-            if (result == null) {
-                unstarted.add(p.call());
+        for (int i = 0; i < n; i++) {
+            if (states.compareAndSet(i, QUEUED, WITHDRAWN)) {
+                unstarted.add(calls.get(i));
+            } else if (states.compareAndSet(i, STARTED, LATE)) {
+                made.add(caller.late(calls.get(i))); // not back by the deadline, or crashed in Runner
             } else {
-                results.add(result);
+                made.add(results.get(i));
             }
         }
-        return new Ran<>(results, unstarted, down.get());
+        futures.forEach(future -> future.cancel(true));
+        return new Ran<>(made, unstarted, down.get());
     }
 
-    private record Pending<C, R>(C call, Future<R> future, AtomicBoolean started) {}
-
-    private R await(Pending<C, R> p, long deadlineNanos, Call<C, R> caller) {
-        long waitNanos = Math.max(0, deadlineNanos - nanoTime.getAsLong()) + GRACE_NANOS;
-        try {
-            return p.future().get(waitNanos, TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            p.future().cancel(true);
-            return p.started().get() ? caller.late(p.call()) : null;
-        } catch (ExecutionException e) {
-            // The caller turns its own failures into results; anything escaping is a bug: the call counts as failed.
-            return caller.late(p.call());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.future().cancel(true);
-            return p.started().get() ? caller.late(p.call()) : null;
+    /** Until every lane ended, or the deadline and a grace for calls' own timeouts. */
+    private void awaitLanes(List<Future<?>> futures, long deadlineNanos) {
+        for (Future<?> future : futures) {
+            long waitNanos = Math.max(0, deadlineNanos - nanoTime.getAsLong()) + GRACE_NANOS;
+            try {
+                future.get(waitNanos, TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                break;
+            } catch (ExecutionException e) {
+                // The caller turns its own failures into results; a lane crashing is a bug: its call counts as late.
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
         }
     }
 }

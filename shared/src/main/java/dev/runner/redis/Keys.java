@@ -50,6 +50,16 @@ public final class Keys {
         return handler(integrationKey, handlerKey) + ":rate";
     }
 
+    /** String, present while a worker waits for one of the handler's leases: the handler's concurrency limit. */
+    public String leaseWaiters(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":waiters";
+    }
+
+    /** List, the doorbell a waiting worker blocks on: one ring per lease given back while one waits. */
+    public String leaseFreed(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":freed";
+    }
+
     /** Sorted set itemId → until when (ms): urgent (webhook) items of the handler waiting or running; while any are, the share kept for them holds. */
     public String urgent(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":urgent";

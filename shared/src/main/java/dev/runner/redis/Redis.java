@@ -3,6 +3,7 @@ package dev.runner.redis;
 import dev.runner.cost.CostTracker;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KeyValue;
 import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisCommandExecutionException;
@@ -31,6 +32,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -72,6 +74,8 @@ public final class Redis implements AutoCloseable {
 
     private StatefulConnection<String, String> connection;
     private RedisClusterAsyncCommands<String, String> commands;
+    /** For blocking pops only, opened on first use: a blocked command must not hold up the shared connection's callers. */
+    private StatefulConnection<String, String> blockingConnection;
     private long nextConnectNanos;
 
     private Redis(AbstractRedisClient client, List<RedisURI> uris, Duration timeout, CostTracker costs) {
@@ -293,6 +297,46 @@ public final class Redis implements AutoCloseable {
         return await(commands().hgetall(key));
     }
 
+    /**
+     * Pops the head of a list, waiting for one to be pushed if it is empty (BLPOP), on a connection
+     * of its own. The wait is cut to half the command timeout: a pop the client gave up on would
+     * still hold its connection on the server, so it must end on the server's side first.
+     *
+     * @return the value popped, or empty when none came within the wait
+     * @throws RedisUnavailableException as {@link #run(List)}; the blocking connection is then dropped
+     */
+    public Optional<String> blockingPop(String key, Duration wait) {
+        long waitMillis = Math.max(10, Math.min(wait.toMillis(), timeout.toMillis() / 2));
+        costs.redisRoundTrip(1);
+        RedisClusterAsyncCommands<String, String> blocking = blockingCommands();
+        try {
+            KeyValue<String, String> popped = await(blocking.blpop(waitMillis / 1000.0, key));
+            return popped == null || !popped.hasValue() ? Optional.empty() : Optional.of(popped.getValue());
+        } catch (RuntimeException e) {
+            closeBlocking();
+            throw e;
+        }
+    }
+
+    private synchronized RedisClusterAsyncCommands<String, String> blockingCommands() {
+        try {
+            if (blockingConnection == null) {
+                blockingConnection = client instanceof RedisClusterClient cluster ? cluster.connect() : ((RedisClient) client).connect();
+            }
+            return blockingConnection instanceof StatefulRedisClusterConnection<String, String> cluster
+                    ? cluster.async() : ((StatefulRedisConnection<String, String>) blockingConnection).async();
+        } catch (RuntimeException e) {
+            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private synchronized void closeBlocking() {
+        if (blockingConnection != null) {
+            blockingConnection.closeAsync();
+            blockingConnection = null;
+        }
+    }
+
     /** Error replies of a server that cannot serve now, though the command is right. */
     private static final List<String> OUTAGE_ERRORS = List.of(
             "LOADING", "BUSY", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN", "READONLY", "NOREPLICAS", "OOM", "MISCONF");
@@ -438,6 +482,7 @@ public final class Redis implements AutoCloseable {
         if (connection != null) {
             connection.close();
         }
+        closeBlocking();
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
     }
 }

@@ -14,13 +14,13 @@ import java.util.HexFormat;
  */
 public enum Script {
     /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
-    ADMIT_HANDLER("admitHandler", 6),
+    ADMIT_HANDLER("admitHandler", 7),
     /** A tenant's sliding window: admit now or reserve the next free slot. */
     ADMIT_TENANT("admitTenant", 1),
     /** Breaker outcome of a group's handler calls, and release of their leases. */
-    REPORT_OUTCOME("reportOutcome", 4),
+    REPORT_OUTCOME("reportOutcome", 6),
     /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
-    RELEASE_HANDLER("releaseHandler", 4),
+    RELEASE_HANDLER("releaseHandler", 6),
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
     REFUND_TENANT("refundTenant", 1),
     /** An integration's breaker as of now, without writing anything. */

@@ -71,15 +71,17 @@ final class GuardFixture {
 
     /**
      * The report of an admission whose calls all succeeded, as the item worker makes it: its leases go
-     * back, with the probes and urgent markers of its items (named only when they may hold one).
+     * back, with the probes and urgent markers of its items (named only when they may hold one);
+     * successes on a clean breaker are not told (they would change nothing).
      */
     static GroupReport released(GroupAdmission admission) {
         List<String> admitted = admittedIds(admission.decisions());
         List<String> named = admission.request().items().stream()
                 .filter(c -> !admission.breakerClean() || c.priority() <= Guard.URGENT_PRIORITY)
                 .map(Candidate::itemId).filter(admitted::contains).toList();
-        return new GroupReport(admission.request().integrationKey(), admission.request().handlerKey(),
-                admitted.stream().map(id -> new GroupReport.Call(List.of(id), true)).toList(), admission.leaseTokens(), named);
+        List<GroupReport.Call> calls = admission.breakerClean() ? List.of()
+                : admitted.stream().map(id -> new GroupReport.Call(List.of(id), true)).toList();
+        return new GroupReport(admission.request().integrationKey(), admission.request().handlerKey(), calls, admission.leaseTokens(), named);
     }
 
     GroupAdmission admitGroup(GroupRequest group) {

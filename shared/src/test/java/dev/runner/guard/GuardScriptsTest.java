@@ -39,19 +39,21 @@ class GuardScriptsTest {
     @Test
     void handlerRepliesDecodeIntoVerdictsInItemOrder() {
         GroupRequest group = new GroupRequest("crm-x", "sync", HandlerLimits.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 2));
-        var answer = scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L, 2L, 9_000L, 0L)));
+        var answer = scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L, 0L, 2L, 9_000L, 9_020L)));
         assertEquals(List.of(new GuardScripts.HandlerVerdict(AdmitCode.ADMITTED, 0), new GuardScripts.HandlerVerdict(AdmitCode.HANDLER_RATE, 1_500)),
                 answer.verdicts());
         assertTrue(answer.breakerClean());
-        assertEquals(List.of("tok:1:9000", "tok:2:9000"), answer.leaseTokens(), "the leases as the script wrote them");
+        assertEquals(List.of("tok:1:9000", "tok:2:9020"), answer.leaseTokens(), "the leases as the script wrote them, each with its lane's end");
         assertFalse(answer.breakerNotClosed());
-        assertFalse(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L, 0L))).breakerClean(),
+        assertFalse(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L))).breakerClean(),
                 "paused: no breaker flag");
-        assertTrue(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 0L, 2L, 9_000L, 1L)))
+        assertTrue(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 0L, 1L, 2L, 9_000L, 9_000L)))
                 .breakerNotClosed(), "half-open, probes admitted: the BreakerOpen metric still counts it");
-        assertTrue(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(2L, 900L, 2L, 900L, 0L, 0L, 0L, 0L)))
+        assertTrue(scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(2L, 900L, 2L, 900L, 0L, 0L, 0L)))
                 .breakerNotClosed(), "open");
         assertThrows(IllegalStateException.class, () -> scripts.admitHandler(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L))));
+        assertThrows(IllegalStateException.class, () -> scripts.admitHandler(group, NOW, "tok").decode()
+                .apply(List.of(List.of(0L, 0L, 0L, 0L, 1L, 0L, 2L, 9_000L))), "two leases granted, one end");
     }
 
     @Test

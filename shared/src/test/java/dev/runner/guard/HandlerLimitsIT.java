@@ -19,10 +19,11 @@ import static dev.runner.guard.GuardFixture.count;
 import static dev.runner.guard.GuardFixture.group;
 import static dev.runner.guard.GuardFixture.items;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-6.lua, on real Redis (single and cluster). */
+/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-7.lua, on real Redis (single and cluster). */
 class HandlerLimitsIT {
 
     private static final String CRM = "crm-x";
@@ -152,10 +153,55 @@ class HandlerLimitsIT {
         var waiting = assertInstanceOf(Admission.Deferred.class,
                 f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).getFirst());
         assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
-        assertEquals(Duration.ofMillis(800), waiting.delay(), "the leases are expected back after two calls of 400 ms");
+        assertEquals(Duration.ofMillis(400), waiting.delay(), "lane 2 makes one call of 400 ms, so its lease is expected back first");
+        assertEquals(List.of(":1:" + (first.admittedAtMs() + 800), ":2:" + (first.admittedAtMs() + 400)),
+                first.leaseTokens().stream().map(token -> token.substring(token.indexOf(':'))).toList(),
+                "each lease records its own lane's end: lane 1 makes calls 1 and 3");
 
         f.guard.report(List.of(GuardFixture.released(first)));
         assertEquals(1, f.admitGroup(group(CRM, SYNC, limits, items("c", "acme", Trigger.WEBHOOK, 1))).leaseTokens().size());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aWorkerWaitingForALeaseIsWokenWhenOneIsGivenBack(RedisTargets.Target target) throws Exception {
+        var f = new GuardFixture(target);
+        var limits = new HandlerLimits(1, 0);
+        GroupAdmission holder = f.admitGroup(group(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 1)));
+        assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).getFirst());
+        assertFalse(f.guard.awaitLease(CRM, SYNC, Duration.ofMillis(50)), "no ring while the lease is held");
+
+        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<Boolean> woken = executor.submit(() -> f.guard.awaitLease(CRM, SYNC, Duration.ofSeconds(5)));
+            f.guard.report(List.of(GuardFixture.released(holder)));
+            assertTrue(woken.get(), "the waiter was woken by the lease's ring, not by the end of its wait");
+        }
+        assertEquals(1, f.admitGroup(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).leaseTokens().size());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aLeaseGivenBackWhileNobodyWaitsRingsNothing(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        GroupAdmission holder = f.admitGroup(group(CRM, SYNC, new HandlerLimits(1, 0), items("a", "acme", Trigger.WEBHOOK, 1)));
+        f.guard.report(List.of(GuardFixture.released(holder)));
+
+        assertFalse(f.guard.awaitLease(CRM, SYNC, Duration.ofMillis(50)), "a ring nobody waits for would wake the next waiter for nothing");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aLeaseHeldPastItsExpectedEndIsAskedForAgainAfterAQuarterCallNotAtOnce(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new HandlerLimits(1, 0);
+        f.admitGroup(new GroupRequest(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 1), 1,
+                Duration.ofMillis(400), Duration.ofSeconds(30)));
+        f.clock.advance(Duration.ofMillis(500));
+
+        var waiting = assertInstanceOf(Admission.Deferred.class, f.admitGroup(new GroupRequest(CRM, SYNC, limits,
+                items("b", "acme", Trigger.WEBHOOK, 1), 1, Duration.ofMillis(400), Duration.ofSeconds(30))).decisions().getFirst());
+
+        assertEquals(Duration.ofMillis(100), waiting.delay(), "the holder is late: ask again after a quarter of a 400 ms call");
     }
 
     @ParameterizedTest

@@ -87,6 +87,37 @@ class LanesTest {
         assertEquals(List.of("late-0"), ran.results());
     }
 
+    @Test
+    void aLaneWithNoCallLeftIsFreedWhileTheOthersStillRun() {
+        CountDownLatch lastCallMayEnd = new CountDownLatch(1);
+        List<Integer> freed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        var caller = new Caller(call -> {
+            if (call == 0) {
+                await(lastCallMayEnd);
+            }
+            return "ok-" + call;
+        }) {
+            @Override
+            public void laneFreed(int lane) {
+                freed.add(lane);
+                lastCallMayEnd.countDown();
+            }
+        };
+
+        Lanes.Ran<Integer, String> ran = lanes.run(calls(5), 2, Duration.ofMillis(1), deadlineIn(Duration.ofSeconds(10)), caller);
+
+        assertEquals(5, ran.results().size());
+        assertEquals(1, freed.size(), "the lane that ran calls 1-4 was freed while the other still held call 0; the last lane is not: " + freed);
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(10, TimeUnit.SECONDS), "the other lane was never freed");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static List<Integer> calls(int n) {
         return IntStream.range(0, n).boxed().toList();
     }
@@ -103,7 +134,13 @@ class LanesTest {
         }
     }
 
-    private record Caller(java.util.function.Function<Integer, String> body) implements Lanes.Call<Integer, String> {
+    private static class Caller implements Lanes.Call<Integer, String> {
+        private final java.util.function.Function<Integer, String> body;
+
+        Caller(java.util.function.Function<Integer, String> body) {
+            this.body = body;
+        }
+
         @Override
         public String call(Integer call, Duration timeLeft) {
             return body.apply(call);

@@ -8,6 +8,8 @@
     KEYS[2] probes    sorted set itemId -> probe expiry (ms)
     KEYS[3] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
     KEYS[4] leases    sorted set token:expectedEndMs -> lease expiry (ms)
+    KEYS[5] waiters   string, present while a worker waits for a lease of this handler
+    KEYS[6] freed     list, the doorbell: one ring per lease given back while one waits
     ARGV[1] the admission's time (ms): its rate entries are itemId:admittedAt
     ARGV[2] number of lease tokens given back, l
     ARGV[3..] the l lease tokens, then the itemIds
@@ -18,6 +20,8 @@ local rateKey = KEYS[1]
 local probesKey = KEYS[2]
 local urgentKey = KEYS[3]
 local leasesKey = KEYS[4]
+local waitersKey = KEYS[5]
+local freedKey = KEYS[6]
 
 local admittedAt = ARGV[1]
 local tokenCount = tonumber(ARGV[2])
@@ -25,9 +29,10 @@ local FIRST_TOKEN = 3
 local FIRST_ITEM = FIRST_TOKEN + tokenCount
 
 --- @include "includes/sliced"
+--- @include "includes/ringFreed"
 
 if tokenCount > 0 then
-  callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, FIRST_ITEM - 1)
+  ringFreed(waitersKey, freedKey, callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, FIRST_ITEM - 1))
 end
 if FIRST_ITEM > #ARGV then
   return { 0 }

@@ -5,7 +5,9 @@
   Concurrency is counted in calls, not items: the caller gets k leases and runs the admitted items
   through k lanes, one call after another, so a handler limited to 4 calls in flight gets 4 calls
   in flight whatever the batch holds. With no lease free, every item waits for the one expected
-  back first (each lease records when its holder expects to be done).
+  back first: each lease records when its lane expects to be done (lanes give their leases back
+  as they run out of calls, not all at the end). A holder already late is asked again after a
+  quarter of a call, not at once.
   Priority, work-conserving: items with priority > ARGV[8] may fill only limit - ceil(limit / 4)
   of the concurrency and of the rate (limits of at least 2), but only while urgent items of this
   handler wait or run (KEYS[6]); with none around, a backlog uses the whole limit.
@@ -17,6 +19,8 @@
     KEYS[5] rate      sorted set itemId:admittedAt -> admission time (ms), the last minute: one
                       entry per admission, so retries of one item count each time
     KEYS[6] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
+    KEYS[7] waiters   string, present while a worker waits for a lease: the concurrency limit
+                      (reportOutcome and releaseHandler then ring KEYS[7]'s doorbell, see includes/ringFreed)
     ARGV[1] now (ms)
     ARGV[2] breaker open duration (ms)
     ARGV[3] probes allowed in flight while half-open
@@ -33,11 +37,11 @@
   Output:
     two entries per item, in input order: code, delay (ms); the codes (AdmitCode on the Java side)
       0 admitted, 1 paused, 2 breaker open, 3 breaker probing, 4 handler rate, 5 handler concurrency
-    then: 1 if the breaker is closed with no failure counted and nothing else needs a report (a
+    then 1 if the breaker is closed with no failure counted and nothing else needs a report (a
     report of successes alone would change nothing), else 0;
-    then k, the leases granted (0 when concurrency is unlimited), and e, when their holder is
-    expected to be done (ms): the lease members are ARGV[10]:1:e .. ARGV[10]:k:e;
-    then 1 if the breaker is half-open, else 0 (an open breaker shows in the codes)
+    then 1 if the breaker is half-open, else 0 (an open breaker shows in the codes);
+    then k, the leases granted (0 when concurrency is unlimited), and e1 .. ek, when each lane is
+    expected to be done (ms): the lease members are ARGV[10]:1:e1 .. ARGV[10]:k:ek
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
@@ -45,6 +49,7 @@ local pausedKey = KEYS[3]
 local leasesKey = KEYS[4]
 local rateKey = KEYS[5]
 local urgentKey = KEYS[6]
+local waitersKey = KEYS[7]
 
 local now = tonumber(ARGV[1])
 local openMs = tonumber(ARGV[2])
@@ -79,7 +84,6 @@ local function decideAll(code, delay)
   result[2 * itemCount + 1] = 0
   result[2 * itemCount + 2] = 0
   result[2 * itemCount + 3] = 0
-  result[2 * itemCount + 4] = 0
   return result
 end
 
@@ -152,10 +156,19 @@ if concurrency > 0 then
         soonest = expectedEnd
       end
     end
-    local delay = soonest and math.max(soonest - now, 1) or shortestMs
+    local delay = shortestMs
+    if soonest and soonest > now then
+      delay = soonest - now
+    elseif soonest then
+      delay = math.max(math.ceil(callMs / 4), 1)
+    end
     for i = 1, itemCount do
       result[2 * i - 1] = (probeRoom == 0) and BREAKER_PROBING or HANDLER_CONCURRENCY
       result[2 * i] = (probeRoom == 0) and shortestMs or delay
+    end
+    if probeRoom ~= 0 then
+      -- The caller may wait for a lease's ring: from now, leases given back ring the doorbell.
+      redis.call('SET', waitersKey, concurrency, 'PX', delay + shortestMs)
     end
     if limited and anyUrgent then
       local markers = {}
@@ -169,9 +182,8 @@ if concurrency > 0 then
       redis.call('PEXPIRE', urgentKey, leaseTtl)
     end
     result[2 * itemCount + 1] = 0
-    result[2 * itemCount + 2] = 0
+    result[2 * itemCount + 2] = (state == 'half_open') and 1 or 0
     result[2 * itemCount + 3] = 0
-    result[2 * itemCount + 4] = (state == 'half_open') and 1 or 0
     return result
   end
 end
@@ -237,16 +249,17 @@ for i = 1, itemCount do
 end
 
 -- Leases for the calls the admitted items need, as many as are free: the rest of the calls
--- queue behind them in the caller's lanes. Each records when its holder expects to be done.
-local granted, expectedEnd = 0, 0
+-- queue behind them in the caller's lanes. Each records when its lane expects to be done: lane n
+-- of k makes every k-th call from its n-th.
+local granted, expectedEnds = 0, {}
 if concurrency > 0 and admitted > 0 then
   local calls = math.ceil(admitted / itemsPerCall)
   granted = math.min(calls, leaseRoom)
-  expectedEnd = now + callMs * math.ceil(calls / granted)
   local leases = {}
   for n = 1, granted do
+    expectedEnds[n] = now + callMs * (math.floor((calls - n) / granted) + 1)
     leases[#leases + 1] = now + leaseTtl
-    leases[#leases + 1] = tokenPrefix .. ':' .. n .. ':' .. expectedEnd
+    leases[#leases + 1] = tokenPrefix .. ':' .. n .. ':' .. expectedEnds[n]
   end
   callSliced('ZADD', leasesKey, leases, 1, #leases, 2)
   redis.call('PEXPIRE', leasesKey, leaseTtl)
@@ -264,7 +277,9 @@ if #markers > 0 then
   redis.call('PEXPIRE', urgentKey, leaseTtl)
 end
 result[2 * itemCount + 1] = (state == 'closed' and breaker.failures == 0 and #markers == 0) and 1 or 0
-result[2 * itemCount + 2] = granted
-result[2 * itemCount + 3] = expectedEnd
-result[2 * itemCount + 4] = (state == 'half_open') and 1 or 0
+result[2 * itemCount + 2] = (state == 'half_open') and 1 or 0
+result[2 * itemCount + 3] = granted
+for n = 1, granted do
+  result[2 * itemCount + 3 + n] = expectedEnds[n]
+end
 return result

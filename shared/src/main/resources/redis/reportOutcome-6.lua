@@ -14,6 +14,8 @@
     KEYS[2] probes    sorted set itemId -> probe expiry (ms)
     KEYS[3] leases    sorted set token:expectedEndMs -> lease expiry (ms)
     KEYS[4] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
+    KEYS[5] waiters   string, present while a worker waits for a lease of this handler
+    KEYS[6] freed     list, the doorbell: one ring per lease given back while one waits
     ARGV[1] now (ms)
     ARGV[2] failure threshold
     ARGV[3] breaker open duration (ms)
@@ -30,6 +32,8 @@ local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
 local leasesKey = KEYS[3]
 local urgentKey = KEYS[4]
+local waitersKey = KEYS[5]
+local freedKey = KEYS[6]
 
 local now = tonumber(ARGV[1])
 local threshold = tonumber(ARGV[2])
@@ -44,6 +48,7 @@ local FIRST_CALL = FIRST_RELEASED + releasedCount
 
 --- @include "includes/advanceBreaker"
 --- @include "includes/sliced"
+--- @include "includes/ringFreed"
 
 local breaker = advanceBreaker(breakerKey, probesKey, now, openMs)
 local state = breaker.state
@@ -67,7 +72,7 @@ while call <= #ARGV do
 end
 
 if tokenCount > 0 then
-  callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, itemCountAt - 1)
+  ringFreed(waitersKey, freedKey, callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, itemCountAt - 1))
 end
 if releasedCount > 0 then
   -- Probes exist only while half-open (opening and closing delete them).

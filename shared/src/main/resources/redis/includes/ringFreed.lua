@@ -1,0 +1,21 @@
+-- The doorbell of a handler's leases: while a worker waits for a lease (admitHandler left the
+-- waiters flag, holding the concurrency limit), every lease given back pushes one ring, and a
+-- waiter blocked on the list wakes for it, instead of polling. Rings are kept to the limit, and
+-- for a minute: a ring nobody took costs the next waiter one look, no more.
+local RINGS_KEPT_MS = 60000
+local function ringFreed(waitersKey, freedKey, released)
+  if released <= 0 then
+    return
+  end
+  local waiting = redis.call('GET', waitersKey)
+  if not waiting then
+    return
+  end
+  local rings = {}
+  for i = 1, math.min(released, tonumber(waiting)) do
+    rings[i] = '1'
+  end
+  redis.call('LPUSH', freedKey, unpack(rings))
+  redis.call('LTRIM', freedKey, 0, tonumber(waiting) - 1)
+  redis.call('PEXPIRE', freedKey, RINGS_KEPT_MS)
+end
