@@ -1,7 +1,14 @@
 package dev.runner.guard;
 
-/** An item asking for admission. {@code priority} is {@code Trigger.priority()}: 1 = most urgent. */
-public record Candidate(String itemId, String tenantId, int priority) {
+/**
+ * An item asking for admission. {@code priority} is {@code Trigger.priority()}: 1 = most urgent.
+ * {@code tenantSlotAt} is the tenant-window slot its producer reserved for it (epoch ms), 0 for none.
+ */
+public record Candidate(String itemId, String tenantId, int priority, long tenantSlotAt) {
+
+    public Candidate(String itemId, String tenantId, int priority) {
+        this(itemId, tenantId, priority, 0);
+    }
 
     public Candidate {
         if (itemId == null || itemId.isEmpty()) {

@@ -75,6 +75,8 @@ public final class Guard {
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */
     public static final Duration TENANT_WINDOW = Duration.ofMinutes(1);
+    /** How much sooner than the window's end a slot reserved at the source stops being trusted (see {@link #holdsSlot}). */
+    static final Duration SLOT_MARGIN = Duration.ofSeconds(10);
     /** How long a minute's deferral counts are kept: the charts go back a day at most. */
     public static final Duration DEFERRAL_COUNTS_TTL = Duration.ofHours(25);
 
@@ -130,10 +132,15 @@ public final class Guard {
         Pipeline pipeline = pipelineWithGiveBacks();
         List<Pipeline.Reply<HandlerAnswer>> handlerAnswers = new ArrayList<>(groups.size());
         Map<String, List<String>> itemsByTenant = new LinkedHashMap<>();
+        Map<String, Long> tenantDelayByItem = new HashMap<>();
         for (GroupRequest group : groups) {
             handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now, leasePrefix())));
             for (Candidate item : group.items()) {
-                itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
+                if (holdsSlot(item, now)) {
+                    tenantDelayByItem.put(item.itemId(), 0L);
+                } else {
+                    itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
+                }
             }
         }
         Map<String, Pipeline.Reply<List<Long>>> tenantAnswers = new LinkedHashMap<>();
@@ -146,7 +153,6 @@ public final class Guard {
             return groups.stream().map(group -> admitAll(group, why)).toList();
         }
 
-        Map<String, Long> tenantDelayByItem = new HashMap<>();
         itemsByTenant.forEach((tenant, ids) -> {
             List<Long> delays = tenantAnswers.get(tenant).get();
             for (int i = 0; i < ids.size(); i++) {
@@ -202,13 +208,14 @@ public final class Guard {
      * Reserves tenant-window slots for items about to be enqueued, so a producer can send each
      * with the delay until its slot (deferral at the source: a tenant's backlog waits invisible in
      * SQS instead of standing in front of other tenants' items and cycling through the worker).
-     * The worker's admission later finds the slot and admits on it without counting again.
-     * Returns each item's delay (zero = room now, else at least a second), in order. One
-     * pipelined round trip for all tenants, however many items; Redis down: no delays
-     * (fail-open, the worker's admission still applies).
+     * The item carries its slot ({@link TenantSlot#atMs}), and the worker's admission admits it on
+     * that slot without asking the tenant's window again ({@link #holdsSlot}). Returns each item's
+     * slot and delay (zero = room now, else at least a second). One pipelined round trip for all
+     * tenants, however many items; Redis down: no slot, no delay (fail-open, the worker's
+     * admission then counts the items).
      */
-    public Map<String, Duration> reserveTenantSlots(Map<String, List<String>> itemIdsByTenant) {
-        Map<String, Duration> delays = new HashMap<>();
+    public Map<String, TenantSlot> reserveTenantSlots(Map<String, List<String>> itemIdsByTenant) {
+        Map<String, TenantSlot> delays = new HashMap<>();
         if (itemIdsByTenant.isEmpty()) {
             return delays;
         }
@@ -220,7 +227,7 @@ public final class Guard {
             pipeline.run(redis);
         } catch (RuntimeException e) {
             failOpen(e, "slot reservation", "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
-            itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, Duration.ZERO)));
+            itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, TenantSlot.NONE)));
             return delays;
         }
         int reserved = 0;
@@ -229,7 +236,8 @@ public final class Guard {
             int tenantReserved = 0;
             for (int i = 0; i < tenant.getValue().size(); i++) {
                 Duration delay = AdmissionRules.reservedDelay(answer.get(i));
-                delays.put(tenant.getValue().get(i), delay);
+                // A slot found already taken by this item (a re-dispatch) may be older than now: counted as now, a rare overcount of its age.
+                delays.put(tenant.getValue().get(i), new TenantSlot(delay, now + answer.get(i)));
                 tenantReserved += delay.isZero() ? 0 : 1;
             }
             if (tenantReserved > 0) {
@@ -357,6 +365,16 @@ public final class Guard {
             java.util.concurrent.locks.LockSupport.parkNanos(wait.toNanos());
             return false;
         }
+    }
+
+    /**
+     * The item comes with a slot its producer reserved, now due and still in the window: admission
+     * need not ask the tenant's window (it would find the slot and admit on it). The margin covers
+     * clocks a few seconds apart; an older slot may have left the window, so the item is counted again.
+     */
+    static boolean holdsSlot(Candidate item, long nowMs) {
+        return item.tenantSlotAt() > 0 && item.tenantSlotAt() <= nowMs
+                && nowMs - item.tenantSlotAt() < TENANT_WINDOW.toMillis() - SLOT_MARGIN.toMillis();
     }
 
     /** Names one admission's leases: unique across workers, so a report releases exactly its own. */

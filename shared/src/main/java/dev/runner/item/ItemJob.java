@@ -17,9 +17,17 @@ import java.util.UUID;
  * @param deferrals times the item was deferred by admission (breaker, limits) or by its handler; never an attempt
  * @param handlerWaits times its handler asked it to wait (429 or 503 with Retry-After) and the attempt was given back:
  *                     bounded, so a handler that always asks to wait cannot keep an item from ending
+ * @param tenantSlotAt the tenant-window slot its producer reserved for this delivery (epoch ms), 0 for none: the
+ *                     worker admits it on that slot without asking the window again; never carried to a re-send
  */
 public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrationKey, String handlerKey,
-                      Direction direction, Trigger trigger, String externalId, int attempt, int deferrals, int handlerWaits) {
+                      Direction direction, Trigger trigger, String externalId, int attempt, int deferrals, int handlerWaits,
+                      long tenantSlotAt) {
+
+    public ItemJob(UUID runId, UUID itemId, String tenantId, String integrationKey, String handlerKey,
+                   Direction direction, Trigger trigger, String externalId, int attempt, int deferrals, int handlerWaits) {
+        this(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals, handlerWaits, 0);
+    }
 
     /** An item its handler never asked to wait. */
     public ItemJob(UUID runId, UUID itemId, String tenantId, String integrationKey, String handlerKey,
@@ -37,7 +45,7 @@ public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrati
                     Json.text(node, "tenantId"), Json.text(node, "integrationKey"), Json.text(node, "handlerKey"),
                     Direction.fromWire(Json.text(node, "direction")), Trigger.fromWire(Json.text(node, "trigger")),
                     Json.text(node, "externalId"), Json.optionalInt(node, "attempt", 0), Json.optionalInt(node, "deferrals", 0),
-                    Json.optionalInt(node, "handlerWaits", 0));
+                    Json.optionalInt(node, "handlerWaits", 0), node.path("tenantSlotAt").asLong(0));
         } catch (Json.InvalidJsonException e) {
             throw e;
         } catch (IllegalArgumentException e) {
@@ -61,7 +69,16 @@ public record ItemJob(UUID runId, UUID itemId, String tenantId, String integrati
         if (handlerWaits > 0) {
             node.put("handlerWaits", handlerWaits);
         }
+        if (tenantSlotAt > 0) {
+            node.put("tenantSlotAt", tenantSlotAt);
+        }
         return node;
+    }
+
+    /** This delivery waits for (or is on) the tenant-window slot reserved for it at {@code atMs}. */
+    public ItemJob withTenantSlot(long atMs) {
+        return new ItemJob(runId, itemId, tenantId, integrationKey, handlerKey, direction, trigger, externalId, attempt, deferrals,
+                handlerWaits, atMs);
     }
 
     public ItemJob deferred() {

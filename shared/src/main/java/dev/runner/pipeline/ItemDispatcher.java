@@ -2,6 +2,7 @@ package dev.runner.pipeline;
 
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.Guard;
+import dev.runner.guard.TenantSlot;
 import dev.runner.item.ItemJob;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
@@ -10,7 +11,6 @@ import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
 import dev.runner.store.Database;
 
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,13 +93,14 @@ public final class ItemDispatcher {
         }
         Map<String, List<String>> byTenant = new LinkedHashMap<>();
         jobs.forEach(job -> byTenant.computeIfAbsent(job.tenantId(), t -> new ArrayList<>()).add(job.itemId().toString()));
-        Map<String, Duration> delays = guard.reserveTenantSlots(byTenant);
+        Map<String, TenantSlot> slots = guard.reserveTenantSlots(byTenant);
         Map<String, List<OutgoingMessage>> byQueue = new LinkedHashMap<>();
         for (ItemJob job : jobs) {
-            Duration delay = delays.getOrDefault(job.itemId().toString(), Duration.ZERO);
-            int seconds = delay.isZero() ? 0 : Settlement.delaySeconds(delay);
+            TenantSlot slot = slots.getOrDefault(job.itemId().toString(), TenantSlot.NONE);
+            int seconds = slot.delay().isZero() ? 0 : Settlement.delaySeconds(slot.delay());
+            ItemJob sent = slot.reserved() ? job.withTenantSlot(slot.atMs()) : job;
             byQueue.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>())
-                    .add(new OutgoingMessage(Json.write(job.toJson()), seconds, job.tenantId()));
+                    .add(new OutgoingMessage(Json.write(sent.toJson()), seconds, job.tenantId()));
         }
         byQueue.forEach(client::sendAll);
     }

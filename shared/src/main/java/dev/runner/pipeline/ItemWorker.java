@@ -307,7 +307,8 @@ public final class ItemWorker {
 
     private GroupRequest request(Group group, HandlerSpec spec, List<Item> members, LongSupplier remainingMillis) {
         List<Candidate> candidates = new ArrayList<>(members.size());
-        members.forEach(item -> candidates.add(new Candidate(item.itemId().toString(), item.job().tenantId(), item.job().trigger().priority())));
+        members.forEach(item -> candidates.add(new Candidate(item.itemId().toString(), item.job().tenantId(), item.job().trigger().priority(),
+                item.job().tenantSlotAt())));
         Duration timeout = Duration.ofMillis(spec.configs().timeoutMs());
         return new GroupRequest(group.integrationKey(), group.handlerKey(),
                 new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,

@@ -145,13 +145,44 @@ class TenantWindowIT {
     void aDispatchLargerThanLuaCanUnpackGetsItsSlots(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)));
         List<String> ids = java.util.stream.IntStream.range(0, 20_000).mapToObj(i -> "d-" + i).toList();
-        Map<String, Duration> delays = f.guard.reserveTenantSlots(Map.of("bulk", ids));
+        Map<String, TenantSlot> slots = f.guard.reserveTenantSlots(Map.of("bulk", ids));
 
-        assertEquals(20_000, delays.size());
-        assertEquals(1000, delays.values().stream().filter(Duration::isZero).count(), "room now for one minute's worth");
-        assertEquals(Duration.ofSeconds(60), delays.get("d-1000"));
-        assertEquals(Duration.ofSeconds(60 * 19), delays.get("d-19999"));
-        assertTrue(ids.subList(0, 1000).stream().allMatch(id -> delays.get(id).isZero()), "in order");
+        assertEquals(20_000, slots.size());
+        assertEquals(1000, slots.values().stream().map(TenantSlot::delay).filter(Duration::isZero).count(), "room now for one minute's worth");
+        assertEquals(Duration.ofSeconds(60), slots.get("d-1000").delay());
+        assertEquals(f.clock.millis() + 60_000, slots.get("d-1000").atMs(), "the slot's own time, which the item carries");
+        assertEquals(Duration.ofSeconds(60 * 19), slots.get("d-19999").delay());
+        assertTrue(ids.subList(0, 1000).stream().allMatch(id -> slots.get(id).delay().isZero()), "in order");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void anItemOnTheSlotItsProducerReservedIsAdmittedWithoutAskingTheWindowAgain(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        assertTrue(slot.reserved());
+        // The window is full (limit 1, r's slot): asking it again for r would admit r on its slot all the same.
+        f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // proves the window is not asked: asking it fails the script
+
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", HandlerLimits.UNLIMITED,
+                List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
+
+        assertEquals(null, admission.failOpen(), "no tenant script ran");
+        assertEquals(1, count(admission.decisions(), Admission.Admitted.class));
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aSlotOldEnoughToHaveLeftTheWindowIsAskedForAgain(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        f.clock.advance(Guard.TENANT_WINDOW.minus(Guard.SLOT_MARGIN));
+        f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // asking the window fails the script: the proof it was asked
+
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", HandlerLimits.UNLIMITED,
+                List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
+
+        assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen(), "the slot may have left the window: the window decides");
     }
 
     @ParameterizedTest
