@@ -356,6 +356,7 @@ public final class Bench {
             for (String tenant : tenantIds) {
                 runs.add(stack.manualRun(tenant, key, "sync"));
             }
+            long runsStarted = System.nanoTime();
             Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(15));
             var used = window.close();
             int total = perTenant * tenants;
@@ -368,7 +369,7 @@ public final class Bench {
                     succeeded, seconds, seconds / idealSeconds, idealSeconds, (double) deferrals / total, deferrals, stack.deferralsCounted());
             System.out.printf("  handler calls %d; SQS %.3f requests/item %s%n", stack.handlers.itemCalls("sync").size(),
                     (double) used.sqsTotal() / total, used.sqsByOperation());
-            printTimeline(stack.handlers.itemCalls("sync"), window, callMs, configs.path("concurrency").asInt(0));
+            printTimeline(stack.handlers.itemCalls("sync"), window, runsStarted, callMs, configs.path("concurrency").asInt(0));
             CostReport.print(total, used);
         }
     }
@@ -377,7 +378,7 @@ public final class Bench {
      * Where a drain's time went: until the first handler call (runs started, items fetched and
      * enqueued), the calls' span, and how busy the handler's limit kept it over that span.
      */
-    private static void printTimeline(List<FakeHandler.Call> calls, Window window, long callMs, int concurrency) {
+    private static void printTimeline(List<FakeHandler.Call> calls, Window window, long runsStarted, long callMs, int concurrency) {
         if (calls.isEmpty()) {
             return;
         }
@@ -388,8 +389,8 @@ public final class Bench {
                 ? String.format("; calls in flight %.2f on average of the %d allowed (%.0f %%)", calls.size() * callMs / 1000.0 / spanSeconds,
                         concurrency, 100.0 * calls.size() * callMs / 1000.0 / spanSeconds / concurrency)
                 : "";
-        System.out.printf("  timeline: first call %.2f s after the start, calls over %.2f s%s%n",
-                window.secondsSinceOpenedAt(first), spanSeconds, busy);
+        System.out.printf("  timeline: runs started (POST /runs, one after another) in %.2f s, first call %.2f s after the start,"
+                        + " calls over %.2f s%s%n", window.secondsSinceOpenedAt(runsStarted), window.secondsSinceOpenedAt(first), spanSeconds, busy);
         if (Boolean.getBoolean("bench.buckets")) {
             long bucket = 250_000_000L;
             int[] counts = new int[(int) ((last - first) / bucket) + 1];
