@@ -75,6 +75,8 @@ public final class Guard {
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */
     public static final Duration TENANT_WINDOW = Duration.ofMinutes(1);
+    /** How long a worker waiting for a lease sleeps when it cannot wait for the lease's ring. */
+    private static final Duration RING_FALLBACK = Duration.ofMillis(50);
     /** How much sooner than the window's end a slot reserved at the source stops being trusted (see {@link #holdsSlot}). */
     static final Duration SLOT_MARGIN = Duration.ofSeconds(10);
     /** How long a minute's deferral counts are kept: the charts go back a day at most. */
@@ -353,7 +355,8 @@ public final class Guard {
      * found none free left the waiters flag, so every lease given back from then on rings the
      * handler's doorbell, and this blocks on it (a blocking pop on a connection of its own) instead
      * of asking admission again and again. A ring says a lease came back, not that it is this
-     * worker's: the caller asks admission again. Redis away: it sleeps the wait out (fail-open).
+     * worker's: the caller asks admission again. Redis away: a short sleep instead, after which
+     * the caller's next admission fails open.
      *
      * @return whether a ring came (else the wait ran out)
      */
@@ -361,8 +364,8 @@ public final class Guard {
         try {
             return redis.blockingPop(keys.leaseFreed(integrationKey, handlerKey), wait).isPresent();
         } catch (RuntimeException e) {
-            failOpen(e, "lease wait", "sleeping instead of waiting for a lease's ring");
-            java.util.concurrent.locks.LockSupport.parkNanos(wait.toNanos());
+            failOpen(e, "lease wait", "asking admission again shortly instead of waiting for a lease's ring");
+            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(wait.toNanos(), RING_FALLBACK.toNanos()));
             return false;
         }
     }

@@ -20,6 +20,7 @@ import static dev.runner.guard.GuardFixture.count;
 import static dev.runner.guard.GuardFixture.group;
 import static dev.runner.guard.GuardFixture.items;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -59,8 +60,10 @@ class RedisDownIT {
             guard.reserveTenantSlots(Map.of("acme", List.of("i-1", "i-2", "i-3")));
             guard.report(List.of(GuardFixture.tally("crm-x", "sync", 0, 1, List.of("a-0"))));
             guard.breaker("crm-x");
+            assertFalse(guard.awaitLease("crm-x", "sync", Duration.ofSeconds(30)),
+                    "no ring can come: the wait ends at once (a short sleep), so the next admission fails open");
         }
-        assertEquals(Map.of("admission", 1, "slot reservation", 1, "report", 1, "breaker read", 1), counted);
+        assertEquals(Map.of("admission", 1, "slot reservation", 1, "report", 1, "breaker read", 1, "lease wait", 1), counted);
     }
 
     @Test
