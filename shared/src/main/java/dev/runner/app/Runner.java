@@ -40,6 +40,7 @@ import dev.runner.run.RunQueries;
 import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
+import dev.runner.secrets.AwsKeys;
 import dev.runner.secrets.DatabaseLogin;
 import dev.runner.secrets.Secret;
 import dev.runner.secrets.Secrets;
@@ -90,8 +91,9 @@ public final class Runner implements AutoCloseable {
     /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
     private volatile Grants served;
 
-    private final Part<Secrets> secrets = part("secrets", () -> new Secrets(SecretsManagerSource.create(
-            endpoint(config().secretsEndpoint()), Region.of(config().awsRegion()), awsCredentials(config().secretsEndpoint()))));
+    // Secrets Manager spoken directly (no SDK client): a function that sends no SQS message loads none of the SDK.
+    private final Part<Secrets> secrets = part("secrets", () -> new Secrets(new SecretsManagerSource(
+            endpoint(config().secretsEndpoint()), config().awsRegion(), signingKeys(config().secretsEndpoint()), clock())));
     private final Part<Database> db = part("database", () -> Database.connect(config().database().jdbcUrl(), databaseCredentials(),
             config().databasePoolSize(), costs()));
     private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
@@ -320,6 +322,29 @@ public final class Runner implements AutoCloseable {
             return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
         }
         return DefaultCredentialsProvider.builder().build();
+    }
+
+    /**
+     * The keys the hand-written Secrets Manager client signs with: the function's own (Lambda's
+     * environment, the local runtime's per-function keys), else placeholders for a local server, else
+     * the SDK's default chain, asked at each read (it caches and refreshes; only off Lambda).
+     */
+    private Supplier<AwsKeys> signingKeys(String endpointOverride) {
+        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
+        if (credentials != null) {
+            AwsKeys keys = new AwsKeys(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken());
+            return () -> keys;
+        }
+        if (endpointOverride != null) {
+            AwsKeys local = new AwsKeys("local", "local", null);
+            return () -> local;
+        }
+        AwsCredentialsProvider chain = DefaultCredentialsProvider.builder().build();
+        return () -> {
+            var resolved = chain.resolveCredentials();
+            return new AwsKeys(resolved.accessKeyId(), resolved.secretAccessKey(),
+                    resolved instanceof AwsSessionCredentials session ? session.sessionToken() : null);
+        };
     }
 
     /** Names of the parts built so far: what a function's cold start paid for. */
