@@ -96,8 +96,9 @@ public final class Runner implements AutoCloseable {
             endpoint(config().secretsEndpoint()), config().awsRegion(), signingKeys(config().secretsEndpoint()), clock())));
     private final Part<Database> db = part("database", () -> Database.connect(config().database().jdbcUrl(), databaseCredentials(),
             config().databasePoolSize(), costs()));
-    private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
-            Region.of(config().awsRegion()), awsCredentials(config().sqsEndpoint()), costs(), this::allows));
+    // The SDK client is made on the first request: a function that sends nothing on its path loads none of the SDK.
+    private final Part<QueueClient> queues = part("queues", () -> new QueueClient(() -> QueueClient.sqsClient(endpoint(config().sqsEndpoint()),
+            Region.of(config().awsRegion()), awsCredentials(config().sqsEndpoint())), costs(), this::allows));
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
             redisAuth()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));

@@ -34,6 +34,7 @@ import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * One Lettuce connection to Redis, standalone or cluster as {@link Settings} say (ElastiCache Serverless
@@ -64,7 +65,13 @@ public final class Redis implements AutoCloseable {
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
-    private final AbstractRedisClient client;
+    /**
+     * Makes Lettuce's client (its Netty event loops and Reactor, ~860 classes) at the first connect, not
+     * at construction: a function that never calls Redis on its path never pays for it (bench/README.md, cold start).
+     */
+    private final Supplier<AbstractRedisClient> build;
+    private final boolean cluster;
+    private AbstractRedisClient client;
     private final List<RedisURI> uris;
     private final CostTracker costs;
     /** Command and connect timeout; also the pause between reconnect attempts. */
@@ -74,8 +81,9 @@ public final class Redis implements AutoCloseable {
     private RedisClusterAsyncCommands<String, String> commands;
     private long nextConnectNanos;
 
-    private Redis(AbstractRedisClient client, List<RedisURI> uris, Duration timeout, CostTracker costs) {
-        this.client = client;
+    private Redis(Supplier<AbstractRedisClient> build, boolean cluster, List<RedisURI> uris, Duration timeout, CostTracker costs) {
+        this.build = build;
+        this.cluster = cluster;
         this.uris = uris;
         this.timeout = timeout;
         this.costs = costs;
@@ -156,16 +164,16 @@ public final class Redis implements AutoCloseable {
         TimeoutOptions timeouts = TimeoutOptions.enabled(timeout);
         List<RedisURI> seeds = seeds(settings);
         return switch (settings.mode()) {
-            case STANDALONE -> {
+            case STANDALONE -> new Redis(() -> {
                 RedisClient client = RedisClient.create(seeds.getFirst());
                 client.setOptions(ClientOptions.builder()
                         .socketOptions(socket)
                         .timeoutOptions(timeouts)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
-                yield new Redis(client, seeds, timeout, costs);
-            }
-            case CLUSTER -> {
+                return client;
+            }, false, seeds, timeout, costs);
+            case CLUSTER -> new Redis(() -> {
                 RedisClusterClient client = RedisClusterClient.create(seeds);
                 client.setOptions(ClusterClientOptions.builder()
                         .socketOptions(socket)
@@ -175,8 +183,8 @@ public final class Redis implements AutoCloseable {
                                 .enableAllAdaptiveRefreshTriggers()
                                 .build())
                         .build());
-                yield new Redis(client, seeds, timeout, costs);
-            }
+                return client;
+            }, true, seeds, timeout, costs);
         };
     }
 
@@ -227,7 +235,7 @@ public final class Redis implements AutoCloseable {
     }
 
     public boolean isCluster() {
-        return client instanceof RedisClusterClient;
+        return cluster;
     }
 
     /** The seeds as Lettuce got them (TLS, credentials source), for tests. */
@@ -412,6 +420,9 @@ public final class Redis implements AutoCloseable {
             throw new RedisUnavailableException("Redis unreachable; next connect attempt within " + timeout, null);
         }
         try {
+            if (client == null) {
+                client = build.get();
+            }
             if (client instanceof RedisClusterClient cluster) {
                 StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect();
                 connection = clusterConnection;
@@ -433,11 +444,39 @@ public final class Redis implements AutoCloseable {
         return uris.stream().map(uri -> uri.getHost() + ":" + uri.getPort()).toList().toString();
     }
 
+    /**
+     * Opens the connection now if it is not open (a function's init, off the request path); false if Redis
+     * cannot be reached now, which the next call retries as usual.
+     */
+    public boolean open() {
+        try {
+            commands();
+            return true;
+        } catch (RedisUnavailableException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Closes the connection and keeps the client: the next call connects again. For a SnapStart
+     * checkpoint, after which a connection made before it is dead.
+     */
+    public synchronized void disconnect() {
+        if (connection != null) {
+            connection.close();
+        }
+        connection = null;
+        commands = null;
+        nextConnectNanos = 0;
+    }
+
     @Override
     public synchronized void close() {
         if (connection != null) {
             connection.close();
         }
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        if (client != null) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
     }
 }
