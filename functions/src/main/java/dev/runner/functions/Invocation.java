@@ -20,10 +20,30 @@ import java.util.function.Supplier;
 final class Invocation {
 
     private final AtomicBoolean cold = new AtomicBoolean(true);
+    /** The function's root; null for Migrate, which builds nothing before its event. */
+    private final Runner root;
+    private SnapStartHooks snapStart;
+
+    Invocation() {
+        this(null);
+    }
+
+    Invocation(Runner root) {
+        this.root = root;
+    }
 
     /** Lambda's composition root: the environment the template gives the function, metrics per invocation. */
     static Runner lambdaRoot() {
         return Runner.fromEnvironment(System.getenv(), InvocationMetrics.INSTANCE);
+    }
+
+    /**
+     * For Lambda's constructor, after the function built what it uses: its connections start opening
+     * on other threads while the runtime client gets ready and the first event arrives, and the
+     * SnapStart hooks are registered (and held here, for as long as the function lives).
+     */
+    void openAtInit() {
+        snapStart = SnapStartHooks.openAndRegister(root);
     }
 
     <T> T run(Context context, Supplier<T> work) {

@@ -20,16 +20,18 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final ItemWorker worker;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ItemWorkerFunction() {
         this(Invocation.lambdaRoot());
+        invocation.openAtInit();
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ItemWorkerFunction(Runner runner) {
         this.worker = runner.serve(GRANTS).itemWorker();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

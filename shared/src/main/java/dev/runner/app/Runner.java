@@ -1,5 +1,6 @@
 package dev.runner.app;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.cache.TypesCache;
@@ -20,6 +21,7 @@ import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemQueries;
+import dev.runner.log.Log;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
@@ -82,6 +84,7 @@ public final class Runner implements AutoCloseable {
 
     /** The in-process layer in front of the Redis types cache (and of tenant integrations): short, so a change is seen soon everywhere. */
     private static final Duration LOCAL_TYPES_TTL = Duration.ofSeconds(5);
+    private static final Log LOG = Log.of(Runner.class);
 
     private final RunnerConfig config;
     private final Clock clock;
@@ -346,6 +349,71 @@ public final class Runner implements AutoCloseable {
             return new AwsKeys(resolved.accessKeyId(), resolved.secretAccessKey(),
                     resolved instanceof AwsSessionCredentials session ? session.sessionToken() : null);
         };
+    }
+
+    /**
+     * Starts opening, each on a thread of its own, what the parts built so far connect to on their
+     * first use: the Redis connection, a Postgres connection (its login secret read, kept in the
+     * pool), the SQS client. A Lambda function calls it at the end of init, so the first invocation
+     * finds them open (or opening) instead of paying for them in turn; returns at once. A failure
+     * is logged and left to the first request, which tries again as it would have anyway.
+     */
+    public Opening openInBackground() {
+        List<Thread> threads = new ArrayList<>();
+        if (redis.isBuilt()) {
+            threads.add(opener("redis", () -> {
+                if (!redis().open()) {
+                    throw new IllegalStateException("Redis not reachable now");
+                }
+            }));
+        }
+        if (db.isBuilt()) {
+            threads.add(opener("database", () -> database().ping()));
+        }
+        if (queues.isBuilt()) {
+            threads.add(opener("queues", () -> queues().open()));
+        }
+        threads.forEach(Thread::start);
+        return new Opening(List.copyOf(threads));
+    }
+
+    /** What {@link #openInBackground} started. */
+    public record Opening(List<Thread> threads) {
+        /** Waits until every opener is done (a SnapStart checkpoint waits for them); false if time ran out. */
+        public boolean await(Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            for (Thread thread : threads) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !thread.join(Duration.ofNanos(left))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private static Thread opener(String name, Runnable open) {
+        return Thread.ofPlatform().daemon().name("runner-open-" + name).unstarted(() -> {
+            try {
+                open.run();
+            } catch (RuntimeException e) {
+                LOG.warn("not opened at init, the first request tries again", "part", name, "error", e.getMessage());
+            }
+        });
+    }
+
+    /**
+     * Closes the connections made so far and keeps every part: the next use connects again. Before a
+     * SnapStart checkpoint, since a connection made before it is dead after a restore (Redis, Postgres;
+     * the HTTP clients' idle sockets are retried by the clients).
+     */
+    public void disconnect() {
+        if (redis.isBuilt()) {
+            redis().disconnect();
+        }
+        if (db.isBuilt() && database().dataSource() instanceof HikariDataSource pool && pool.getHikariPoolMXBean() != null) {
+            pool.getHikariPoolMXBean().softEvictConnections();
+        }
     }
 
     /** Names of the parts built so far: what a function's cold start paid for. */

@@ -105,6 +105,11 @@ public final class QueueClient implements AutoCloseable {
         return builder.build();
     }
 
+    /** Makes the SDK client now, if it is not made (a function's init, off the request path). */
+    public void open() {
+        sqs();
+    }
+
     private SqsClient sqs() {
         SqsClient client = sqs;
         if (client == null) {
