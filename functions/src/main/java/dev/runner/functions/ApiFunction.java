@@ -26,7 +26,7 @@ public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ApiFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit();
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

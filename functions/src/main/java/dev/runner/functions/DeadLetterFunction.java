@@ -22,7 +22,8 @@ public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBat
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public DeadLetterFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit();
+        // Its main path is Postgres only.
+        invocation.openAtInit(Runner.Connection.DATABASE);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -24,7 +24,8 @@ public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchRe
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public IngestFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit();
+        // Its main path is Postgres only.
+        invocation.openAtInit(Runner.Connection.DATABASE);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -7,6 +7,7 @@ import org.slf4j.MDC;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -38,12 +39,15 @@ final class Invocation {
     }
 
     /**
-     * For Lambda's constructor, after the function built what it uses: its connections start opening
-     * on other threads while the runtime client gets ready and the first event arrives, and the
-     * SnapStart hooks are registered (and held here, for as long as the function lives).
+     * For Lambda's constructor, after the function built what it uses: the connections of its main
+     * path start opening on other threads while the runtime client gets ready and the first event
+     * arrives, and the SnapStart hooks are registered (and held here, for as long as the function
+     * lives). {@code -Drunner.openAtInit=false} leaves both out, for the cold-start bench to compare.
      */
-    void openAtInit() {
-        snapStart = SnapStartHooks.openAndRegister(root);
+    void openAtInit(Runner.Connection... mainPath) {
+        if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
+            snapStart = SnapStartHooks.openAndRegister(root, Set.of(mainPath));
+        }
     }
 
     <T> T run(Context context, Supplier<T> work) {

@@ -25,7 +25,8 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ItemWorkerFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit();
+        // Its main path reads and writes Postgres and Redis; SQS only for deferrals, retries and failures.
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -7,12 +7,13 @@ import org.crac.Core;
 import org.crac.Resource;
 
 import java.time.Duration;
+import java.util.Set;
 
 /**
  * A Lambda function's root across a SnapStart snapshot. At init the root starts opening what the
- * function's path connects to ({@link Runner#openInBackground}: the Redis connection, a Postgres
- * connection with its login secret, the SQS client), which also loads Lettuce's, pgjdbc's and
- * Jackson's classes for those paths. Before the checkpoint this waits for that to finish, so the
+ * function's main path connects to ({@link Runner#openInBackground}: a Postgres connection with its
+ * login secret, the Redis connection, the SQS client), which also loads pgjdbc's, Lettuce's, the
+ * SDK's and Jackson's classes for those paths. Before the checkpoint this waits for that to finish, so the
  * snapshot holds the loaded and initialised classes, then closes the connections, which would be
  * dead after a restore; after the restore they start opening again, beside the first request.
  * Without SnapStart (or a CRaC JVM) the hooks are never called and the opening at init stands.
@@ -25,16 +26,18 @@ final class SnapStartHooks implements Resource {
     private static final Duration OPENING_WAIT = Duration.ofSeconds(8);
 
     private final Runner root;
+    private final Set<Runner.Connection> connections;
     private volatile Runner.Opening opening;
 
-    private SnapStartHooks(Runner root, Runner.Opening opening) {
+    private SnapStartHooks(Runner root, Set<Runner.Connection> connections) {
         this.root = root;
-        this.opening = opening;
+        this.connections = connections;
+        this.opening = root.openInBackground(connections);
     }
 
-    /** Starts opening the root's connections and registers the hooks; keep the result. */
-    static SnapStartHooks openAndRegister(Runner root) {
-        SnapStartHooks hooks = new SnapStartHooks(root, root.openInBackground());
+    /** Starts opening what the function's path connects to and registers the hooks; keep the result. */
+    static SnapStartHooks openAndRegister(Runner root, Set<Runner.Connection> connections) {
+        SnapStartHooks hooks = new SnapStartHooks(root, Set.copyOf(connections));
         Core.getGlobalContext().register(hooks);
         return hooks;
     }
@@ -49,6 +52,6 @@ final class SnapStartHooks implements Resource {
 
     @Override
     public void afterRestore(Context<? extends Resource> context) {
-        opening = root.openInBackground();
+        opening = root.openInBackground(connections);
     }
 }

@@ -24,7 +24,7 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public WebhookFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit();
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -46,12 +47,10 @@ class SnapStartHooksIT {
     @Test
     void theCheckpointWaitsForTheConnectionsOpenedAtInitAndClosesThemAndTheRestoreOpensThemAgain() throws Exception {
         try (Runner root = new Runner(stack.config(), Clock.systemUTC())) {
-            root.redis();
-            root.database();
             long redisClientsBefore = redisClients();
             HikariPoolMXBean pool = ((HikariDataSource) root.database().dataSource()).getHikariPoolMXBean();
 
-            SnapStartHooks hooks = SnapStartHooks.openAndRegister(root);
+            SnapStartHooks hooks = SnapStartHooks.openAndRegister(root, Set.of(Runner.Connection.DATABASE, Runner.Connection.REDIS));
             await().atMost(Duration.ofSeconds(10)).until(() -> pool.getTotalConnections() == 1 && redisClients() == redisClientsBefore + 1);
 
             hooks.beforeCheckpoint(null);

@@ -351,26 +351,29 @@ public final class Runner implements AutoCloseable {
         };
     }
 
+    /** What a function's path connects to, for {@link #openInBackground}. */
+    public enum Connection { DATABASE, REDIS, QUEUES }
+
     /**
-     * Starts opening, each on a thread of its own, what the parts built so far connect to on their
-     * first use: the Redis connection, a Postgres connection (its login secret read, kept in the
-     * pool), the SQS client. A Lambda function calls it at the end of init, so the first invocation
-     * finds them open (or opening) instead of paying for them in turn; returns at once. A failure
-     * is logged and left to the first request, which tries again as it would have anyway.
+     * Starts opening, each on a thread of its own, what a function's path connects to: a Postgres
+     * connection (its login secret read, kept in the pool), the Redis connection, the SQS client. A
+     * Lambda function calls it at the end of init with what its main path uses, so the first
+     * invocation finds them open (or opening) instead of paying for them in turn; returns at once. A
+     * failure is logged and left to the first request, which tries again as it would have anyway.
      */
-    public Opening openInBackground() {
+    public Opening openInBackground(Set<Connection> connections) {
         List<Thread> threads = new ArrayList<>();
-        if (redis.isBuilt()) {
+        if (connections.contains(Connection.DATABASE)) {
+            threads.add(opener("database", () -> database().ping()));
+        }
+        if (connections.contains(Connection.REDIS)) {
             threads.add(opener("redis", () -> {
                 if (!redis().open()) {
                     throw new IllegalStateException("Redis not reachable now");
                 }
             }));
         }
-        if (db.isBuilt()) {
-            threads.add(opener("database", () -> database().ping()));
-        }
-        if (queues.isBuilt()) {
+        if (connections.contains(Connection.QUEUES)) {
             threads.add(opener("queues", () -> queues().open()));
         }
         threads.forEach(Thread::start);
