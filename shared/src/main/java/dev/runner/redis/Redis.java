@@ -420,15 +420,13 @@ public final class Redis implements AutoCloseable {
             throw new RedisUnavailableException("Redis unreachable; next connect attempt within " + timeout, null);
         }
         try {
-            if (client == null) {
-                client = build.get();
-            }
-            if (client instanceof RedisClusterClient cluster) {
+            AbstractRedisClient lettuce = client();
+            if (lettuce instanceof RedisClusterClient cluster) {
                 StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect();
                 connection = clusterConnection;
                 commands = clusterConnection.async();
             } else {
-                StatefulRedisConnection<String, String> single = ((RedisClient) client).connect();
+                StatefulRedisConnection<String, String> single = ((RedisClient) lettuce).connect();
                 connection = single;
                 commands = single.async();
             }
@@ -437,6 +435,14 @@ public final class Redis implements AutoCloseable {
             nextConnectNanos = now + timeout.toNanos();
             throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Lettuce's client, made on first use; every connection is opened through it. */
+    private synchronized AbstractRedisClient client() {
+        if (client == null) {
+            client = build.get();
+        }
+        return client;
     }
 
     /** host:port of the seeds, never the credentials. */
