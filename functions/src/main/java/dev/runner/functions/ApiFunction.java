@@ -21,16 +21,18 @@ public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, 
             .reading(SecretRole.DATABASE, SecretRole.API_KEY, SecretRole.REDIS_AUTH);
 
     private final ManagementApi api;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ApiFunction() {
         this(Invocation.lambdaRoot());
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ApiFunction(Runner runner) {
         this.api = runner.serve(GRANTS).api();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

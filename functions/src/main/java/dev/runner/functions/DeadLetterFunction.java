@@ -17,16 +17,19 @@ public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBat
             .reading(SecretRole.DATABASE);
 
     private final DeadLetterService deadLetters;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public DeadLetterFunction() {
         this(Invocation.lambdaRoot());
+        // Its main path is Postgres only.
+        invocation.openAtInit(Runner.Connection.DATABASE);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public DeadLetterFunction(Runner runner) {
         this.deadLetters = runner.serve(GRANTS).deadLetters();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

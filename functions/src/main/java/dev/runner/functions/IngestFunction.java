@@ -19,16 +19,19 @@ public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchRe
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final IngestService ingest;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public IngestFunction() {
         this(Invocation.lambdaRoot());
+        // Its main path is Postgres only.
+        invocation.openAtInit(Runner.Connection.DATABASE);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public IngestFunction(Runner runner) {
         this.ingest = runner.serve(GRANTS).ingest();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

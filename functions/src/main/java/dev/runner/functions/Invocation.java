@@ -7,6 +7,7 @@ import org.slf4j.MDC;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
@@ -20,10 +21,33 @@ import java.util.function.Supplier;
 final class Invocation {
 
     private final AtomicBoolean cold = new AtomicBoolean(true);
+    /** The function's root; null for Migrate, which builds nothing before its event. */
+    private final Runner root;
+    private SnapStartHooks snapStart;
+
+    Invocation() {
+        this(null);
+    }
+
+    Invocation(Runner root) {
+        this.root = root;
+    }
 
     /** Lambda's composition root: the environment the template gives the function, metrics per invocation. */
     static Runner lambdaRoot() {
         return Runner.fromEnvironment(System.getenv(), InvocationMetrics.INSTANCE);
+    }
+
+    /**
+     * For Lambda's constructor, after the function built what it uses: the connections of its main
+     * path start opening on other threads while the runtime client gets ready and the first event
+     * arrives, and the SnapStart hooks are registered (and held here, for as long as the function
+     * lives). {@code -Drunner.openAtInit=false} leaves both out, for the cold-start bench to compare.
+     */
+    void openAtInit(Runner.Connection... mainPath) {
+        if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
+            snapStart = SnapStartHooks.openAndRegister(root, Set.of(mainPath));
+        }
     }
 
     <T> T run(Context context, Supplier<T> work) {

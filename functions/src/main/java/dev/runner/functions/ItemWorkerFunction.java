@@ -20,16 +20,19 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final ItemWorker worker;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ItemWorkerFunction() {
         this(Invocation.lambdaRoot());
+        // Its main path reads and writes Postgres and Redis; SQS only for deferrals, retries and failures.
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ItemWorkerFunction(Runner runner) {
         this.worker = runner.serve(GRANTS).itemWorker();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

@@ -20,16 +20,18 @@ public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatc
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final RunWorker worker;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public RunWorkerFunction() {
         this(Invocation.lambdaRoot());
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public RunWorkerFunction(Runner runner) {
         this.worker = runner.serve(GRANTS).runWorker();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

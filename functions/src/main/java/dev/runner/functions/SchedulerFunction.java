@@ -22,16 +22,18 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final Scheduler scheduler;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public SchedulerFunction() {
         this(Invocation.lambdaRoot());
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public SchedulerFunction(Runner runner) {
         this.scheduler = runner.serve(GRANTS).scheduler();
+        this.invocation = new Invocation(runner);
     }
 
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */

@@ -19,16 +19,18 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final WebhookService webhooks;
-    private final Invocation invocation = new Invocation();
+    private final Invocation invocation;
 
-    /** Lambda's constructor: a root for the environment the template gives the function. */
+    /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public WebhookFunction() {
         this(Invocation.lambdaRoot());
+        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public WebhookFunction(Runner runner) {
         this.webhooks = runner.serve(GRANTS).webhooks();
+        this.invocation = new Invocation(runner);
     }
 
     @Override

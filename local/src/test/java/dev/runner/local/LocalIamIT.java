@@ -1,6 +1,9 @@
 package dev.runner.local;
 
 import dev.runner.local.demo.DemoIntegration;
+import dev.runner.secrets.AwsKeys;
+import dev.runner.secrets.SecretUnavailableException;
+import dev.runner.secrets.SecretsManagerSource;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionException;
 import org.junit.jupiter.api.AfterAll;
@@ -19,12 +22,14 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -96,6 +101,19 @@ class LocalIamIT {
             assertEquals("AccessDeniedException", refused.awsErrorDetails().errorCode());
             assertThrows(SecretsManagerException.class, () -> api.getSecretValue(b -> b.secretId("runner/handler-signing-secret")));
         }
+    }
+
+    @Test
+    void runnersOwnSecretsManagerClientReadsWhatItsRoleMayAndNamesTheRefusal() {
+        SecretsManagerSource webhook = new SecretsManagerSource(runtime.secretsEndpoint(), "us-east-1",
+                () -> new AwsKeys("runner-WebhookFunction", "local", "a-session-token"), Clock.systemUTC());
+
+        assertTrue(webhook.read("runner/database").contains("\"username\""));
+        SecretUnavailableException refused = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/api-key"));
+        assertTrue(refused.getMessage().startsWith("secret runner/api-key could not be read: AccessDeniedException: "), refused.getMessage());
+        assertFalse(refused.getMessage().contains(runtime.apiKey()), "the refusal does not carry the value");
+        SecretUnavailableException missing = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/no-such-secret"));
+        assertTrue(missing.getMessage().contains("(HTTP 400)"), missing.getMessage());
     }
 
     @Test

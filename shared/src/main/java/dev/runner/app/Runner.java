@@ -1,5 +1,6 @@
 package dev.runner.app;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.cache.TypesCache;
@@ -20,6 +21,7 @@ import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemQueries;
+import dev.runner.log.Log;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
@@ -40,6 +42,7 @@ import dev.runner.run.RunQueries;
 import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
+import dev.runner.secrets.AwsKeys;
 import dev.runner.secrets.DatabaseLogin;
 import dev.runner.secrets.Secret;
 import dev.runner.secrets.Secrets;
@@ -81,6 +84,7 @@ public final class Runner implements AutoCloseable {
 
     /** The in-process layer in front of the Redis types cache (and of tenant integrations): short, so a change is seen soon everywhere. */
     private static final Duration LOCAL_TYPES_TTL = Duration.ofSeconds(5);
+    private static final Log LOG = Log.of(Runner.class);
 
     private final RunnerConfig config;
     private final Clock clock;
@@ -90,12 +94,14 @@ public final class Runner implements AutoCloseable {
     /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
     private volatile Grants served;
 
-    private final Part<Secrets> secrets = part("secrets", () -> new Secrets(SecretsManagerSource.create(
-            endpoint(config().secretsEndpoint()), Region.of(config().awsRegion()), awsCredentials(config().secretsEndpoint()))));
+    // Secrets Manager spoken directly (no SDK client): a function that sends no SQS message loads none of the SDK.
+    private final Part<Secrets> secrets = part("secrets", () -> new Secrets(new SecretsManagerSource(
+            endpoint(config().secretsEndpoint()), config().awsRegion(), signingKeys(config().secretsEndpoint()), clock())));
     private final Part<Database> db = part("database", () -> Database.connect(config().database().jdbcUrl(), databaseCredentials(),
             config().databasePoolSize(), costs()));
-    private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
-            Region.of(config().awsRegion()), awsCredentials(config().sqsEndpoint()), costs(), this::allows));
+    // The SDK client is made on the first request: a function that sends nothing on its path loads none of the SDK.
+    private final Part<QueueClient> queues = part("queues", () -> new QueueClient(() -> QueueClient.sqsClient(endpoint(config().sqsEndpoint()),
+            Region.of(config().awsRegion()), awsCredentials(config().sqsEndpoint())), costs(), this::allows));
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
             redisAuth()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
@@ -320,6 +326,97 @@ public final class Runner implements AutoCloseable {
             return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
         }
         return DefaultCredentialsProvider.builder().build();
+    }
+
+    /**
+     * The keys the hand-written Secrets Manager client signs with: the function's own (Lambda's
+     * environment, the local runtime's per-function keys), else placeholders for a local server, else
+     * the SDK's default chain, asked at each read (it caches and refreshes; only off Lambda).
+     */
+    private Supplier<AwsKeys> signingKeys(String endpointOverride) {
+        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
+        if (credentials != null) {
+            AwsKeys keys = new AwsKeys(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken());
+            return () -> keys;
+        }
+        if (endpointOverride != null) {
+            AwsKeys local = new AwsKeys("local", "local", null);
+            return () -> local;
+        }
+        AwsCredentialsProvider chain = DefaultCredentialsProvider.builder().build();
+        return () -> {
+            var resolved = chain.resolveCredentials();
+            return new AwsKeys(resolved.accessKeyId(), resolved.secretAccessKey(),
+                    resolved instanceof AwsSessionCredentials session ? session.sessionToken() : null);
+        };
+    }
+
+    /** What a function's path connects to, for {@link #openInBackground}. */
+    public enum Connection { DATABASE, REDIS, QUEUES }
+
+    /**
+     * Starts opening, each on a thread of its own, what a function's path connects to: a Postgres
+     * connection (its login secret read, kept in the pool), the Redis connection, the SQS client. A
+     * Lambda function calls it at the end of init with what its main path uses, so the first
+     * invocation finds them open (or opening) instead of paying for them in turn; returns at once. A
+     * failure is logged and left to the first request, which tries again as it would have anyway.
+     */
+    public Opening openInBackground(Set<Connection> connections) {
+        List<Thread> threads = new ArrayList<>();
+        if (connections.contains(Connection.DATABASE)) {
+            threads.add(opener("database", () -> database().ping()));
+        }
+        if (connections.contains(Connection.REDIS)) {
+            threads.add(opener("redis", () -> {
+                if (!redis().open()) {
+                    throw new IllegalStateException("Redis not reachable now");
+                }
+            }));
+        }
+        if (connections.contains(Connection.QUEUES)) {
+            threads.add(opener("queues", () -> queues().open()));
+        }
+        threads.forEach(Thread::start);
+        return new Opening(List.copyOf(threads));
+    }
+
+    /** What {@link #openInBackground} started. */
+    public record Opening(List<Thread> threads) {
+        /** Waits until every opener is done (a SnapStart checkpoint waits for them); false if time ran out. */
+        public boolean await(Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            for (Thread thread : threads) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0 || !thread.join(Duration.ofNanos(left))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    private static Thread opener(String name, Runnable open) {
+        return Thread.ofPlatform().daemon().name("runner-open-" + name).unstarted(() -> {
+            try {
+                open.run();
+            } catch (RuntimeException e) {
+                LOG.warn("not opened at init, the first request tries again", "part", name, "error", e.getMessage());
+            }
+        });
+    }
+
+    /**
+     * Closes the connections made so far and keeps every part: the next use connects again. Before a
+     * SnapStart checkpoint, since a connection made before it is dead after a restore (Redis, Postgres;
+     * the HTTP clients' idle sockets are retried by the clients).
+     */
+    public void disconnect() {
+        if (redis.isBuilt()) {
+            redis().disconnect();
+        }
+        if (db.isBuilt() && database().dataSource() instanceof HikariDataSource pool && pool.getHikariPoolMXBean() != null) {
+            pool.getHikariPoolMXBean().softEvictConnections();
+        }
     }
 
     /** Names of the parts built so far: what a function's cold start paid for. */

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 import java.util.concurrent.Future;
 
 /**
@@ -60,7 +61,9 @@ public final class QueueClient implements AutoCloseable {
         }
     }
 
-    private final SqsClient sqs;
+    /** Built on the first request: a function whose invocation sends nothing loads none of the SDK (bench/README.md, cold start). */
+    private final Supplier<SqsClient> build;
+    private volatile SqsClient sqs;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
     private final CostTracker costs;
     private final Permit permit;
@@ -70,13 +73,24 @@ public final class QueueClient implements AutoCloseable {
     }
 
     public QueueClient(SqsClient sqs, CostTracker costs, Permit permit) {
+        this(() -> sqs, costs, permit);
         this.sqs = sqs;
+    }
+
+    /** @param build makes the SDK client on the first request */
+    public QueueClient(Supplier<SqsClient> build, CostTracker costs, Permit permit) {
+        this.build = build;
         this.costs = costs;
         this.permit = permit;
     }
 
     /** @param endpoint null = the region's SQS; else an override (ElasticMQ, LocalStack) */
     public static QueueClient create(URI endpoint, Region region, AwsCredentialsProvider credentials, CostTracker costs, Permit permit) {
+        return new QueueClient(() -> sqsClient(endpoint, region, credentials), costs, permit);
+    }
+
+    /** The SDK client over the URL-connection HTTP client. @param endpoint null = the region's SQS; else an override */
+    public static SqsClient sqsClient(URI endpoint, Region region, AwsCredentialsProvider credentials) {
         var builder = SqsClient.builder()
                 .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(Duration.ofSeconds(5)).socketTimeout(Duration.ofSeconds(30)).build())
                 .region(region)
@@ -88,7 +102,26 @@ public final class QueueClient implements AutoCloseable {
                 builder.putAuthScheme(LoopbackSigning.scheme()).checksumValidationEnabled(false);
             }
         }
-        return new QueueClient(builder.build(), costs, permit);
+        return builder.build();
+    }
+
+    /** Makes the SDK client now, if it is not made (a function's init, off the request path). */
+    public void open() {
+        sqs();
+    }
+
+    private SqsClient sqs() {
+        SqsClient client = sqs;
+        if (client == null) {
+            synchronized (this) {
+                client = sqs;
+                if (client == null) {
+                    client = build.get();
+                    sqs = client;
+                }
+            }
+        }
+        return client;
     }
 
     /** Sends every message, 10 per request, requests in parallel; throws if any message could not be sent. */
@@ -113,7 +146,7 @@ public final class QueueClient implements AutoCloseable {
     public long visibleMessages(String queueUrl) {
         require(Use.READ_ATTRIBUTES, queueUrl);
         costs.sqsRequest();
-        String count = sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
+        String count = sqs().getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
                 .attributes().get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES);
         return count == null ? 0 : Long.parseLong(count);
     }
@@ -133,7 +166,7 @@ public final class QueueClient implements AutoCloseable {
                         .build());
             }
             costs.sqsRequest();
-            var response = sqs.changeMessageVisibilityBatch(b -> b.queueUrl(queueUrl).entries(entries));
+            var response = sqs().changeMessageVisibilityBatch(b -> b.queueUrl(queueUrl).entries(entries));
             // A failed visibility change is not fatal: the message returns after the queue's own
             // visibility timeout instead of the backoff, and is still retried.
             for (BatchResultErrorEntry failed : response.failed()) {
@@ -167,7 +200,7 @@ public final class QueueClient implements AutoCloseable {
     private QueueDepth depth(String queueUrl) {
         require(Use.READ_ATTRIBUTES, queueUrl);
         costs.sqsRequest();
-        Map<QueueAttributeName, String> attributes = sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(
+        Map<QueueAttributeName, String> attributes = sqs().getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(
                 QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
                 QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE,
                 QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED)).attributes();
@@ -205,7 +238,7 @@ public final class QueueClient implements AutoCloseable {
             List<SendMessageBatchRequestEntry> toSend = entries;
             SendMessageBatchResponse response;
             try {
-                response = sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
+                response = sqs().sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
             } catch (SqsException e) {
                 if (e.statusCode() == 403) {
                     // IAM refused: the deployment's policies and the function's grants disagree, never a passing fault.
@@ -266,6 +299,9 @@ public final class QueueClient implements AutoCloseable {
     @Override
     public void close() {
         senders.shutdown();
-        sqs.close();
+        SqsClient client = sqs;
+        if (client != null) {
+            client.close();
+        }
     }
 }

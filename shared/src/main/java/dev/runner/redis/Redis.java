@@ -36,6 +36,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * One Lettuce connection to Redis, standalone or cluster as {@link Settings} say (ElastiCache Serverless
@@ -66,7 +67,13 @@ public final class Redis implements AutoCloseable {
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
-    private final AbstractRedisClient client;
+    /**
+     * Makes Lettuce's client (its Netty event loops and Reactor, ~860 classes) at the first connect, not
+     * at construction: a function that never calls Redis on its path never pays for it (bench/README.md, cold start).
+     */
+    private final Supplier<AbstractRedisClient> build;
+    private final boolean cluster;
+    private AbstractRedisClient client;
     private final List<RedisURI> uris;
     private final CostTracker costs;
     /** Command and connect timeout; also the pause between reconnect attempts. */
@@ -78,8 +85,9 @@ public final class Redis implements AutoCloseable {
     private StatefulConnection<String, String> blockingConnection;
     private long nextConnectNanos;
 
-    private Redis(AbstractRedisClient client, List<RedisURI> uris, Duration timeout, CostTracker costs) {
-        this.client = client;
+    private Redis(Supplier<AbstractRedisClient> build, boolean cluster, List<RedisURI> uris, Duration timeout, CostTracker costs) {
+        this.build = build;
+        this.cluster = cluster;
         this.uris = uris;
         this.timeout = timeout;
         this.costs = costs;
@@ -160,16 +168,16 @@ public final class Redis implements AutoCloseable {
         TimeoutOptions timeouts = TimeoutOptions.enabled(timeout);
         List<RedisURI> seeds = seeds(settings);
         return switch (settings.mode()) {
-            case STANDALONE -> {
+            case STANDALONE -> new Redis(() -> {
                 RedisClient client = RedisClient.create(seeds.getFirst());
                 client.setOptions(ClientOptions.builder()
                         .socketOptions(socket)
                         .timeoutOptions(timeouts)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .build());
-                yield new Redis(client, seeds, timeout, costs);
-            }
-            case CLUSTER -> {
+                return client;
+            }, false, seeds, timeout, costs);
+            case CLUSTER -> new Redis(() -> {
                 RedisClusterClient client = RedisClusterClient.create(seeds);
                 client.setOptions(ClusterClientOptions.builder()
                         .socketOptions(socket)
@@ -179,8 +187,8 @@ public final class Redis implements AutoCloseable {
                                 .enableAllAdaptiveRefreshTriggers()
                                 .build())
                         .build());
-                yield new Redis(client, seeds, timeout, costs);
-            }
+                return client;
+            }, true, seeds, timeout, costs);
         };
     }
 
@@ -231,7 +239,7 @@ public final class Redis implements AutoCloseable {
     }
 
     public boolean isCluster() {
-        return client instanceof RedisClusterClient;
+        return cluster;
     }
 
     /** The seeds as Lettuce got them (TLS, credentials source), for tests. */
@@ -321,7 +329,8 @@ public final class Redis implements AutoCloseable {
     private synchronized RedisClusterAsyncCommands<String, String> blockingCommands() {
         try {
             if (blockingConnection == null) {
-                blockingConnection = client instanceof RedisClusterClient cluster ? cluster.connect() : ((RedisClient) client).connect();
+                AbstractRedisClient lettuce = client();
+                blockingConnection = lettuce instanceof RedisClusterClient cluster ? cluster.connect() : ((RedisClient) lettuce).connect();
             }
             return blockingConnection instanceof StatefulRedisClusterConnection<String, String> cluster
                     ? cluster.async() : ((StatefulRedisConnection<String, String>) blockingConnection).async();
@@ -456,12 +465,13 @@ public final class Redis implements AutoCloseable {
             throw new RedisUnavailableException("Redis unreachable; next connect attempt within " + timeout, null);
         }
         try {
-            if (client instanceof RedisClusterClient cluster) {
+            AbstractRedisClient lettuce = client();
+            if (lettuce instanceof RedisClusterClient cluster) {
                 StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect();
                 connection = clusterConnection;
                 commands = clusterConnection.async();
             } else {
-                StatefulRedisConnection<String, String> single = ((RedisClient) client).connect();
+                StatefulRedisConnection<String, String> single = ((RedisClient) lettuce).connect();
                 connection = single;
                 commands = single.async();
             }
@@ -472,9 +482,44 @@ public final class Redis implements AutoCloseable {
         }
     }
 
+    /** Lettuce's client, made on first use; every connection is opened through it. */
+    private synchronized AbstractRedisClient client() {
+        if (client == null) {
+            client = build.get();
+        }
+        return client;
+    }
+
     /** host:port of the seeds, never the credentials. */
     private String endpoints() {
         return uris.stream().map(uri -> uri.getHost() + ":" + uri.getPort()).toList().toString();
+    }
+
+    /**
+     * Opens the connection now if it is not open (a function's init, off the request path); false if Redis
+     * cannot be reached now, which the next call retries as usual.
+     */
+    public boolean open() {
+        try {
+            commands();
+            return true;
+        } catch (RedisUnavailableException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Closes the connection and keeps the client: the next call connects again. For a SnapStart
+     * checkpoint, after which a connection made before it is dead.
+     */
+    public synchronized void disconnect() {
+        if (connection != null) {
+            connection.close();
+        }
+        closeBlocking();
+        connection = null;
+        commands = null;
+        nextConnectNanos = 0;
     }
 
     @Override
@@ -483,6 +528,8 @@ public final class Redis implements AutoCloseable {
             connection.close();
         }
         closeBlocking();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        if (client != null) {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
     }
 }
