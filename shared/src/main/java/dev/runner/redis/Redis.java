@@ -153,7 +153,9 @@ public final class Redis implements AutoCloseable {
     public static Redis connect(Settings settings, CostTracker costs) {
         Duration timeout = settings.timeout();
         SocketOptions socket = SocketOptions.builder().connectTimeout(timeout).build();
-        TimeoutOptions timeouts = TimeoutOptions.enabled(timeout);
+        // No timeout per command at Lettuce: each one would be a timer task scheduled and cancelled (and a
+        // timer thread ticking in every client) for what await() already bounds, cancelling the command.
+        TimeoutOptions timeouts = TimeoutOptions.builder().timeoutCommands(false).build();
         List<RedisURI> seeds = seeds(settings);
         return switch (settings.mode()) {
             case STANDALONE -> {
