@@ -22,9 +22,12 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.netty.buffer.ByteBufUtil;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -63,6 +66,25 @@ public final class Redis implements AutoCloseable {
     }
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+
+    /**
+     * UTF-8, as Lettuce's own string codec, but with each key's and argument's encoded length computed
+     * exactly: Lettuce then writes them straight into the command's buffer. With an estimate only, it
+     * encodes every argument into a temporary pooled buffer and copies it, a noticeable share of the
+     * event loop's work for script calls with dozens of arguments.
+     */
+    private static final StringCodec CODEC = new StringCodec(StandardCharsets.UTF_8) {
+        @Override
+        public boolean isEstimateExact() {
+            return true;
+        }
+
+        /** What {@code ByteBufUtil.writeUtf8}, which this codec encodes with, writes: to the byte. */
+        @Override
+        public int estimateSize(Object keyOrValue) {
+            return keyOrValue == null ? 0 : ByteBufUtil.utf8Bytes((CharSequence) keyOrValue);
+        }
+    };
 
     private final AbstractRedisClient client;
     private final List<RedisURI> uris;
@@ -415,11 +437,11 @@ public final class Redis implements AutoCloseable {
         }
         try {
             if (client instanceof RedisClusterClient cluster) {
-                StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect();
+                StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect(CODEC);
                 connection = clusterConnection;
                 commands = clusterConnection.async();
             } else {
-                StatefulRedisConnection<String, String> single = ((RedisClient) client).connect();
+                StatefulRedisConnection<String, String> single = ((RedisClient) client).connect(CODEC);
                 connection = single;
                 commands = single.async();
             }
