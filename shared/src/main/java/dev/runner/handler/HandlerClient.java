@@ -314,6 +314,8 @@ public final class HandlerClient {
     /**
      * What a call has started, so that its deadline can stop it at any stage: a request not yet
      * sent is never sent, a request in flight is cancelled, a body being read stops being read.
+     * Cancelling happens outside the lock: the HTTP client runs its steps inline (on the caller or
+     * its selector thread), so a cancel may run client code that must not wait on this monitor.
      */
     private static final class Call {
         private boolean abandoned;
@@ -324,28 +326,42 @@ public final class HandlerClient {
             return abandoned;
         }
 
-        synchronized void sending(CompletableFuture<?> response) {
-            this.response = response;
-            if (abandoned) {
+        void sending(CompletableFuture<?> response) {
+            boolean cancel;
+            synchronized (this) {
+                this.response = response;
+                cancel = abandoned;
+            }
+            if (cancel) {
                 response.cancel(true);
             }
         }
 
-        synchronized CappedBody reading(CappedBody body) {
-            this.body = body;
-            if (abandoned) {
+        CappedBody reading(CappedBody body) {
+            boolean abort;
+            synchronized (this) {
+                this.body = body;
+                abort = abandoned;
+            }
+            if (abort) {
                 body.abort();
             }
             return body;
         }
 
-        synchronized void abandon() {
-            abandoned = true;
-            if (response != null) {
-                response.cancel(true);
+        void abandon() {
+            CompletableFuture<?> sent;
+            CappedBody read;
+            synchronized (this) {
+                abandoned = true;
+                sent = response;
+                read = body;
             }
-            if (body != null) {
-                body.abort();
+            if (sent != null) {
+                sent.cancel(true);
+            }
+            if (read != null) {
+                read.abort();
             }
         }
     }
