@@ -405,7 +405,7 @@ public final class Bench {
 
     /**
      * A workload's measured window: the meters at its start and, with {@code -Dbench.jfr=DIR}, a
-     * JFR profile (settings "profile") of exactly that window.
+     * JFR profile (settings "profile", or the file {@code -Dbench.jfc} names) of exactly that window.
      */
     private static final class Window {
         private final String workload;
@@ -426,7 +426,10 @@ public final class Bench {
             jdk.jfr.Recording recording = null;
             if (System.getProperty("bench.jfr") != null) {
                 try {
-                    recording = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+                    // -Dbench.jfc=FILE: other settings (a shorter sampling period, say) than the JDK's "profile".
+                    String settings = System.getProperty("bench.jfc");
+                    recording = new jdk.jfr.Recording(settings == null ? jdk.jfr.Configuration.getConfiguration("profile")
+                            : jdk.jfr.Configuration.create(java.nio.file.Path.of(settings)));
                     recording.start();
                 } catch (java.io.IOException | java.text.ParseException e) {
                     throw new IllegalStateException("cannot start JFR: " + e.getMessage(), e);

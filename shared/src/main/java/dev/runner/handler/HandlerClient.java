@@ -53,7 +53,7 @@ public final class HandlerClient {
     private static final int EXCEPTION_CHARS = 200;
 
     private final HttpClient http;
-    /** Virtual threads for the HTTP client and for name lookups, which cannot be given a timeout of their own. */
+    /** Virtual threads for the URL checks and their name lookups, which cannot be given a timeout of their own. */
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final SigningSecrets signing;
     private final HandlerUrlPolicy urls;
@@ -72,7 +72,11 @@ public final class HandlerClient {
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CONNECT_TIMEOUT)
                 .followRedirects(HttpClient.Redirect.NEVER)
-                .executor(executor)
+                // The client's own steps (send the request, parse the head, hand the body over) run where
+                // they are triggered: on the calling thread, then on the client's selector thread. None of
+                // them blocks (bodies go to a CappedBody, which only copies), and each step handed to an
+                // executor instead cost a thread hop; those hops were most of a handler call's CPU.
+                .executor(Runnable::run)
                 .build();
         this.signing = signing;
         this.urls = urls;
@@ -310,6 +314,8 @@ public final class HandlerClient {
     /**
      * What a call has started, so that its deadline can stop it at any stage: a request not yet
      * sent is never sent, a request in flight is cancelled, a body being read stops being read.
+     * Cancelling happens outside the lock: the HTTP client runs its steps inline (on the caller or
+     * its selector thread), so a cancel may run client code that must not wait on this monitor.
      */
     private static final class Call {
         private boolean abandoned;
@@ -320,28 +326,42 @@ public final class HandlerClient {
             return abandoned;
         }
 
-        synchronized void sending(CompletableFuture<?> response) {
-            this.response = response;
-            if (abandoned) {
+        void sending(CompletableFuture<?> response) {
+            boolean cancel;
+            synchronized (this) {
+                this.response = response;
+                cancel = abandoned;
+            }
+            if (cancel) {
                 response.cancel(true);
             }
         }
 
-        synchronized CappedBody reading(CappedBody body) {
-            this.body = body;
-            if (abandoned) {
+        CappedBody reading(CappedBody body) {
+            boolean abort;
+            synchronized (this) {
+                this.body = body;
+                abort = abandoned;
+            }
+            if (abort) {
                 body.abort();
             }
             return body;
         }
 
-        synchronized void abandon() {
-            abandoned = true;
-            if (response != null) {
-                response.cancel(true);
+        void abandon() {
+            CompletableFuture<?> sent;
+            CappedBody read;
+            synchronized (this) {
+                abandoned = true;
+                sent = response;
+                read = body;
             }
-            if (body != null) {
-                body.abort();
+            if (sent != null) {
+                sent.cancel(true);
+            }
+            if (read != null) {
+                read.abort();
             }
         }
     }

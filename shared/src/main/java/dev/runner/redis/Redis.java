@@ -23,9 +23,12 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.netty.buffer.ByteBufUtil;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -165,7 +168,9 @@ public final class Redis implements AutoCloseable {
     public static Redis connect(Settings settings, CostTracker costs) {
         Duration timeout = settings.timeout();
         SocketOptions socket = SocketOptions.builder().connectTimeout(timeout).build();
-        TimeoutOptions timeouts = TimeoutOptions.enabled(timeout);
+        // No timeout per command at Lettuce: each one would be a timer task scheduled and cancelled (and a
+        // timer thread ticking in every client) for what await() already bounds, cancelling the command.
+        TimeoutOptions timeouts = TimeoutOptions.builder().timeoutCommands(false).build();
         List<RedisURI> seeds = seeds(settings);
         return switch (settings.mode()) {
             case STANDALONE -> new Redis(() -> {
@@ -330,7 +335,8 @@ public final class Redis implements AutoCloseable {
         try {
             if (blockingConnection == null) {
                 AbstractRedisClient lettuce = client();
-                blockingConnection = lettuce instanceof RedisClusterClient cluster ? cluster.connect() : ((RedisClient) lettuce).connect();
+                blockingConnection = lettuce instanceof RedisClusterClient cluster ? cluster.connect(ExactUtf8.CODEC)
+                        : ((RedisClient) lettuce).connect(ExactUtf8.CODEC);
             }
             return blockingConnection instanceof StatefulRedisClusterConnection<String, String> cluster
                     ? cluster.async() : ((StatefulRedisConnection<String, String>) blockingConnection).async();
@@ -467,11 +473,11 @@ public final class Redis implements AutoCloseable {
         try {
             AbstractRedisClient lettuce = client();
             if (lettuce instanceof RedisClusterClient cluster) {
-                StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect();
+                StatefulRedisClusterConnection<String, String> clusterConnection = cluster.connect(ExactUtf8.CODEC);
                 connection = clusterConnection;
                 commands = clusterConnection.async();
             } else {
-                StatefulRedisConnection<String, String> single = ((RedisClient) lettuce).connect();
+                StatefulRedisConnection<String, String> single = ((RedisClient) lettuce).connect(ExactUtf8.CODEC);
                 connection = single;
                 commands = single.async();
             }
@@ -531,5 +537,27 @@ public final class Redis implements AutoCloseable {
         if (client != null) {
             client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
+    }
+
+    /**
+     * UTF-8, as Lettuce's own string codec, but with each key's and argument's encoded length computed
+     * exactly: Lettuce then writes them straight into the command's buffer. With an estimate only, it
+     * encodes every argument into a temporary pooled buffer and copies it, a noticeable share of the
+     * event loop's work for script calls with dozens of arguments. A holder, so Lettuce's codec classes
+     * load with the first connection, not with this class.
+     */
+    private static final class ExactUtf8 {
+        static final StringCodec CODEC = new StringCodec(StandardCharsets.UTF_8) {
+            @Override
+            public boolean isEstimateExact() {
+                return true;
+            }
+
+            /** What {@code ByteBufUtil.writeUtf8}, which this codec encodes with, writes: to the byte. */
+            @Override
+            public int estimateSize(Object keyOrValue) {
+                return keyOrValue == null ? 0 : ByteBufUtil.utf8Bytes((CharSequence) keyOrValue);
+            }
+        };
     }
 }

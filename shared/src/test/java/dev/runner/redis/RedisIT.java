@@ -84,6 +84,28 @@ class RedisIT {
         }
     }
 
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void keysAndArgumentsOutsideAsciiArriveByteForByte(RedisTargets.Target target) {
+        Redis redis = target.redis();
+        Keys keys = RedisTargets.uniqueKeys();
+        String key = keys.tenantWindow("t\u00e9nant-\u65e5\u672c-\uD83D\uDE80");
+        String value = "v\u00e4lue \u65e5\u672c \uD83D\uDE80 \u0000 end";
+        redis.set(key, value);
+        assertEquals(value, redis.get(key));
+
+        // A length announced wrong would put the protocol out of step: the calls after it would fail or mix up.
+        long now = System.currentTimeMillis();
+        List<Object> replies = redis.run(List.of(
+                new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("\u00e9t\u00e9")),
+                        List.of(Long.toString(now), "60000", "1", "5000", "\u00e9l\u00e9ment-\uD83D\uDE80", "b")),
+                new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("plain")),
+                        List.of(Long.toString(now), "60000", "2", "5000", "x", "y"))));
+        assertEquals(1, ((List<?>) replies.get(0)).stream().filter(d -> (Long) d == 0).count());
+        assertEquals(2, ((List<?>) replies.get(1)).stream().filter(d -> (Long) d == 0).count());
+        assertEquals(value, redis.get(key));
+    }
+
     /** Runs {@code command} on the standalone server, or on every node of the cluster. */
     private static void forEachNode(Redis redis, Consumer<RedisCommands<String, String>> command) {
         List<String> urls = redis.isCluster()
