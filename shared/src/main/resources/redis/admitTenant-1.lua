@@ -15,7 +15,9 @@
     ARGV[4] shortest deferral (ms)
     ARGV[5..] itemIds
   Output:
-    one entry per item, in input order: 0 = admitted now, otherwise the delay (ms) until its slot
+    one entry per item, in input order: 0 = admitted now, a positive delay (ms) until its slot, or,
+    for an item that already had a slot now past, minus its age (ms): admitted on it, and the caller
+    knows when the slot leaves the window
 ]]
 local windowKey = KEYS[1]
 
@@ -49,7 +51,7 @@ local result = {}
 for i, itemId in ipairs(ids) do
   local slot = slots[i] and tonumber(slots[i])
   if slot then
-    result[i] = (slot <= now) and 0 or (slot - now)
+    result[i] = slot - now
   elseif count < limit then
     pending[#pending + 1] = now
     pending[#pending + 1] = itemId

@@ -1,7 +1,8 @@
 -- The doorbell of a handler's leases: while a worker waits for a lease (admitHandler left the
 -- waiters flag, holding the concurrency limit), every lease given back pushes one ring, and a
 -- waiter blocked on the list wakes for it, instead of polling. Rings are kept to the limit, and
--- for a minute: a ring nobody took costs the next waiter one look, no more.
+-- for a minute; admission empties the list whenever it finds no lease free, so a ring nobody took
+-- is not left to wake a later waiter for nothing. Needs includes/sliced.
 local RINGS_KEPT_MS = 60000
 local function ringFreed(waitersKey, freedKey, released)
   if released <= 0 then
@@ -15,7 +16,7 @@ local function ringFreed(waitersKey, freedKey, released)
   for i = 1, math.min(released, tonumber(waiting)) do
     rings[i] = '1'
   end
-  redis.call('LPUSH', freedKey, unpack(rings))
+  callSliced('LPUSH', freedKey, rings, 1, #rings)
   redis.call('LTRIM', freedKey, 0, tonumber(waiting) - 1)
   redis.call('PEXPIRE', freedKey, RINGS_KEPT_MS)
 end

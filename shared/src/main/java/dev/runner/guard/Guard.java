@@ -158,7 +158,7 @@ public final class Guard {
         itemsByTenant.forEach((tenant, ids) -> {
             List<Long> delays = tenantAnswers.get(tenant).get();
             for (int i = 0; i < ids.size(); i++) {
-                tenantDelayByItem.put(ids.get(i), delays.get(i));
+                tenantDelayByItem.put(ids.get(i), Math.max(0, delays.get(i)));
             }
         });
 
@@ -185,8 +185,12 @@ public final class Guard {
                 if (combined.releaseHandler()) {
                     handlerReleases.add(item.itemId());
                 }
-                combined.refundTenantUpTo().ifPresent(upTo ->
-                        refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
+                // An item on its producer's slot keeps it when deferred, as an item keeps a future slot:
+                // asked again it is admitted on it (and would be, without a second count, were it refunded).
+                if (!holdsSlot(item, now) || combined.admission() instanceof Admission.Paused) {
+                    combined.refundTenantUpTo().ifPresent(upTo ->
+                            refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
+                }
             }
             // Leases were granted for the calls the handler script admitted; items the tenant window
             // deferred need none, so leases beyond the calls still to make go back at once.
@@ -237,8 +241,8 @@ public final class Guard {
             List<Long> answer = answers.get(tenant.getKey()).get();
             int tenantReserved = 0;
             for (int i = 0; i < tenant.getValue().size(); i++) {
-                Duration delay = AdmissionRules.reservedDelay(answer.get(i));
-                // A slot found already taken by this item (a re-dispatch) may be older than now: counted as now, a rare overcount of its age.
+                Duration delay = AdmissionRules.reservedDelay(Math.max(0, answer.get(i)));
+                // A slot the item already had (a re-dispatch) may be in the past: its own time, so it is trusted no longer than it lasts.
                 delays.put(tenant.getValue().get(i), new TenantSlot(delay, now + answer.get(i)));
                 tenantReserved += delay.isZero() ? 0 : 1;
             }
@@ -338,7 +342,8 @@ public final class Guard {
         if (admission.failedOpen()) {
             return false;
         }
-        Pipeline pipeline = pipelineWithGiveBacks();
+        // Only the release: the give-backs waiting for a round trip stay with the batch's own (report, next admission).
+        Pipeline pipeline = new Pipeline();
         pipeline.send(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
                 List.of(leaseToken), List.of(), admission.admittedAtMs()));
         try {

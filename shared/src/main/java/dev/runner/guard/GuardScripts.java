@@ -53,7 +53,7 @@ final class GuardScripts {
         this.leaseTtl = Objects.requireNonNull(leaseTtl, "leaseTtl");
     }
 
-    /** admitHandler-7.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
+    /** admitHandler-8.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
     Pipeline.Request<HandlerAnswer> admitHandler(GroupRequest group, long now, String tokenPrefix) {
         String integration = group.integrationKey();
         String handler = group.handlerKey();
@@ -77,7 +77,7 @@ final class GuardScripts {
         Redis.Call call = new Redis.Call(Script.ADMIT_HANDLER, List.of(
                 keys.breaker(integration), keys.probes(integration), keys.paused(integration, handler),
                 keys.leases(integration, handler), keys.rate(integration, handler), keys.urgent(integration, handler),
-                keys.leaseWaiters(integration, handler)), args);
+                keys.leaseWaiters(integration, handler), keys.leaseFreed(integration, handler)), args);
         int items = group.items().size();
         return Pipeline.Request.of(call, reply -> handlerAnswer((List<?>) reply, items, tokenPrefix));
     }

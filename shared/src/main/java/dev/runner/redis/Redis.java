@@ -39,6 +39,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
@@ -86,6 +87,8 @@ public final class Redis implements AutoCloseable {
     private RedisClusterAsyncCommands<String, String> commands;
     /** For blocking pops only, opened on first use: a blocked command must not hold up the shared connection's callers. */
     private StatefulConnection<String, String> blockingConnection;
+    /** One blocking pop at a time on that connection. */
+    private final ReentrantLock popLock = new ReentrantLock();
     private long nextConnectNanos;
 
     private Redis(Supplier<AbstractRedisClient> build, boolean cluster, List<RedisURI> uris, Duration timeout, CostTracker costs) {
@@ -312,7 +315,8 @@ public final class Redis implements AutoCloseable {
 
     /**
      * Pops the head of a list, waiting for one to be pushed if it is empty (BLPOP), on a connection
-     * of its own. The wait is cut to half the command timeout: a pop the client gave up on would
+     * of its own, one pop at a time (a second BLPOP on that connection would wait behind the first
+     * on the server). The wait is cut to half the command timeout: a pop the client gave up on would
      * still hold its connection on the server, so it must end on the server's side first.
      *
      * @return the value popped, or empty when none came within the wait
@@ -320,29 +324,65 @@ public final class Redis implements AutoCloseable {
      */
     public Optional<String> blockingPop(String key, Duration wait) {
         long waitMillis = Math.max(10, Math.min(wait.toMillis(), timeout.toMillis() / 2));
-        costs.redisRoundTrip(1);
-        RedisClusterAsyncCommands<String, String> blocking = blockingCommands();
         try {
-            KeyValue<String, String> popped = await(blocking.blpop(waitMillis / 1000.0, key));
-            return popped == null || !popped.hasValue() ? Optional.empty() : Optional.of(popped.getValue());
-        } catch (RuntimeException e) {
-            closeBlocking();
-            throw e;
+            if (!popLock.tryLock(waitMillis, TimeUnit.MILLISECONDS)) {
+                return Optional.empty();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
+        try {
+            costs.redisRoundTrip(1);
+            StatefulConnection<String, String> connection = blockingConnection();
+            try {
+                RedisClusterAsyncCommands<String, String> blocking = connection instanceof StatefulRedisClusterConnection<String, String> cluster
+                        ? cluster.async() : ((StatefulRedisConnection<String, String>) connection).async();
+                KeyValue<String, String> popped = await(blocking.blpop(waitMillis / 1000.0, key));
+                return popped == null || !popped.hasValue() ? Optional.empty() : Optional.of(popped.getValue());
+            } catch (RuntimeException e) {
+                closeBlocking(connection);
+                throw e;
+            }
+        } finally {
+            popLock.unlock();
         }
     }
 
-    private synchronized RedisClusterAsyncCommands<String, String> blockingCommands() {
-        try {
-            if (blockingConnection == null) {
-                AbstractRedisClient lettuce = client();
-                blockingConnection = lettuce instanceof RedisClusterClient cluster ? cluster.connect(ExactUtf8.CODEC)
-                        : ((RedisClient) lettuce).connect(ExactUtf8.CODEC);
+    /** The blocking connection, opened if need be (under the pop lock, not this object's: a connect may take the whole timeout). */
+    private StatefulConnection<String, String> blockingConnection() {
+        StatefulConnection<String, String> current;
+        synchronized (this) {
+            current = blockingConnection;
+            if (current == null && System.nanoTime() - nextConnectNanos < 0) {
+                throw new RedisUnavailableException("Redis unreachable; next connect attempt within " + timeout, null);
             }
-            return blockingConnection instanceof StatefulRedisClusterConnection<String, String> cluster
-                    ? cluster.async() : ((StatefulRedisConnection<String, String>) blockingConnection).async();
+        }
+        if (current != null) {
+            return current;
+        }
+        try {
+            AbstractRedisClient lettuce = client();
+            StatefulConnection<String, String> opened = lettuce instanceof RedisClusterClient cluster ? cluster.connect(ExactUtf8.CODEC)
+                    : ((RedisClient) lettuce).connect(ExactUtf8.CODEC);
+            synchronized (this) {
+                blockingConnection = opened;
+            }
+            return opened;
         } catch (RuntimeException e) {
+            synchronized (this) {
+                nextConnectNanos = System.nanoTime() + timeout.toNanos();
+            }
             throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Drops the blocking connection if it is still {@code connection} (a newer one is left alone). */
+    private synchronized void closeBlocking(StatefulConnection<String, String> connection) {
+        if (blockingConnection == connection) {
+            blockingConnection = null;
+        }
+        connection.closeAsync();
     }
 
     private synchronized void closeBlocking() {

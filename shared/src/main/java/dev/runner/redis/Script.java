@@ -14,7 +14,7 @@ import java.util.HexFormat;
  */
 public enum Script {
     /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
-    ADMIT_HANDLER("admitHandler", 7),
+    ADMIT_HANDLER("admitHandler", 8),
     /** A tenant's sliding window: admit now or reserve the next free slot. */
     ADMIT_TENANT("admitTenant", 1),
     /** Breaker outcome of a group's handler calls, and release of their leases. */

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-7.lua, on real Redis (single and cluster). */
+/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-8.lua, on real Redis (single and cluster). */
 class HandlerLimitsIT {
 
     private static final String CRM = "crm-x";
@@ -177,6 +177,20 @@ class HandlerLimitsIT {
             assertTrue(woken.get(), "the waiter was woken by the lease's ring, not by the end of its wait");
         }
         assertEquals(1, f.admitGroup(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).leaseTokens().size());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aRingForALeaseSomeoneElseTookDoesNotWakeTheNextWaiter(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new HandlerLimits(1, 0);
+        GroupAdmission holder = f.admitGroup(group(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 1)));
+        f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))); // b would wait, but never blocks
+        f.guard.report(List.of(GuardFixture.released(holder)));                         // a ring nobody is blocked on
+        assertEquals(1, f.admitGroup(group(CRM, SYNC, limits, items("c", "acme", Trigger.WEBHOOK, 1))).leaseTokens().size(), "c took it");
+
+        assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("d", "acme", Trigger.WEBHOOK, 1))).getFirst());
+        assertFalse(f.guard.awaitLease(CRM, SYNC, Duration.ofMillis(50)), "the stale ring was cleared when d found no lease free");
     }
 
     @ParameterizedTest

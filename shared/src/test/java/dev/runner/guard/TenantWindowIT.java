@@ -173,6 +173,25 @@ class TenantWindowIT {
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
+    void anItemOnItsSlotThatWaitsForALeaseKeepsTheSlotAndIsAdmittedOnItOnce(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        var oneCall = new HandlerLimits(1, 0);
+        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        GroupAdmission holder = f.admitGroup(group("crm-x", "sync", oneCall, items("h", "globex", Trigger.WEBHOOK, 1)));
+        List<Candidate> r = List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()));
+
+        var waiting = assertInstanceOf(Admission.Deferred.class, f.admitOne(group("crm-x", "sync", oneCall, r)).getFirst());
+        assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
+        var other = assertInstanceOf(Admission.Deferred.class,
+                f.admitOne(group("erp-y", "push", HandlerLimits.UNLIMITED, items("x", "acme", Trigger.MANUAL, 1))).getFirst());
+        assertEquals(DeferReason.TENANT_LIMIT, other.reason(), "r's slot was not given back: acme's one place this minute is still r's");
+
+        f.guard.report(List.of(GuardFixture.released(holder)));
+        assertInstanceOf(Admission.Admitted.class, f.admitOne(group("crm-x", "sync", oneCall, r)).getFirst(), "admitted on its slot");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
     void aSlotOldEnoughToHaveLeftTheWindowIsAskedForAgain(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
         TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");

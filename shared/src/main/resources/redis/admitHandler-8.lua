@@ -20,7 +20,8 @@
                       entry per admission, so retries of one item count each time
     KEYS[6] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
     KEYS[7] waiters   string, present while a worker waits for a lease: the concurrency limit
-                      (reportOutcome and releaseHandler then ring KEYS[7]'s doorbell, see includes/ringFreed)
+                      (reportOutcome and releaseHandler then ring the doorbell, see includes/ringFreed)
+    KEYS[8] freed     list, the doorbell: emptied when no lease is free (any ring in it is stale)
     ARGV[1] now (ms)
     ARGV[2] breaker open duration (ms)
     ARGV[3] probes allowed in flight while half-open
@@ -50,6 +51,7 @@ local leasesKey = KEYS[4]
 local rateKey = KEYS[5]
 local urgentKey = KEYS[6]
 local waitersKey = KEYS[7]
+local freedKey = KEYS[8]
 
 local now = tonumber(ARGV[1])
 local openMs = tonumber(ARGV[2])
@@ -167,7 +169,9 @@ if concurrency > 0 then
       result[2 * i] = (probeRoom == 0) and shortestMs or delay
     end
     if probeRoom ~= 0 then
-      -- The caller may wait for a lease's ring: from now, leases given back ring the doorbell.
+      -- The caller may wait for a lease's ring: from now, leases given back ring the doorbell. A
+      -- ring still in it names a lease someone took since (a blocked waiter is served at the push).
+      redis.call('DEL', freedKey)
       redis.call('SET', waitersKey, concurrency, 'PX', delay + shortestMs)
     end
     if limited and anyUrgent then
