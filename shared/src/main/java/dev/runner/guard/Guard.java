@@ -331,10 +331,11 @@ public final class Guard {
     }
 
     /**
-     * Gives a lease back now, in a round trip of its own (with whatever else waits to ride along):
-     * its lane has no call left while the admission's other lanes still run, so a worker waiting
-     * for a lease of this handler need not wait for the whole batch. Fail-open: if Redis cannot
-     * take it now, the report gives it back.
+     * Gives a lease back now, in a round trip of its own: its lane has no call left while the
+     * admission's other lanes still run, so a worker waiting for a lease of this handler need not
+     * wait for the whole batch. It carries nothing else (pending give-backs stay for the batch's
+     * own round trips, where a failure cannot lose them). Fail-open: if Redis cannot take it now,
+     * the report gives it back.
      *
      * @return whether it went back (else it is still the report's to give back)
      */
@@ -342,7 +343,6 @@ public final class Guard {
         if (admission.failedOpen()) {
             return false;
         }
-        // Only the release: the give-backs waiting for a round trip stay with the batch's own (report, next admission).
         Pipeline pipeline = new Pipeline();
         pipeline.send(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
                 List.of(leaseToken), List.of(), admission.admittedAtMs()));
