@@ -55,6 +55,7 @@ final class BenchStack implements AutoCloseable {
         env.put("RUNNER_API_KEY", "bench-key");
         runtime = LocalRuntime.start(LocalOptions.defaults(Path.of("template.yaml"), env).withFreePorts().withDemo(false),
                 new InvocationMeter(ALONE_SHARE));
+        runtime.sqsFrontEnd().inspect(new SqsRequestCounter());
         redisClient = RedisClient.create(runtime.endpoints().redisUrl());
         prepareWatcher();
         postmaster = CpuMeter.postmaster(URI.create(runtime.endpoints().jdbcUrl().substring("jdbc:".length())).getPort());

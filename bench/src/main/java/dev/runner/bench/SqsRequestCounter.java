@@ -1,11 +1,7 @@
 package dev.runner.bench;
 
-import software.amazon.awssdk.core.interceptor.Context;
-import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
-import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
-import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
-import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
-import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.embedded.sqs.SqsFrontEnd;
 
 import java.util.Map;
 import java.util.TreeMap;
@@ -13,12 +9,12 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Counts every SQS request this JVM makes, by operation: the functions' sends and visibility
- * changes and the local event source mappings' receives and deletes alike. Registered as an SDK
- * global interceptor (resource software/amazon/awssdk/global/handlers/execution.interceptors), so
- * nothing in Runner knows it is being measured.
+ * Counts every SQS request that reaches the local runtime's SQS endpoint, by operation: the
+ * functions' sends and visibility changes (they speak SQS over HTTP, no SDK in them), the
+ * runtime's own and the benchmark's. Seen at the endpoint's front end, so nothing in Runner knows
+ * it is being measured. The event source mappings read ElasticMQ in process and count their own.
  */
-public final class SqsRequestCounter implements ExecutionInterceptor {
+public final class SqsRequestCounter implements SqsFrontEnd.Inspector {
 
     private static final Map<String, LongAdder> BY_OPERATION = new ConcurrentHashMap<>();
     /** Requests as SQS bills them: one per 64 KiB of payload. */
@@ -33,22 +29,19 @@ public final class SqsRequestCounter implements ExecutionInterceptor {
     private static final java.util.regex.Pattern DEFERRED = java.util.regex.Pattern.compile("\"deferrals\":[1-9]");
 
     @Override
-    public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
-        String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
+    public String inspect(SqsFrontEnd.Request request) {
+        String operation = request.operation();
         BY_OPERATION.computeIfAbsent(operation == null ? "?" : operation, o -> new LongAdder()).increment();
-        long bytes = context.requestBody().flatMap(body -> body.optionalContentLength()).orElse(0L);
-        CHUNKS.add(Math.max(1, (bytes + 65_535) / 65_536));
-        switch (context.request()) {
-            case SendMessageBatchRequest batch -> {
-                sent(batch.queueUrl(), batch.entries().size());
-                batch.entries().forEach(entry -> countDeferral(entry.messageBody()));
-            }
-            case SendMessageRequest single -> {
-                sent(single.queueUrl(), 1);
-                countDeferral(single.messageBody());
-            }
-            default -> { }
+        CHUNKS.add(Math.max(1, (request.bytes() + 65_535) / 65_536));
+        JsonNode body = request.body();
+        if (body != null && "SendMessageBatch".equals(operation)) {
+            sent(body.path("QueueUrl").asText(), body.path("Entries").size());
+            body.path("Entries").forEach(entry -> countDeferral(entry.path("MessageBody").asText(null)));
+        } else if (body != null && "SendMessage".equals(operation)) {
+            sent(body.path("QueueUrl").asText(), 1);
+            countDeferral(body.path("MessageBody").asText(null));
         }
+        return null;
     }
 
     private static void sent(String queueUrl, int messages) {

@@ -69,6 +69,7 @@ public final class EmbeddedServers implements AutoCloseable {
     private final List<AutoCloseable> started = new ArrayList<>();
     private Endpoints endpoints;
     private ElasticMqQueues queues;
+    private dev.runner.embedded.sqs.SqsFrontEnd sqsFrontEnd;
     private Path postgresData;
     private int postgresPort;
     private EmbeddedPostgres postgres;
@@ -95,6 +96,11 @@ public final class EmbeddedServers implements AutoCloseable {
 
     public Endpoints endpoints() {
         return endpoints;
+    }
+
+    /** The SQS front end every HTTP request reaches, when the servers were started with one. */
+    public java.util.Optional<dev.runner.embedded.sqs.SqsFrontEnd> sqsFrontEnd() {
+        return java.util.Optional.ofNullable(sqsFrontEnd);
     }
 
     /** ElasticMQ's queues in-process: what the local runtime's event source mappings poll. */
@@ -146,6 +152,7 @@ public final class EmbeddedServers implements AutoCloseable {
         LocalSqs sqs = LocalSqs.start("127.0.0.1", port, frontEnd);
         started.add(sqs);
         queues = sqs.queues();
+        sqsFrontEnd = sqs.frontEnd();
         return sqs.endpoint();
     }
 

@@ -16,7 +16,7 @@ import dev.runner.local.demo.DemoIntegration;
 import dev.runner.local.http.ApiServer;
 import dev.runner.local.http.RouteTemplate;
 import dev.runner.local.iam.LocalIam;
-import dev.runner.local.iam.SqsIamGate;
+import dev.runner.local.iam.SqsIamInspector;
 import dev.runner.local.lambda.InvocationMeter;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.schedule.ScheduleTicker;
@@ -123,7 +123,6 @@ public final class LocalRuntime implements AutoCloseable {
     private ApiServer api;
     private LocalSecretsManager secrets;
     /** host:port of ElasticMQ while the IAM gate checks requests to it. */
-    private String gatedSqs;
     /** The embedded Redis' AUTH password, when the template names a Redis AUTH secret; null = none. */
     private String redisPassword;
     private SqsClient sqs;
@@ -239,6 +238,11 @@ public final class LocalRuntime implements AutoCloseable {
     }
 
     /** For operators and tools: Postgres as its superuser, Redis with its AUTH password if it has one. */
+    /** The SQS endpoint's front end, where every request over HTTP arrives (the bench counts them there). */
+    public dev.runner.embedded.sqs.SqsFrontEnd sqsFrontEnd() {
+        return servers.sqsFrontEnd().orElseThrow();
+    }
+
     public EmbeddedServers.Endpoints endpoints() {
         return new EmbeddedServers.Endpoints(postgresUrl, DB_USER, DB_PASSWORD, redisUrl(), servers.endpoints().sqsEndpoint());
     }
@@ -310,9 +314,9 @@ public final class LocalRuntime implements AutoCloseable {
         int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
         postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres";
         useLocalAwsDefaults();
-        URI sqsEndpoint = URI.create(servers.endpoints().sqsEndpoint());
-        gatedSqs = sqsEndpoint.getHost() + ":" + sqsEndpoint.getPort();
-        SqsIamGate.register(gatedSqs, iam);
+        // The functions speak SQS over HTTP: their requests are held to their roles where they arrive.
+        servers.sqsFrontEnd().orElseThrow(() -> new IllegalStateException("the local runtime's SQS runs behind its front end"))
+                .inspect(new SqsIamInspector(iam));
         sqs = SqsClient.builder()
                 .endpointOverride(URI.create(servers.endpoints().sqsEndpoint()))
                 .region(Region.of(stack.region()))
@@ -564,9 +568,6 @@ public final class LocalRuntime implements AutoCloseable {
             functions.forEach(LocalRuntime::closeQuietly);
             closeCompositionRoots();
             closeQuietly(secrets);
-            if (gatedSqs != null) {
-                SqsIamGate.unregister(gatedSqs);
-            }
             closeQuietly(demo);
             closeQuietly(sqs);
             closeQuietly(servers);

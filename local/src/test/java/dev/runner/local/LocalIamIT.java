@@ -1,7 +1,7 @@
 package dev.runner.local;
 
 import dev.runner.local.demo.DemoIntegration;
-import dev.runner.secrets.AwsKeys;
+import dev.runner.aws.AwsKeys;
 import dev.runner.secrets.SecretUnavailableException;
 import dev.runner.secrets.SecretsManagerSource;
 import io.lettuce.core.RedisClient;

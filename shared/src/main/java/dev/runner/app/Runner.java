@@ -1,5 +1,9 @@
 package dev.runner.app;
 
+import dev.runner.aws.AwsException;
+import dev.runner.aws.AwsKeys;
+import dev.runner.aws.ContainerCredentials;
+
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
@@ -42,7 +46,6 @@ import dev.runner.run.RunQueries;
 import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
 import dev.runner.schedule.ScheduleStore;
-import dev.runner.secrets.AwsKeys;
 import dev.runner.secrets.DatabaseLogin;
 import dev.runner.secrets.Secret;
 import dev.runner.secrets.Secrets;
@@ -50,12 +53,6 @@ import dev.runner.secrets.SecretsManagerSource;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
 import dev.runner.webhook.WebhookService;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
-import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.regions.Region;
 
 import java.net.URI;
 import java.time.Clock;
@@ -94,14 +91,14 @@ public final class Runner implements AutoCloseable {
     /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
     private volatile Grants served;
 
-    // Secrets Manager spoken directly (no SDK client): a function that sends no SQS message loads none of the SDK.
+    // Secrets Manager and SQS spoken directly (dev.runner.aws): no function loads the AWS SDK.
     private final Part<Secrets> secrets = part("secrets", () -> new Secrets(new SecretsManagerSource(
             endpoint(config().secretsEndpoint()), config().awsRegion(), signingKeys(config().secretsEndpoint()), clock())));
     private final Part<Database> db = part("database", () -> Database.connect(config().database().jdbcUrl(), databaseCredentials(),
             config().databasePoolSize(), costs()));
-    // The SDK client is made on the first request: a function that sends nothing on its path loads none of the SDK.
-    private final Part<QueueClient> queues = part("queues", () -> new QueueClient(() -> QueueClient.sqsClient(endpoint(config().sqsEndpoint()),
-            Region.of(config().awsRegion()), awsCredentials(config().sqsEndpoint())), costs(), this::allows));
+    private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
+            config().awsRegion(), signingKeys(config().sqsEndpoint()), clock(), costs(), this::allows));
+    private final Part<Supplier<AwsKeys>> roleKeys = part("roleKeys", this::roleKeys);
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
             redisAuth()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
@@ -313,41 +310,39 @@ public final class Runner implements AutoCloseable {
         return override == null ? null : URI.create(override);
     }
 
-    /** The function's own credentials (Lambda's environment, the local runtime's per-function keys), else the default chain. */
-    private AwsCredentialsProvider awsCredentials(String endpointOverride) {
-        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
-        if (credentials != null) {
-            return StaticCredentialsProvider.create(credentials.sessionToken() == null
-                    ? AwsBasicCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey())
-                    : AwsSessionCredentials.create(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken()));
+    /**
+     * The keys requests to an AWS endpoint are signed with: the function's role's (below), else,
+     * for a server on this machine (an endpoint override and no keys given), placeholders.
+     */
+    private Supplier<AwsKeys> signingKeys(String endpointOverride) {
+        if (endpointOverride != null && config.awsCredentials() == null && config.credentialsEndpoint() == null) {
+            AwsKeys local = new AwsKeys("local", "local", null);
+            return () -> local;
         }
-        if (endpointOverride != null) {
-            // A local server (ElasticMQ, LocalStack) may ignore signatures, but the SDK must still sign.
-            return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
-        }
-        return DefaultCredentialsProvider.builder().build();
+        return roleKeys.get();
     }
 
     /**
-     * The keys the hand-written Secrets Manager client signs with: the function's own (Lambda's
-     * environment, the local runtime's per-function keys), else placeholders for a local server, else
-     * the SDK's default chain, asked at each read (it caches and refreshes; only off Lambda).
+     * The function's role credentials, one source for every AWS client: Lambda's environment
+     * ({@code AWS_ACCESS_KEY_ID}…; the local runtime gives each function its own), else the container
+     * credentials endpoint Lambda gives SnapStart functions instead, else a clear failure at first
+     * use (no profile files or instance metadata are read: Runner signs only inside Lambda or
+     * against a local server).
      */
-    private Supplier<AwsKeys> signingKeys(String endpointOverride) {
+    private Supplier<AwsKeys> roleKeys() {
         RunnerConfig.AwsCredentials credentials = config.awsCredentials();
         if (credentials != null) {
             AwsKeys keys = new AwsKeys(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken());
             return () -> keys;
         }
-        if (endpointOverride != null) {
-            AwsKeys local = new AwsKeys("local", "local", null);
-            return () -> local;
+        RunnerConfig.CredentialsEndpoint endpoint = config.credentialsEndpoint();
+        if (endpoint != null) {
+            return new ContainerCredentials(URI.create(endpoint.uri()), endpoint::authorization, clock());
         }
-        AwsCredentialsProvider chain = DefaultCredentialsProvider.builder().build();
         return () -> {
-            var resolved = chain.resolveCredentials();
-            return new AwsKeys(resolved.accessKeyId(), resolved.secretAccessKey(),
-                    resolved instanceof AwsSessionCredentials session ? session.sessionToken() : null);
+            throw new AwsException(0, "NoCredentials", "no AWS credentials: Lambda sets AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and"
+                    + " AWS_SESSION_TOKEN (or AWS_CONTAINER_CREDENTIALS_FULL_URI under SnapStart); set them, or point"
+                    + " RUNNER_SQS_ENDPOINT / RUNNER_SECRETS_ENDPOINT at a local server", null);
         };
     }
 

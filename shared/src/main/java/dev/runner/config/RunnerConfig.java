@@ -28,8 +28,10 @@ public record RunnerConfig(
         /* Secrets Manager endpoint override (the local runtime); null = the AWS default for the region. */
         String secretsEndpoint,
         String awsRegion,
-        /* From the environment Lambda sets; null = the SDK's default chain. */
+        /* From the environment Lambda sets; null = from credentialsEndpoint. */
         AwsCredentials awsCredentials,
+        /* Lambda's container credentials endpoint (SnapStart functions get it instead of keys); null = none. */
+        CredentialsEndpoint credentialsEndpoint,
         Queues queues,
         /* Secrets Manager secret (name or ARN) by role; a role without one is given by value below, or not at all. */
         Map<SecretRole, String> secrets,
@@ -90,6 +92,36 @@ public record RunnerConfig(
         @Override
         public String toString() {
             return "AwsCredentials[accessKeyId=" + accessKeyId + ", secretAccessKey=***, sessionToken=***]";
+        }
+    }
+
+    /**
+     * Where the container credentials are read ({@code AWS_CONTAINER_CREDENTIALS_FULL_URI}, or
+     * {@code _RELATIVE_URI} under ECS's address), with the token the endpoint wants: given, or read
+     * from its file at each read (the file may be rewritten).
+     */
+    public record CredentialsEndpoint(String uri, String token, String tokenFile) {
+
+        static final String ECS_ADDRESS = "http://169.254.170.2";
+
+        /** The {@code Authorization} header's value; null when none is set. */
+        public String authorization() {
+            if (token != null) {
+                return token;
+            }
+            if (tokenFile == null) {
+                return null;
+            }
+            try {
+                return java.nio.file.Files.readString(java.nio.file.Path.of(tokenFile)).strip();
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE " + tokenFile + " unreadable: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "CredentialsEndpoint[" + uri + ", token=" + (token == null && tokenFile == null ? "none" : "***") + "]";
         }
     }
 
@@ -200,6 +232,7 @@ public record RunnerConfig(
                 read.optional("AWS_ACCESS_KEY_ID", null) == null ? null
                         : new AwsCredentials(read.required("AWS_ACCESS_KEY_ID"), read.required("AWS_SECRET_ACCESS_KEY"),
                                 read.optional("AWS_SESSION_TOKEN", null)),
+                read.credentialsEndpoint(),
                 queues,
                 secrets,
                 read.optional("RUNNER_API_KEY", null),
@@ -246,6 +279,14 @@ public record RunnerConfig(
                             + role.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ') + " by its secret or by value, not both");
                 }
             }
+        }
+
+        CredentialsEndpoint credentialsEndpoint() {
+            String full = optional("AWS_CONTAINER_CREDENTIALS_FULL_URI", null);
+            String relative = optional("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", null);
+            String uri = full != null ? full : relative == null ? null : CredentialsEndpoint.ECS_ADDRESS + relative;
+            return uri == null ? null : new CredentialsEndpoint(uri, optional("AWS_CONTAINER_AUTHORIZATION_TOKEN", null),
+                    optional("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", null));
         }
 
         RedisMode redisMode() {

@@ -1,18 +1,16 @@
 package dev.runner.queue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.aws.AwsException;
+import dev.runner.aws.AwsJsonClient;
+import dev.runner.aws.AwsKeys;
 import dev.runner.cost.CostTracker;
-import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
-import software.amazon.awssdk.services.sqs.SqsClient;
-import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
-import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequestEntry;
-import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
-import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
-import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
-import software.amazon.awssdk.services.sqs.model.SqsException;
+import dev.runner.json.Json;
 
 import java.net.URI;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -21,14 +19,18 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.function.Supplier;
 import java.util.concurrent.Future;
+import java.util.function.Supplier;
 
 /**
  * SQS as Runner uses it: batched sends and visibility changes only (10 entries per request, the
  * SQS maximum), chunks sent concurrently, failed entries retried, every request counted so the
  * cost per item can be stated. A {@link Permit} says which queues it may use: a function's client
  * refuses every queue its grants do not name, before any request is made.
+ *
+ * <p>SQS's JSON protocol is spoken directly ({@link AwsJsonClient}): the SDK's client cost each
+ * function that sends ≈ 1,300 classes and a few hundred ms at cold start, and the run worker's
+ * fan-out a fifth of the local runtime's CPU in its marshalling and signing (bench/README.md).
  */
 public final class QueueClient implements AutoCloseable {
 
@@ -61,67 +63,30 @@ public final class QueueClient implements AutoCloseable {
         }
     }
 
-    /** Built on the first request: a function whose invocation sends nothing loads none of the SDK (bench/README.md, cold start). */
-    private final Supplier<SqsClient> build;
-    private volatile SqsClient sqs;
+    private final AwsJsonClient sqs;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
     private final CostTracker costs;
     private final Permit permit;
 
-    public QueueClient(SqsClient sqs, CostTracker costs) {
-        this(sqs, costs, Permit.ANY);
-    }
-
-    public QueueClient(SqsClient sqs, CostTracker costs, Permit permit) {
-        this(() -> sqs, costs, permit);
+    public QueueClient(AwsJsonClient sqs, CostTracker costs, Permit permit) {
         this.sqs = sqs;
-    }
-
-    /** @param build makes the SDK client on the first request */
-    public QueueClient(Supplier<SqsClient> build, CostTracker costs, Permit permit) {
-        this.build = build;
         this.costs = costs;
         this.permit = permit;
     }
 
-    /** @param endpoint null = the region's SQS; else an override (ElasticMQ, LocalStack) */
-    public static QueueClient create(URI endpoint, Region region, AwsCredentialsProvider credentials, CostTracker costs, Permit permit) {
-        return new QueueClient(() -> sqsClient(endpoint, region, credentials), costs, permit);
+    /**
+     * @param endpoint null = the region's SQS; else an override (the local runtime's, LocalStack);
+     *                 one on this machine is sent unhashed signatures (servers there check none)
+     * @param keys     asked at each request
+     */
+    public static QueueClient create(URI endpoint, String region, Supplier<AwsKeys> keys, Clock clock, CostTracker costs, Permit permit) {
+        return new QueueClient(new AwsJsonClient(AwsJsonClient.Service.SQS, endpoint, region, keys, clock, Duration.ofSeconds(30), true),
+                costs, permit);
     }
 
-    /** The SDK client over the URL-connection HTTP client. @param endpoint null = the region's SQS; else an override */
-    public static SqsClient sqsClient(URI endpoint, Region region, AwsCredentialsProvider credentials) {
-        var builder = SqsClient.builder()
-                .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(Duration.ofSeconds(5)).socketTimeout(Duration.ofSeconds(30)).build())
-                .region(region)
-                .credentialsProvider(credentials);
-        if (endpoint != null) {
-            builder.endpointOverride(endpoint);
-            if (LoopbackSigning.appliesTo(endpoint)) {
-                // A server on this machine: no signature to compute, no network to guard the messages' MD5s against.
-                builder.putAuthScheme(LoopbackSigning.scheme()).checksumValidationEnabled(false);
-            }
-        }
-        return builder.build();
-    }
-
-    /** Makes the SDK client now, if it is not made (a function's init, off the request path). */
+    /** Opens a connection to SQS now (a function's init, off the request path); not a request SQS counts. */
     public void open() {
-        sqs();
-    }
-
-    private SqsClient sqs() {
-        SqsClient client = sqs;
-        if (client == null) {
-            synchronized (this) {
-                client = sqs;
-                if (client == null) {
-                    client = build.get();
-                    sqs = client;
-                }
-            }
-        }
-        return client;
+        sqs.warm();
     }
 
     /** Sends every message, 10 per request, requests in parallel; throws if any message could not be sent. */
@@ -145,10 +110,7 @@ public final class QueueClient implements AutoCloseable {
     /** Messages visible on the queue now (SQS's approximate count): more than zero means a backlog waits its turn. */
     public long visibleMessages(String queueUrl) {
         require(Use.READ_ATTRIBUTES, queueUrl);
-        costs.sqsRequest();
-        String count = sqs().getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
-                .attributes().get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES);
-        return count == null ? 0 : Long.parseLong(count);
+        return count(attributes(queueUrl, VISIBLE), VISIBLE);
     }
 
     public void changeVisibility(String queueUrl, List<VisibilityChange> changes) {
@@ -157,20 +119,17 @@ public final class QueueClient implements AutoCloseable {
         }
         for (int from = 0; from < changes.size(); from += MAX_BATCH) {
             List<VisibilityChange> chunk = changes.subList(from, Math.min(changes.size(), from + MAX_BATCH));
-            List<ChangeMessageVisibilityBatchRequestEntry> entries = new ArrayList<>(chunk.size());
+            ObjectNode request = Json.object().put("QueueUrl", queueUrl);
+            ArrayNode entries = request.putArray("Entries");
             for (int i = 0; i < chunk.size(); i++) {
-                entries.add(ChangeMessageVisibilityBatchRequestEntry.builder()
-                        .id(Integer.toString(i))
-                        .receiptHandle(chunk.get(i).receiptHandle())
-                        .visibilityTimeout(chunk.get(i).seconds())
-                        .build());
+                entries.addObject().put("Id", Integer.toString(i)).put("ReceiptHandle", chunk.get(i).receiptHandle())
+                        .put("VisibilityTimeout", chunk.get(i).seconds());
             }
-            costs.sqsRequest();
-            var response = sqs().changeMessageVisibilityBatch(b -> b.queueUrl(queueUrl).entries(entries));
+            JsonNode response = call("ChangeMessageVisibilityBatch", Use.CHANGE_VISIBILITY, queueUrl, request);
             // A failed visibility change is not fatal: the message returns after the queue's own
             // visibility timeout instead of the backoff, and is still retried.
-            for (BatchResultErrorEntry failed : response.failed()) {
-                System.err.println("change visibility failed for entry " + failed.id() + ": " + failed.code());
+            for (JsonNode failed : response.path("Failed")) {
+                System.err.println("change visibility failed for entry " + failed.path("Id").asText() + ": " + failed.path("Code").asText());
             }
         }
     }
@@ -197,21 +156,41 @@ public final class QueueClient implements AutoCloseable {
         return depths;
     }
 
+    private static final String VISIBLE = "ApproximateNumberOfMessages";
+    private static final String IN_FLIGHT = "ApproximateNumberOfMessagesNotVisible";
+    private static final String DELAYED = "ApproximateNumberOfMessagesDelayed";
+
     private QueueDepth depth(String queueUrl) {
         require(Use.READ_ATTRIBUTES, queueUrl);
-        costs.sqsRequest();
-        Map<QueueAttributeName, String> attributes = sqs().getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(
-                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
-                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE,
-                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED)).attributes();
-        return new QueueDepth(count(attributes, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES),
-                count(attributes, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE),
-                count(attributes, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED));
+        JsonNode attributes = attributes(queueUrl, VISIBLE, IN_FLIGHT, DELAYED);
+        return new QueueDepth(count(attributes, VISIBLE), count(attributes, IN_FLIGHT), count(attributes, DELAYED));
     }
 
-    private static long count(Map<QueueAttributeName, String> attributes, QueueAttributeName name) {
-        String value = attributes.get(name);
-        return value == null ? 0 : Long.parseLong(value);
+    private JsonNode attributes(String queueUrl, String... names) {
+        ObjectNode request = Json.object().put("QueueUrl", queueUrl);
+        ArrayNode wanted = request.putArray("AttributeNames");
+        for (String name : names) {
+            wanted.add(name);
+        }
+        return call("GetQueueAttributes", Use.READ_ATTRIBUTES, queueUrl, request).path("Attributes");
+    }
+
+    private static long count(JsonNode attributes, String name) {
+        JsonNode value = attributes.get(name);
+        return value == null || value.isNull() ? 0 : Long.parseLong(value.asText());
+    }
+
+    /** One request, counted; IAM's refusal is {@link NotGranted} (the deployment's policies and the function's grants disagree). */
+    private JsonNode call(String operation, Use use, String queueUrl, ObjectNode request) {
+        costs.sqsRequest();
+        try {
+            return sqs.call(operation, request);
+        } catch (AwsException e) {
+            if (e.accessDenied()) {
+                throw new NotGranted(use, queueUrl);
+            }
+            throw new IllegalStateException("SQS " + operation + " on " + queueUrl + " failed: " + e.getMessage(), e);
+        }
     }
 
     private void require(Use use, String queueUrl) {
@@ -221,41 +200,35 @@ public final class QueueClient implements AutoCloseable {
     }
 
     private void sendChunk(String queueUrl, List<OutgoingMessage> chunk) {
-        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(chunk.size());
+        List<ObjectNode> entries = new ArrayList<>(chunk.size());
         for (int i = 0; i < chunk.size(); i++) {
             OutgoingMessage message = chunk.get(i);
-            var entry = SendMessageBatchRequestEntry.builder()
-                    .id(Integer.toString(i))
-                    .messageBody(message.body())
-                    .delaySeconds(message.delaySeconds());
+            ObjectNode entry = Json.object().put("Id", Integer.toString(i)).put("MessageBody", message.body())
+                    .put("DelaySeconds", message.delaySeconds());
             if (message.groupId() != null) {
-                entry.messageGroupId(message.groupId());
+                entry.put("MessageGroupId", message.groupId());
             }
-            entries.add(entry.build());
+            entries.add(entry);
         }
         for (int attempt = 1; ; attempt++) {
-            costs.sqsRequest();
-            List<SendMessageBatchRequestEntry> toSend = entries;
-            SendMessageBatchResponse response;
-            try {
-                response = sqs().sendMessageBatch(b -> b.queueUrl(queueUrl).entries(toSend));
-            } catch (SqsException e) {
-                if (e.statusCode() == 403) {
-                    // IAM refused: the deployment's policies and the function's grants disagree, never a passing fault.
-                    throw new NotGranted(Use.SEND, queueUrl);
-                }
-                throw e;
-            }
-            if (response.failed().isEmpty()) {
+            ObjectNode request = Json.object().put("QueueUrl", queueUrl);
+            request.putArray("Entries").addAll(entries);
+            JsonNode failed = call("SendMessageBatch", Use.SEND, queueUrl, request).path("Failed");
+            if (failed.isEmpty()) {
                 return;
             }
-            var failedIds = response.failed().stream().map(BatchResultErrorEntry::id).toList();
-            boolean senderFault = response.failed().stream().anyMatch(BatchResultErrorEntry::senderFault);
-            if (senderFault || attempt >= ENTRY_RETRIES) {
-                throw new IllegalStateException("SQS refused " + failedIds.size() + " of " + entries.size()
-                        + " messages to " + queueUrl + ": " + response.failed().getFirst().code() + " " + response.failed().getFirst().message());
+            List<String> failedIds = new ArrayList<>();
+            boolean senderFault = false;
+            for (JsonNode entry : failed) {
+                failedIds.add(entry.path("Id").asText());
+                senderFault |= entry.path("SenderFault").asBoolean(false);
             }
-            entries = entries.stream().filter(e -> failedIds.contains(e.id())).toList();
+            if (senderFault || attempt >= ENTRY_RETRIES) {
+                JsonNode first = failed.get(0);
+                throw new IllegalStateException("SQS refused " + failedIds.size() + " of " + entries.size()
+                        + " messages to " + queueUrl + ": " + first.path("Code").asText() + " " + first.path("Message").asText());
+            }
+            entries = entries.stream().filter(e -> failedIds.contains(e.get("Id").asText())).toList();
         }
     }
 
@@ -299,9 +272,5 @@ public final class QueueClient implements AutoCloseable {
     @Override
     public void close() {
         senders.shutdown();
-        SqsClient client = sqs;
-        if (client != null) {
-            client.close();
-        }
     }
 }

@@ -43,6 +43,31 @@ class RunnerConfigTest {
     }
 
     @Test
+    void snapStartsContainerCredentialsEndpointIsReadWithItsTokenOrTokenFileAndNeverPrinted() throws java.io.IOException {
+        Map<String, String> env = minimal();
+        assertEquals(null, RunnerConfig.from(env).credentialsEndpoint());
+
+        env.put("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9001/2021-04-23/credentials");
+        env.put("AWS_CONTAINER_AUTHORIZATION_TOKEN", "the-token");
+        RunnerConfig.CredentialsEndpoint endpoint = RunnerConfig.from(env).credentialsEndpoint();
+        assertEquals("http://127.0.0.1:9001/2021-04-23/credentials", endpoint.uri());
+        assertEquals("the-token", endpoint.authorization());
+        assertFalse(RunnerConfig.from(env).toString().contains("the-token"));
+        assertFalse(endpoint.toString().contains("the-token"));
+
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("token", ".txt");
+        java.nio.file.Files.writeString(file, "from-file\n");
+        env.remove("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+        env.remove("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+        env.put("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/abc");
+        env.put("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", file.toString());
+        endpoint = RunnerConfig.from(env).credentialsEndpoint();
+        assertEquals("http://169.254.170.2/v2/credentials/abc", endpoint.uri());
+        assertEquals("from-file", endpoint.authorization());
+        java.nio.file.Files.delete(file);
+    }
+
+    @Test
     void backoffDoublesFromTheBase() {
         RunnerConfig.Retry retry = new RunnerConfig.Retry(3, Duration.ofSeconds(5));
         assertEquals(Duration.ofSeconds(5), retry.backoff(1));

@@ -66,6 +66,11 @@ public final class LocalSqs implements AutoCloseable {
         return front == null ? new SqsFrontEnd.Traffic(0, 0) : front.traffic();
     }
 
+    /** The front end, which every request over HTTP reaches; null without one. */
+    public SqsFrontEnd frontEnd() {
+        return front;
+    }
+
     /** ElasticMQ's queues in-process. */
     public ElasticMqQueues queues() {
         return queues;

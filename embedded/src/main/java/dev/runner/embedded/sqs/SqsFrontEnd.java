@@ -58,6 +58,28 @@ public final class SqsFrontEnd implements AutoCloseable {
     private static final int MAX_WAIT_SECONDS = 20;
     private static final int MAX_VISIBILITY_SECONDS = 43_200;
 
+    /**
+     * Sees every request before it is answered or passed on: the local runtime's IAM (which may
+     * refuse it, as AWS does before a request reaches the queue) and the benchmark's counters. The
+     * functions speak to SQS over HTTP with no SDK in them, so this is where their requests can be seen.
+     */
+    @FunctionalInterface
+    public interface Inspector {
+        /** @return null to let the request through, else why IAM refuses it (answered 403 AccessDenied) */
+        String inspect(Request request);
+    }
+
+    /**
+     * A request as the front end received it.
+     *
+     * @param accessKeyId the access key its SigV4 Authorization names; null when unsigned
+     * @param operation   {@code SendMessageBatch}…; null when it is not the JSON protocol
+     * @param body        its JSON body; null when it is not JSON
+     * @param bytes       its body's length
+     */
+    public record Request(String accessKeyId, String operation, JsonNode body, int bytes) {}
+
+    private final java.util.List<Inspector> inspectors = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final HttpServer server;
     private final ExecutorService threads;
     private final ElasticMqQueues queues;
@@ -116,6 +138,11 @@ public final class SqsFrontEnd implements AutoCloseable {
         return new Traffic(answered.sum(), passed.sum());
     }
 
+    /** Adds an inspector, for as long as the front end serves. */
+    public void inspect(Inspector inspector) {
+        inspectors.add(inspector);
+    }
+
     @Override
     public void close() {
         server.stop(0);
@@ -126,11 +153,30 @@ public final class SqsFrontEnd implements AutoCloseable {
         try (exchange) {
             byte[] body = exchange.getRequestBody().readAllBytes();
             String target = exchange.getRequestHeaders().getFirst("X-Amz-Target");
+            String operation = target != null && target.startsWith(TARGET_PREFIX) ? target.substring(TARGET_PREFIX.length()) : null;
+            JsonNode request = null;
+            if (operation != null || !inspectors.isEmpty()) {
+                try {
+                    request = body.length == 0 ? null : JSON.readTree(body);
+                } catch (IOException e) {
+                    request = null; // ElasticMQ's REST layer answers what is not JSON
+                }
+            }
+            if (!inspectors.isEmpty()) {
+                Request seen = new Request(accessKeyId(exchange.getRequestHeaders().getFirst("Authorization")), operation, request, body.length);
+                for (Inspector inspector : inspectors) {
+                    String denial = inspector.inspect(seen);
+                    if (denial != null) {
+                        deny(exchange, denial);
+                        return;
+                    }
+                }
+            }
             byte[] answer = null;
-            if (target != null && target.startsWith(TARGET_PREFIX) && "POST".equals(exchange.getRequestMethod())
+            if (operation != null && request != null && "POST".equals(exchange.getRequestMethod())
                     && !exchange.getRequestHeaders().containsKey("X-Amzn-Trace-Id")) {
                 try {
-                    answer = answer(target.substring(TARGET_PREFIX.length()), JSON.readTree(body));
+                    answer = answer(operation, request);
                 } catch (IOException | ElasticMqQueues.NoSuchQueue | NotPlain e) {
                     answer = null; // ElasticMQ's REST layer answers, errors included
                 }
@@ -145,6 +191,29 @@ public final class SqsFrontEnd implements AutoCloseable {
                 pass(exchange, body);
             }
         }
+    }
+
+    /** SQS's refusal of a caller IAM does not allow: 403, AccessDenied as the query-compatible code the SDK reads too. */
+    private static void deny(HttpExchange exchange, String denial) throws IOException {
+        byte[] answer = JSON.writeValueAsBytes(JSON.createObjectNode().put("__type", "com.amazonaws.sqs#AccessDenied").put("message", denial));
+        exchange.getResponseHeaders().set("Content-Type", JSON_TYPE);
+        exchange.getResponseHeaders().set("x-amzn-query-error", "AccessDenied;Sender");
+        exchange.sendResponseHeaders(403, answer.length);
+        exchange.getResponseBody().write(answer);
+    }
+
+    /** The access key id a SigV4 {@code Authorization} header names; null when there is none. */
+    public static String accessKeyId(String authorization) {
+        if (authorization == null) {
+            return null;
+        }
+        int credential = authorization.indexOf("Credential=");
+        if (credential < 0) {
+            return null;
+        }
+        int start = credential + "Credential=".length();
+        int slash = authorization.indexOf('/', start);
+        return slash < 0 ? null : authorization.substring(start, slash);
     }
 
     /** The answer to a plainly valid request on a standard queue; null = ElasticMQ's REST layer answers it. */

@@ -74,15 +74,6 @@ public final class LocalIam {
 
     /** The access key id of a SigV4 {@code Authorization} header; null when there is none. */
     public static String accessKeyId(String authorization) {
-        if (authorization == null) {
-            return null;
-        }
-        int credential = authorization.indexOf("Credential=");
-        if (credential < 0) {
-            return null;
-        }
-        int start = credential + "Credential=".length();
-        int slash = authorization.indexOf('/', start);
-        return slash < 0 ? null : authorization.substring(start, slash);
+        return dev.runner.embedded.sqs.SqsFrontEnd.accessKeyId(authorization);
     }
 }

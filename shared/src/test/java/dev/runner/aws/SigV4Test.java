@@ -1,4 +1,4 @@
-package dev.runner.secrets;
+package dev.runner.aws;
 
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.http.ContentStreamProvider;

@@ -1,4 +1,4 @@
-package dev.runner.secrets;
+package dev.runner.aws;
 
 import java.util.Objects;
 
