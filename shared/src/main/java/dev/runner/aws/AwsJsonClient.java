@@ -23,8 +23,8 @@ import java.util.function.Supplier;
  * ({@code X-Amz-Target: <prefix><Operation>}) over {@link HttpURLConnection}, whose keep-alive
  * cache keeps the connection for the next. What the SDK's client did for Runner, without its
  * ≈ 1,300 classes: a throttle, a 5xx or a broken connection is tried again (three attempts in
- * all, 100 then 200 ms apart, as the SDK's standard retry mode); any other refusal is an {@link
- * AwsException} naming the service's error type, never retried.
+ * all, 100 then 200 ms apart as the SDK's standard retry mode; a broken connection's first retry
+ * at once); any other refusal is an {@link AwsException} naming the service's error type, never retried.
  */
 public final class AwsJsonClient {
 
@@ -87,7 +87,8 @@ public final class AwsJsonClient {
                 answer = post(operation, body);
             } catch (IOException e) {
                 if (attempt < ATTEMPTS) {
-                    pause(attempt);
+                    // The first again at once: most often a kept-alive connection the server closed, or one a SnapStart restore broke.
+                    pause(attempt - 1);
                     continue;
                 }
                 throw AwsException.unreachable(service.signingName(), endpoint, e);
@@ -234,7 +235,11 @@ public final class AwsJsonClient {
         }
     }
 
+    /** 0 → none, then 100 ms, 200 ms. */
     private static void pause(int attempt) {
+        if (attempt < 1) {
+            return;
+        }
         try {
             Thread.sleep(100L << (attempt - 1));
         } catch (InterruptedException e) {
