@@ -1,17 +1,19 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import dev.runner.api.ManagementApi;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
 /** The management API. */
-public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+public final class ApiFunction implements RequestStreamHandler {
 
     /** Manual runs' RunJobs; redrive and resume send items of any tier; the admin key. */
     public static final Grants GRANTS = Grants.none()
@@ -36,7 +38,7 @@ public final class ApiFunction implements RequestHandler<APIGatewayV2HTTPEvent, 
     }
 
     @Override
-    public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return invocation.run(context, () -> ApiGatewayToCore.handle(event, api::handle));
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event -> ApiGatewayToCore.handle(event, api::handle));
     }
 }

@@ -1,9 +1,10 @@
 package dev.runner.functions;
 
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
+import dev.runner.json.Json;
 import dev.runner.log.Log;
 
 import java.nio.charset.StandardCharsets;
@@ -13,7 +14,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 
-/** Inbound: an HTTP API (payload v2) event into the core's request; outbound: the core's response into the event's answer. */
+/**
+ * Inbound: an HTTP API (payload v2) event, its JSON, into the core's request; outbound: the core's
+ * response into the answer API Gateway reads, {@code {"statusCode","headers","body","isBase64Encoded"}}.
+ */
 final class ApiGatewayToCore {
 
     private static final Log LOG = Log.of(ApiGatewayToCore.class);
@@ -24,7 +28,7 @@ final class ApiGatewayToCore {
      * One invocation: the event into a request, the core's answer back. Nothing escapes: a body that is not the
      * base64 the event claims is a 400, and a failure the core did not answer itself a logged 500.
      */
-    static APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Function<ApiRequest, ApiResponse> core) {
+    static ObjectNode handle(JsonNode event, Function<ApiRequest, ApiResponse> core) {
         ApiRequest request;
         try {
             request = request(event);
@@ -39,39 +43,16 @@ final class ApiGatewayToCore {
         }
     }
 
-    static ApiRequest request(APIGatewayV2HTTPEvent event) {
-        if (event == null) {
-            event = new APIGatewayV2HTTPEvent();
-        }
+    static ApiRequest request(JsonNode event) {
         Map<String, String> headers = new HashMap<>();
-        if (event.getHeaders() != null) {
-            event.getHeaders().forEach((name, value) -> {
-                if (name != null && value != null) {
-                    headers.put(name.toLowerCase(Locale.ROOT), value);
-                }
-            });
-        }
-        String body = event.getBody();
+        LambdaJson.strings(event.get("headers")).forEach((name, value) -> headers.put(name.toLowerCase(Locale.ROOT), value));
+        String body = LambdaJson.text(event.get("body"));
         byte[] bytes = body == null ? new byte[0]
-                : event.getIsBase64Encoded() ? Base64.getDecoder().decode(body) : body.getBytes(StandardCharsets.UTF_8);
-        String method = event.getRequestContext() != null && event.getRequestContext().getHttp() != null
-                && event.getRequestContext().getHttp().getMethod() != null
-                ? event.getRequestContext().getHttp().getMethod() : routeMethod(event.getRouteKey());
-        return new ApiRequest(method, event.getRawPath(), withoutNulls(event.getPathParameters()), headers,
-                withoutNulls(event.getQueryStringParameters()), bytes, iamPrincipal(event));
-    }
-
-    private static Map<String, String> withoutNulls(Map<String, String> map) {
-        if (map == null) {
-            return null;
-        }
-        Map<String, String> copy = new HashMap<>();
-        map.forEach((name, value) -> {
-            if (name != null && value != null) {
-                copy.put(name, value);
-            }
-        });
-        return copy;
+                : event.path("isBase64Encoded").asBoolean(false) ? Base64.getDecoder().decode(body) : body.getBytes(StandardCharsets.UTF_8);
+        String method = LambdaJson.text(event.path("requestContext").path("http").get("method"));
+        return new ApiRequest(method != null ? method : routeMethod(LambdaJson.text(event.get("routeKey"))),
+                LambdaJson.text(event.get("rawPath")), LambdaJson.strings(event.get("pathParameters")), headers,
+                LambdaJson.strings(event.get("queryStringParameters")), bytes, iamPrincipal(event));
     }
 
     /**
@@ -79,13 +60,8 @@ final class ApiGatewayToCore {
      * Only the gateway writes the request context, so a client cannot claim one; null on routes
      * without the IAM authorizer.
      */
-    private static String iamPrincipal(APIGatewayV2HTTPEvent event) {
-        var context = event.getRequestContext();
-        if (context == null || context.getAuthorizer() == null || context.getAuthorizer().getIam() == null) {
-            return null;
-        }
-        var iam = context.getAuthorizer().getIam();
-        String arn = iam.getUserArn();
+    private static String iamPrincipal(JsonNode event) {
+        String arn = LambdaJson.text(event.path("requestContext").path("authorizer").path("iam").get("userArn"));
         return arn == null || arn.isBlank() ? null : arn;
     }
 
@@ -93,12 +69,16 @@ final class ApiGatewayToCore {
         return routeKey == null ? "GET" : routeKey.split(" ", 2)[0];
     }
 
-    static APIGatewayV2HTTPResponse response(ApiResponse response) {
-        return APIGatewayV2HTTPResponse.builder()
-                .withStatusCode(response.status())
-                .withHeaders(response.headers())
-                .withBody(response.body())
-                .withIsBase64Encoded(false)
-                .build();
+    /** As the runtime client wrote the event library's response: absent fields left out, the body never base64. */
+    static ObjectNode response(ApiResponse response) {
+        ObjectNode answer = Json.object().put("statusCode", response.status());
+        if (response.headers() != null) {
+            ObjectNode headers = answer.putObject("headers");
+            response.headers().forEach(headers::put);
+        }
+        if (response.body() != null) {
+            answer.put("body", response.body());
+        }
+        return answer.put("isBase64Encoded", false);
     }
 }

@@ -1,5 +1,6 @@
 package dev.runner.functions;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.json.Json;
 
@@ -9,7 +10,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Map;
 
 /**
  * A custom resource's answer to CloudFormation, PUT to the request's pre-signed ResponseURL. The
@@ -37,13 +37,13 @@ final class CloudFormationResponse {
      * The response body for {@code event} (the custom resource request), at most {@link #MAX_BYTES}
      * bytes of UTF-8: {@code reason} loses its end first.
      */
-    static byte[] body(Map<String, Object> event, Status status, String reason, String physicalResourceId) {
+    static byte[] body(JsonNode event, Status status, String reason, String physicalResourceId) {
         ObjectNode body = Json.object();
         body.put("Status", status.name());
         body.put("PhysicalResourceId", physicalResourceId);
-        body.put("StackId", String.valueOf(event.get("StackId")));
-        body.put("RequestId", String.valueOf(event.get("RequestId")));
-        body.put("LogicalResourceId", String.valueOf(event.get("LogicalResourceId")));
+        body.put("StackId", String.valueOf(LambdaJson.text(event.get("StackId"))));
+        body.put("RequestId", String.valueOf(LambdaJson.text(event.get("RequestId"))));
+        body.put("LogicalResourceId", String.valueOf(LambdaJson.text(event.get("LogicalResourceId"))));
         body.put("Reason", reason);
         byte[] bytes = Json.writeBytes(body);
         if (bytes.length <= MAX_BYTES) {

@@ -1,16 +1,18 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.SecretRole;
 import dev.runner.pipeline.DeadLetterService;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
 /** The DLQs: dead items stamped, failed runs marked, the rest kept in dead_letters. */
-public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
+public final class DeadLetterFunction implements RequestStreamHandler {
 
     /** Sends nothing: it records in Postgres what reaches the DLQs. */
     public static final Grants GRANTS = Grants.none()
@@ -33,8 +35,8 @@ public final class DeadLetterFunction implements RequestHandler<SQSEvent, SQSBat
     }
 
     @Override
-    public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return invocation.run(context, () -> {
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event -> {
             // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
             deadLetters.process(SqsEvents.messages(event));
             return SqsEvents.response(java.util.List.of());

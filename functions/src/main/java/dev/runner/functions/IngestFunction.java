@@ -1,17 +1,19 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 import dev.runner.pipeline.IngestService;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
 /** The ingest queue: envelopes from external producers into runs with trigger queue. */
-public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
+public final class IngestFunction implements RequestStreamHandler {
 
     /** Ingested items go to the queue tier; rejected envelopes are kept in Postgres, not sent anywhere. */
     public static final Grants GRANTS = Grants.none()
@@ -35,7 +37,7 @@ public final class IngestFunction implements RequestHandler<SQSEvent, SQSBatchRe
     }
 
     @Override
-    public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return invocation.run(context, () -> SqsEvents.response(ingest.process(SqsEvents.messages(event))));
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event -> SqsEvents.response(ingest.process(SqsEvents.messages(event))));
     }
 }

@@ -1,14 +1,20 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.app.Runner;
 import dev.runner.functions.telemetry.InvocationMetrics;
 import org.slf4j.MDC;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -48,6 +54,21 @@ final class Invocation {
         if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
             snapStart = SnapStartHooks.openAndRegister(root, Set.of(mainPath));
         }
+    }
+
+    /**
+     * A stream handler's invocation: Lambda's event JSON in, read by {@code work} into the core's
+     * types, and its answer's JSON out, the reading and the work inside {@link #run}.
+     */
+    void stream(InputStream input, OutputStream output, Context context, Function<JsonNode, JsonNode> work) throws IOException {
+        JsonNode answer = run(context, () -> {
+            try {
+                return work.apply(LambdaJson.read(input));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read the event", e);
+            }
+        });
+        LambdaJson.write(answer, output);
     }
 
     <T> T run(Context context, Supplier<T> work) {

@@ -1,17 +1,19 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 import dev.runner.pipeline.ItemWorker;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
 /** Items tiers: admission, claim, handler call, report. */
-public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
+public final class ItemWorkerFunction implements RequestStreamHandler {
 
     /** Deferrals go back to the item's tier, final failures to the items DLQ; retries set the backoff as the message's visibility. */
     public static final Grants GRANTS = Grants.none()
@@ -36,8 +38,8 @@ public final class ItemWorkerFunction implements RequestHandler<SQSEvent, SQSBat
     }
 
     @Override
-    public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return invocation.run(context, () ->
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event ->
                 SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis).failedMessageIds()));
     }
 }

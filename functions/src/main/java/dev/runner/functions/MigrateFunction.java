@@ -1,15 +1,20 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.SecretRole;
 import dev.runner.functions.CloudFormationResponse.Status;
+import dev.runner.json.Json;
 import dev.runner.log.Log;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -20,7 +25,7 @@ import java.util.function.Consumer;
  * would wait for the whole ServiceTimeout: a failed migration answers FAILED, which fails and rolls
  * back the deploy, with the cause as the reason CloudFormation shows in the stack's events.
  */
-public final class MigrateFunction implements RequestHandler<Map<String, Object>, Map<String, Object>> {
+public final class MigrateFunction implements RequestStreamHandler {
 
     static final String PHYSICAL_ID = "runner-schema";
     private static final Log LOG = Log.of(MigrateFunction.class);
@@ -50,12 +55,15 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
     }
 
     @Override
-    public Map<String, Object> handleRequest(Map<String, Object> event, Context context) {
-        return invocation.run(context, () -> migrate(event, context));
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event -> migrate(event, context));
     }
 
-    private Map<String, Object> migrate(Map<String, Object> event, Context context) {
-        String requestType = String.valueOf(event.getOrDefault("RequestType", "Create"));
+    private ObjectNode migrate(JsonNode event, Context context) {
+        String requestType = LambdaJson.text(event.get("RequestType"));
+        if (requestType == null) {
+            requestType = "Create";
+        }
         Status status = Status.SUCCESS;
         String reason = "Delete".equals(requestType) ? "schema left in place" : "schema migrated";
         if (!"Delete".equals(requestType)) {
@@ -71,15 +79,11 @@ public final class MigrateFunction implements RequestHandler<Map<String, Object>
             }
         }
         byte[] body = CloudFormationResponse.body(event, status, reason, PHYSICAL_ID);
-        Object responseUrl = event.get("ResponseURL");
+        String responseUrl = LambdaJson.text(event.get("ResponseURL"));
         if (responseUrl != null) {
-            response.send(responseUrl.toString(), body);
+            response.send(responseUrl, body);
         }
-        Map<String, Object> answer = new LinkedHashMap<>();
-        answer.put("Status", status.name());
-        answer.put("Reason", reason);
-        answer.put("PhysicalResourceId", PHYSICAL_ID);
-        return answer;
+        return Json.object().put("Status", status.name()).put("Reason", reason).put("PhysicalResourceId", PHYSICAL_ID);
     }
 
     private void requireDatabase() {

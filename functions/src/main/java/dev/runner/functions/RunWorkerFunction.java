@@ -1,17 +1,19 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
-import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 import dev.runner.pipeline.RunWorker;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
 /** Runs tiers: fetch pages and fan out; continues in a new message when time runs short. */
-public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatchResponse> {
+public final class RunWorkerFunction implements RequestStreamHandler {
 
     /** A run continues on its own runs tier and fans out onto its trigger's items tier: only manual and scheduled runs fetch. */
     public static final Grants GRANTS = Grants.none()
@@ -35,7 +37,8 @@ public final class RunWorkerFunction implements RequestHandler<SQSEvent, SQSBatc
     }
 
     @Override
-    public SQSBatchResponse handleRequest(SQSEvent event, Context context) {
-        return invocation.run(context, () -> SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis)));
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context,
+                event -> SqsEvents.response(worker.process(SqsEvents.messages(event), context::getRemainingTimeInMillis)));
     }
 }

@@ -1,18 +1,21 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.fasterxml.jackson.databind.node.TextNode;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 import dev.runner.pipeline.Scheduler;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.time.Instant;
 
 /** The EventBridge tick: due schedules into runs with trigger schedule. */
-public final class SchedulerFunction implements RequestHandler<ScheduledEvent, String> {
+public final class SchedulerFunction implements RequestStreamHandler {
 
     /** Due schedules' RunJobs; the sweep re-sends stale runs (both runs tiers) and stale items (every items tier). */
     public static final Grants GRANTS = Grants.none()
@@ -38,11 +41,11 @@ public final class SchedulerFunction implements RequestHandler<ScheduledEvent, S
 
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */
     @Override
-    public String handleRequest(ScheduledEvent event, Context context) {
-        return invocation.run(context, () -> {
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event -> {
             Scheduler.Tick tick = scheduler.tick(Instant.now());
-            return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
-                    + " runsCompleted=" + tick.runsCompleted();
+            return TextNode.valueOf("fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
+                    + " runsCompleted=" + tick.runsCompleted());
         });
     }
 }

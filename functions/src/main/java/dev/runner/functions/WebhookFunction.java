@@ -1,17 +1,19 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 import dev.runner.webhook.WebhookService;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+
 /** Signed webhooks into runs on the highest tier. */
-public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+public final class WebhookFunction implements RequestStreamHandler {
 
     /** Webhook items go to the webhook tier only; the database and the Redis AUTH token. */
     public static final Grants GRANTS = Grants.none()
@@ -34,7 +36,7 @@ public final class WebhookFunction implements RequestHandler<APIGatewayV2HTTPEve
     }
 
     @Override
-    public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-        return invocation.run(context, () -> ApiGatewayToCore.handle(event, webhooks::handle));
+    public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
+        invocation.stream(input, output, context, event -> ApiGatewayToCore.handle(event, webhooks::handle));
     }
 }

@@ -36,14 +36,14 @@ final class EventSourcePump implements AutoCloseable {
         var ingest = new IngestFunction(runner);
         var dlq = new DeadLetterFunction(runner);
         for (String suffix : List.of("items-webhook", "items-manual", "items-queue", "items-schedule")) {
-            consumers.put(suffix, event -> items.handleRequest(event, TestContext.of("items", 60_000)));
+            consumers.put(suffix, event -> Lambda.sqs(items, event, TestContext.of("items", 60_000)));
         }
         for (String suffix : List.of("runs-manual", "runs-schedule")) {
-            consumers.put(suffix, event -> runs.handleRequest(event, TestContext.of("runs", 120_000)));
+            consumers.put(suffix, event -> Lambda.sqs(runs, event, TestContext.of("runs", 120_000)));
         }
-        consumers.put("ingest", event -> ingest.handleRequest(event, TestContext.of("ingest", 30_000)));
+        consumers.put("ingest", event -> Lambda.sqs(ingest, event, TestContext.of("ingest", 30_000)));
         for (String suffix : List.of("runs-dlq", "items-dlq", "ingest-dlq")) {
-            consumers.put(suffix, event -> dlq.handleRequest(event, TestContext.of("dlq", 30_000)));
+            consumers.put(suffix, event -> Lambda.sqs(dlq, event, TestContext.of("dlq", 30_000)));
         }
         thread = Thread.ofPlatform().daemon().name("pump-" + stack.name()).start(this::loop);
     }
@@ -77,7 +77,7 @@ final class EventSourcePump implements AutoCloseable {
         }
         Set<String> failed;
         try {
-            failed = SqsEvents.failedIds(consumer.apply(SqsEvents.fromReceived(received, stack.arn(suffix), "us-east-1")));
+            failed = Lambda.failedIds(consumer.apply(event(received, stack.arn(suffix))));
         } catch (RuntimeException e) {
             System.err.println("pump: function for " + suffix + " threw; the batch comes back after its visibility timeout: " + e);
             return true;
@@ -93,6 +93,34 @@ final class EventSourcePump implements AutoCloseable {
             stack.sqs().deleteMessageBatch(b -> b.queueUrl(url).entries(deletes));
         }
         return true;
+    }
+
+    /** The messages as the event source mapping delivers them. */
+    private static SQSEvent event(List<Message> received, String queueArn) {
+        List<SQSEvent.SQSMessage> records = new ArrayList<>(received.size());
+        for (Message message : received) {
+            var record = new SQSEvent.SQSMessage();
+            record.setMessageId(message.messageId());
+            record.setReceiptHandle(message.receiptHandle());
+            record.setBody(message.body());
+            record.setMd5OfBody(message.md5OfBody());
+            record.setEventSource("aws:sqs");
+            record.setEventSourceArn(queueArn);
+            record.setAwsRegion("us-east-1");
+            record.setAttributes(new LinkedHashMap<>(message.attributesAsStrings()));
+            Map<String, SQSEvent.MessageAttribute> attributes = new LinkedHashMap<>();
+            message.messageAttributes().forEach((name, value) -> {
+                var attribute = new SQSEvent.MessageAttribute();
+                attribute.setDataType(value.dataType());
+                attribute.setStringValue(value.stringValue());
+                attributes.put(name, attribute);
+            });
+            record.setMessageAttributes(attributes);
+            records.add(record);
+        }
+        var event = new SQSEvent();
+        event.setRecords(records);
+        return event;
     }
 
     @Override

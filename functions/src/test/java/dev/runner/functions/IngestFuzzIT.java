@@ -73,7 +73,7 @@ class IngestFuzzIT {
         TRIED.addAndGet(batch.size());
         SQSBatchResponse response = ingest(event(batch));
         Statistics.collect(batch.size() > 5 ? "6-10 messages" : "1-5 messages");
-        assertEquals(List.of(), SqsEvents.failedIds(response).stream().toList(), "nothing to retry: nothing failed");
+        assertEquals(List.of(), Lambda.failedIds(response).stream().toList(), "nothing to retry: nothing failed");
         assertEquals(0L, count("select count(*) from execution_items where tenant_id = ?", unbound.tenantId()));
     }
 
@@ -91,8 +91,8 @@ class IngestFuzzIT {
                 .map(body -> Json.parse(body).path("externalId").asText()).collect(Collectors.toCollection(TreeSet::new));
 
         SQSEvent event = event(delivered);
-        assertEquals(List.of(), SqsEvents.failedIds(ingest(event)).stream().toList());
-        assertEquals(List.of(), SqsEvents.failedIds(ingest(event)).stream().toList(), "the same batch again, as SQS may deliver it");
+        assertEquals(List.of(), Lambda.failedIds(ingest(event)).stream().toList());
+        assertEquals(List.of(), Lambda.failedIds(ingest(event)).stream().toList(), "the same batch again, as SQS may deliver it");
 
         Statistics.collect(expected.size());
         List<String> taken = fixture.runner.database().query(
@@ -192,7 +192,7 @@ class IngestFuzzIT {
     }
 
     private static SQSBatchResponse ingest(SQSEvent event) {
-        return new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
+        return Lambda.sqs(new IngestFunction(fixture.runner), event, TestContext.of("ingest", 30_000));
     }
 
     private static long count(String sql, Object... params) {

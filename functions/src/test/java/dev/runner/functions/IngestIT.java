@@ -273,7 +273,7 @@ class IngestIT {
     }
 
     private static SQSBatchResponse ingest(SQSEvent event) {
-        return new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
+        return Lambda.sqs(new IngestFunction(fixture.runner), event, TestContext.of("ingest", 30_000));
     }
 
     private static void bind(String sender, String tenantId) {

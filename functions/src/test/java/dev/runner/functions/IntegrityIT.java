@@ -116,7 +116,7 @@ class IntegrityIT {
                 update execution_items set status = 'retrying', attempts = 1, next_visible_at = now() + interval '1 minute'
                 where item_id = ?""", itemId);
 
-        var response = new ItemWorkerFunction(fixture.runner).handleRequest(sqsEvent(job(runId, itemId, integration)),
+        var response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), sqsEvent(job(runId, itemId, integration)),
                 TestContext.of("items", 60_000));
 
         assertTrue(response.getBatchItemFailures().isEmpty());
@@ -140,7 +140,7 @@ class IntegrityIT {
         fixture.runner.database().inTransaction(connection -> fixture.runner.runService().insertQueued(connection, job, null));
         assertTrue(fixture.runner.runStore().startFetching(job.runId(), "worker-a", Duration.ofMinutes(5)).isPresent());
 
-        new RunWorkerFunction(fixture.runner).handleRequest(runJobEvent(job, "duplicate-message"), TestContext.of("runs", 120_000));
+        Lambda.sqs(new RunWorkerFunction(fixture.runner), runJobEvent(job, "duplicate-message"), TestContext.of("runs", 120_000));
 
         assertEquals(fetchesBefore, fetches(integration.handlerKey()), "the duplicate did not fetch");
         assertEquals(RunStatus.FETCHING, fixture.runner.runStore().find(job.runId()).orElseThrow().status());
@@ -233,7 +233,7 @@ class IntegrityIT {
 
             long started = System.nanoTime();
             // 8 s left: calls must end by then less the 5 s kept for recording.
-            var response = new ItemWorkerFunction(fixture.runner).handleRequest(batch, TestContext.of("items", 8_000));
+            var response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), batch, TestContext.of("items", 8_000));
             Duration took = Duration.ofNanos(System.nanoTime() - started);
 
             assertTrue(took.compareTo(Duration.ofSeconds(8)) < 0, "settled within the invocation: " + took);

@@ -44,12 +44,12 @@ class ItemWorkerCostIT {
         fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
         var function = new ItemWorkerFunction(fixture.runner);
         // A first batch loads the Redis scripts and warms the caches: the bill is the steady state's.
-        function.handleRequest(batch(jobs.subList(0, 10)), TestContext.of("items", 60_000));
+        Lambda.sqs(function, batch(jobs.subList(0, 10)), TestContext.of("items", 60_000));
         SQSEvent event = batch(jobs.subList(10, 20));
         fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey()); // types cache warm, as in steady state
         CostMeter.Costs before = fixture.costs.snapshot();
 
-        var response = function.handleRequest(event, TestContext.of("items", 60_000));
+        var response = Lambda.sqs(function, event, TestContext.of("items", 60_000));
 
         CostMeter.Costs used = fixture.costs.snapshot().minus(before);
         System.out.printf("item worker, 10-item batch, all succeed: %d Postgres statements, %d handler calls, %d SQS requests, %d Redis round trips%n",

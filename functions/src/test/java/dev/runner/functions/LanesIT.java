@@ -40,7 +40,7 @@ class LanesIT {
         List<ItemJob> jobs = stored(integration, 10);
         CostMeter.Costs before = fixture.costs.snapshot();
 
-        SQSBatchResponse response = new ItemWorkerFunction(fixture.runner).handleRequest(ItemWorkerCostIT.batch(jobs),
+        SQSBatchResponse response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), ItemWorkerCostIT.batch(jobs),
                 TestContext.of("items", 60_000));
 
         CostMeter.Costs used = fixture.costs.snapshot().minus(before);
@@ -59,8 +59,8 @@ class LanesIT {
         var worker = new ItemWorkerFunction(fixture.runner);
 
         List<Callable<SQSBatchResponse>> invocations = List.of(
-                () -> worker.handleRequest(ItemWorkerCostIT.batch(first), TestContext.of("items", 60_000)),
-                () -> worker.handleRequest(ItemWorkerCostIT.batch(second), TestContext.of("items", 60_000)));
+                () -> Lambda.sqs(worker, ItemWorkerCostIT.batch(first), TestContext.of("items", 60_000)),
+                () -> Lambda.sqs(worker, ItemWorkerCostIT.batch(second), TestContext.of("items", 60_000)));
         try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (Future<SQSBatchResponse> answer : threads.invokeAll(invocations)) {
                 assertTrue(answer.get().getBatchItemFailures().isEmpty());

@@ -72,7 +72,7 @@ class ManagementApiFuzzIT {
         event.setBody(request.body().body());
         event.setIsBase64Encoded(request.body().base64());
 
-        APIGatewayV2HTTPResponse response = new ApiFunction(fixture.runner).handleRequest(event, TestContext.of("api", 30_000));
+        APIGatewayV2HTTPResponse response = Lambda.http(new ApiFunction(fixture.runner), event, TestContext.of("api", 30_000));
 
         Statistics.collect(response.getStatusCode());
         assertTrue(response.getStatusCode() >= 200 && response.getStatusCode() < 500,

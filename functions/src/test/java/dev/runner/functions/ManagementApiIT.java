@@ -305,13 +305,13 @@ class ManagementApiIT {
     @Test
     void anIamPrincipalIsAdminWithoutAKeyAndNoPrincipalNoKeyIsRefused() {
         APIGatewayV2HTTPEvent signed = Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class);
-        var response = new ApiFunction(fixture.runner).handleRequest(signed, TestContext.of("api", 30_000));
+        var response = Lambda.http(new ApiFunction(fixture.runner), signed, TestContext.of("api", 30_000));
         assertEquals(200, response.getStatusCode(), response.getBody());
         assertEquals("admin", Json.parse(response.getBody()).path("scope").asText());
 
         APIGatewayV2HTTPEvent unsigned = Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class);
         unsigned.getRequestContext().setAuthorizer(null);
-        assertEquals(401, new ApiFunction(fixture.runner).handleRequest(unsigned, TestContext.of("api", 30_000)).getStatusCode(),
+        assertEquals(401, Lambda.http(new ApiFunction(fixture.runner), unsigned, TestContext.of("api", 30_000)).getStatusCode(),
                 "a SigV4 header alone proves nothing: only the gateway's request context does");
     }
 

@@ -62,7 +62,7 @@ class MigrateFunctionIT {
     void migratesAndAnswersSuccessToTheResponseUrl() {
         Map<String, Object> event = event("Create");
 
-        Map<String, Object> result = new MigrateFunction(databaseEnvironment()).handleRequest(event, TestContext.of("migrate", 300_000));
+        Map<String, Object> result = Lambda.map(new MigrateFunction(databaseEnvironment()), event, TestContext.of("migrate", 300_000));
 
         assertEquals("SUCCESS", result.get("Status"), String.valueOf(result.get("Reason")));
         JsonNode sent = onlyAnswer();
@@ -94,7 +94,7 @@ class MigrateFunctionIT {
 
         Map<String, String> env = new HashMap<>(databaseEnvironment());
         env.put("RUNNER_DATABASE_URL", url);
-        Map<String, Object> result = new MigrateFunction(env).handleRequest(event("Update"), TestContext.of("migrate", 300_000));
+        Map<String, Object> result = Lambda.map(new MigrateFunction(env), event("Update"), TestContext.of("migrate", 300_000));
 
         assertEquals("FAILED", result.get("Status"));
         JsonNode sent = onlyAnswer();
@@ -112,7 +112,7 @@ class MigrateFunctionIT {
             throw new IllegalStateException("Migration V9__huge.sql failed\nStatement: " + statement);
         }, Duration.ofMillis(10));
 
-        function.handleRequest(event("Update"), TestContext.of("migrate", 300_000));
+        Lambda.map(function, event("Update"), TestContext.of("migrate", 300_000));
 
         assertTrue(answers.getFirst().length <= CloudFormationResponse.MAX_BYTES, answers.getFirst().length + " bytes");
         JsonNode sent = onlyAnswer();
@@ -127,14 +127,14 @@ class MigrateFunctionIT {
         refusals.set(2);
         var function = new MigrateFunction(databaseEnvironment(), database -> { }, Duration.ofMillis(10));
 
-        function.handleRequest(event("Create"), TestContext.of("migrate", 300_000));
+        Lambda.map(function, event("Create"), TestContext.of("migrate", 300_000));
 
         assertEquals("SUCCESS", onlyAnswer().path("Status").asText());
     }
 
     @Test
     void aFunctionWithoutADatabaseAnswersFailedInsteadOfLeavingTheStackWaiting() {
-        Map<String, Object> result = new MigrateFunction(Map.of()).handleRequest(event("Create"), TestContext.of("migrate", 300_000));
+        Map<String, Object> result = Lambda.map(new MigrateFunction(Map.of()), event("Create"), TestContext.of("migrate", 300_000));
 
         assertEquals("FAILED", result.get("Status"));
         assertTrue(onlyAnswer().path("Reason").asText().contains("RUNNER_DATABASE_URL is not set"));
@@ -142,8 +142,8 @@ class MigrateFunctionIT {
 
     @Test
     void aDeleteLeavesTheSchemaAndSucceeds() {
-        Map<String, Object> result = new MigrateFunction(Map.of("RUNNER_DATABASE_URL", "jdbc:postgresql://127.0.0.1:1/none"))
-                .handleRequest(event("Delete"), TestContext.of("migrate", 300_000));
+        Map<String, Object> result = Lambda.map(new MigrateFunction(Map.of("RUNNER_DATABASE_URL", "jdbc:postgresql://127.0.0.1:1/none")),
+                event("Delete"), TestContext.of("migrate", 300_000));
 
         assertEquals("SUCCESS", result.get("Status"));
         assertEquals("SUCCESS", onlyAnswer().path("Status").asText());

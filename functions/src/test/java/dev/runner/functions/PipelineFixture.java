@@ -128,7 +128,7 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
     }
 
     APIGatewayV2HTTPResponse webhook(APIGatewayV2HTTPEvent event) {
-        return new WebhookFunction(runner).handleRequest(event, TestContext.of("webhook", 30_000));
+        return Lambda.http(new WebhookFunction(runner), event, TestContext.of("webhook", 30_000));
     }
 
     Run awaitRun(UUID runId, RunStatus status, Duration within) {

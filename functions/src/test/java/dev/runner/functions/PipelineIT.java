@@ -58,7 +58,7 @@ class PipelineIT {
         event.setBody(Json.write(Json.object().put("tenantId", integration.tenantId())
                 .put("integrationKey", integration.integrationKey()).put("handlerKey", integration.handlerKey())));
 
-        APIGatewayV2HTTPResponse created = new ApiFunction(fixture.runner).handleRequest(event, TestContext.of("api", 30_000));
+        APIGatewayV2HTTPResponse created = Lambda.http(new ApiFunction(fixture.runner), event, TestContext.of("api", 30_000));
 
         assertEquals(202, created.getStatusCode(), created.getBody());
         UUID runId = UUID.fromString(Json.parse(created.getBody()).path("runId").asText());
@@ -67,7 +67,7 @@ class PipelineIT {
         get.setHeaders(Map.of("authorization", "Bearer " + fixture.apiKey));
         get.setRawPath("/runs/" + runId);
         get.setPathParameters(Map.of("runId", runId.toString()));
-        JsonNode run = Json.parse(new ApiFunction(fixture.runner).handleRequest(get, TestContext.of("api", 30_000)).getBody());
+        JsonNode run = Json.parse(Lambda.http(new ApiFunction(fixture.runner), get, TestContext.of("api", 30_000)).getBody());
         assertEquals("completed", run.path("status").asText());
         assertEquals("manual", run.path("trigger").asText());
         assertEquals(2, run.path("priority").asInt());
@@ -123,7 +123,7 @@ class PipelineIT {
                 integration.handlerKey(), dev.runner.integration.Direction.INBOUND, dev.runner.trigger.Trigger.WEBHOOK, "once", 1, 0);
         redelivery.getRecords().getFirst().setBody(Json.write(job.toJson()));
         redelivery.getRecords().getFirst().getAttributes().put("ApproximateReceiveCount", "2");
-        var response = new ItemWorkerFunction(fixture.runner).handleRequest(redelivery, TestContext.of("items", 60_000));
+        var response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), redelivery, TestContext.of("items", 60_000));
 
         assertTrue(response.getBatchItemFailures().isEmpty(), "acknowledged, not retried");
         assertEquals(1, fixture.handlers.timesProcessed(integration.handlerKey(), item.itemId().toString()));
@@ -136,7 +136,7 @@ class PipelineIT {
         String marker = "not json " + UUID.randomUUID();
         event.getRecords().getFirst().setBody(marker);
 
-        var response = new ItemWorkerFunction(fixture.runner).handleRequest(event, TestContext.of("items", 60_000));
+        var response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), event, TestContext.of("items", 60_000));
 
         assertTrue(response.getBatchItemFailures().isEmpty(), "kept, so not retried");
         var kept = fixture.runner.deadLetterStore().recent(50).stream().filter(l -> l.body().equals(marker)).toList();

@@ -49,12 +49,12 @@ class ProducersIT {
 
         var scheduler = new SchedulerFunction(fixture.runner);
         ScheduledEvent event = Events.load("scheduled.json", ScheduledEvent.class);
-        var ticks = List.of(Thread.ofVirtual().start(() -> scheduler.handleRequest(event, TestContext.of("scheduler", 30_000))),
-                Thread.ofVirtual().start(() -> scheduler.handleRequest(event, TestContext.of("scheduler", 30_000))));
+        var ticks = List.of(Thread.ofVirtual().start(() -> Lambda.text(scheduler, event, TestContext.of("scheduler", 30_000))),
+                Thread.ofVirtual().start(() -> Lambda.text(scheduler, event, TestContext.of("scheduler", 30_000))));
         for (Thread tick : ticks) {
             join(tick);
         }
-        scheduler.handleRequest(event, TestContext.of("scheduler", 30_000));
+        Lambda.text(scheduler, event, TestContext.of("scheduler", 30_000));
 
         List<Run> runs = runsOf(integration.tenantId());
         assertEquals(1, runs.size(), "one run per due time");
@@ -109,10 +109,10 @@ class ProducersIT {
         record.getAttributes().put("SentTimestamp", Long.toString(Instant.now().toEpochMilli()));
         StandardWebhooks.headers(List.of(integration.webhookSecret()), "msg_" + UUID.randomUUID(), Instant.now().getEpochSecond(),
                 sample.getBytes(StandardCharsets.UTF_8)).forEach((name, value) -> record.getMessageAttributes().get(name).setStringValue(value));
-        var response = new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
+        var response = Lambda.sqs(new IngestFunction(fixture.runner), event, TestContext.of("ingest", 30_000));
         assertTrue(response.getBatchItemFailures().isEmpty());
         assertEquals(2, runsOf(integration.tenantId()).size());
-        new IngestFunction(fixture.runner).handleRequest(event, TestContext.of("ingest", 30_000));
+        Lambda.sqs(new IngestFunction(fixture.runner), event, TestContext.of("ingest", 30_000));
         assertEquals(2, runsOf(integration.tenantId()).size(), "a redelivery makes nothing new");
     }
 
@@ -153,7 +153,7 @@ class ProducersIT {
         record.setEventSourceArn(fixture.stack.arn("runs-dlq"));
         record.setBody(Json.write(fixture.runner.runStore().find(stuck).orElseThrow().job().toJson()));
         fixture.handlers.handler(integration.handlerKey()).fetchStatus(500);
-        new DeadLetterFunction(fixture.runner).handleRequest(dlq, TestContext.of("dlq", 30_000));
+        Lambda.sqs(new DeadLetterFunction(fixture.runner), dlq, TestContext.of("dlq", 30_000));
         assertEquals(RunStatus.FAILED, fixture.runner.runStore().find(stuck).orElseThrow().status());
     }
 

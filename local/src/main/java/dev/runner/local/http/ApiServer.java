@@ -1,5 +1,6 @@
 package dev.runner.local.http;
 
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.runner.embedded.EmbeddedServers;
@@ -106,7 +107,7 @@ public final class ApiServer implements AutoCloseable {
                     exchange.getRequestHeaders(), body, exchange.getRemoteAddress().getAddress().getHostAddress(),
                     exchange.getRequestHeaders().getFirst("Host"));
             var event = HttpToApiGateway.event(request, route.template(), parameters.get(), clock.instant());
-            return switch (route.function().invoke(event)) {
+            return switch (route.function().invoke(event, APIGatewayV2HTTPResponse.class)) {
                 case LocalFunction.Outcome.Returned returned -> HttpToApiGateway.response(returned.value());
                 case LocalFunction.Outcome.Failed failed -> {
                     LOG.error("{} failed on {} {}: {} {}", route.function().logicalId(), method, rawPath,

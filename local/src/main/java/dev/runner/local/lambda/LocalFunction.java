@@ -1,9 +1,14 @@
 package dev.runner.local.lambda;
 
+import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.local.template.FunctionDefinition;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
@@ -18,6 +23,11 @@ import java.util.concurrent.ConcurrentLinkedDeque;
  * invocation at a time: concurrent invocations get their own instances (execution
  * environments), created on demand and reused. Each instance is built by an {@link Instantiator}
  * from the variables the template gives the function, so it sees exactly those.
+ *
+ * <p>A {@link RequestStreamHandler} is invoked as Lambda invokes it: the source's event written as
+ * the JSON Lambda sends, its answer read back into what the source reads, both with the runtime
+ * client's serialization ({@link RuntimeSerialization}). A typed {@link RequestHandler} gets the
+ * source's event object itself, as the runtime client would have read it from that JSON.
  */
 public final class LocalFunction implements AutoCloseable {
 
@@ -44,8 +54,8 @@ public final class LocalFunction implements AutoCloseable {
     private final Instantiator instantiator;
     private final Clock clock;
     private final InvocationMeter meter;
-    private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> idle = new ConcurrentLinkedDeque<>();
-    private final ConcurrentLinkedDeque<RequestHandler<Object, Object>> all = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedDeque<Object> idle = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedDeque<Object> all = new ConcurrentLinkedDeque<>();
 
     private LocalFunction(FunctionDefinition definition, String arn, Map<String, String> environment,
                           Class<?> type, Instantiator instantiator, Clock clock, InvocationMeter meter) {
@@ -81,9 +91,9 @@ public final class LocalFunction implements AutoCloseable {
             throw new FunctionLoadException(definition.logicalId() + ": handler class " + definition.handlerClass()
                     + " is not on the classpath");
         }
-        if (!RequestHandler.class.isAssignableFrom(type)) {
-            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
-                    + " does not implement com.amazonaws.services.lambda.runtime.RequestHandler");
+        if (!RequestHandler.class.isAssignableFrom(type) && !RequestStreamHandler.class.isAssignableFrom(type)) {
+            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName() + " implements neither"
+                    + " com.amazonaws.services.lambda.runtime.RequestHandler nor RequestStreamHandler");
         }
         var function = new LocalFunction(definition, arn, environment, type, instantiator, clock, meter);
         function.idle.push(function.newInstance());
@@ -114,13 +124,29 @@ public final class LocalFunction implements AutoCloseable {
         return environment;
     }
 
-    /** The event type the handler declares, when it can be read from its generic signature. */
+    /**
+     * The event type the handler declares, when it can be read from its generic signature; Object
+     * for a stream handler, which takes any JSON and reads what it needs itself.
+     */
     public Class<?> inputType() {
         return inputType(type);
     }
 
-    /** Checks that the handler accepts what an event source delivers; fails the start if not. */
+    /**
+     * Checks that the handler accepts what an event source delivers; fails the start if not. Only
+     * a typed handler says what it takes: a stream handler passes (it reads the event's JSON
+     * itself), as long as the source's event is one the runtime client can write as JSON.
+     */
     public void requireInput(Class<?> eventType, String source) {
+        if (RequestStreamHandler.class.isAssignableFrom(type)) {
+            try {
+                RuntimeSerialization.prepare(eventType);
+            } catch (RuntimeException e) {
+                throw new FunctionLoadException(logicalId() + ": " + source + " delivers " + eventType.getSimpleName()
+                        + ", which the runtime client cannot write as JSON for the stream handler " + type.getName() + ": " + e, e);
+            }
+            return;
+        }
         Class<?> declared = inputType();
         if (!declared.isAssignableFrom(eventType)) {
             throw new FunctionLoadException(logicalId() + ": " + source + " delivers " + eventType.getSimpleName()
@@ -128,15 +154,20 @@ public final class LocalFunction implements AutoCloseable {
         }
     }
 
-    /** Invokes the handler once; an invocation running past the Timeout counts as failed, as in Lambda. */
-    public Outcome invoke(Object event) {
+    /**
+     * Invokes the handler once; an invocation running past the Timeout counts as failed, as in Lambda.
+     *
+     * @param answerType what the source reads a stream handler's JSON answer as (Object: any JSON); an answer
+     *                   that is not that JSON fails the invocation, as the source would refuse it
+     */
+    public Outcome invoke(Object event, Class<?> answerType) {
         int records = event instanceof SQSEvent sqs && sqs.getRecords() != null
                 ? sqs.getRecords().size() : 1;
-        return meter.measure(logicalId(), memoryMb(), records, () -> invokeNow(event));
+        return meter.measure(logicalId(), memoryMb(), records, () -> invokeNow(event, answerType));
     }
 
-    private Outcome invokeNow(Object event) {
-        RequestHandler<Object, Object> handler = idle.poll();
+    private Outcome invokeNow(Object event, Class<?> answerType) {
+        Object handler = idle.poll();
         if (handler == null) {
             try {
                 handler = newInstance();
@@ -147,12 +178,26 @@ public final class LocalFunction implements AutoCloseable {
         Instant start = clock.instant();
         Instant deadline = start.plus(definition.timeout());
         try {
-            Object result = handler.handleRequest(event, new LocalContext(this, deadline, clock));
+            Context context = new LocalContext(this, deadline, clock);
+            Object result;
+            byte[] answer = null;
+            if (handler instanceof RequestStreamHandler stream) {
+                var output = new ByteArrayOutputStream(1024);
+                stream.handleRequest(new ByteArrayInputStream(RuntimeSerialization.toJson(event)), output, context);
+                answer = output.toByteArray();
+                result = null;
+            } else {
+                @SuppressWarnings("unchecked")
+                var typed = (RequestHandler<Object, Object>) handler;
+                result = typed.handleRequest(event, context);
+            }
             if (clock.instant().isAfter(deadline)) {
                 return new Outcome.Failed("Sandbox.Timedout",
                         "Task timed out after " + definition.timeout().toMillis() / 1000.0 + " seconds", null);
             }
-            return new Outcome.Returned(result);
+            return answer == null ? new Outcome.Returned(result) : answer(answer, answerType);
+        } catch (IOException e) {
+            return new Outcome.Failed(e.getClass().getName(), String.valueOf(e.getMessage()), e);
         } catch (RuntimeException | Error e) {
             return new Outcome.Failed(e.getClass().getName(), String.valueOf(e.getMessage()), e);
         } finally {
@@ -160,9 +205,22 @@ public final class LocalFunction implements AutoCloseable {
         }
     }
 
+    /** A stream handler's answer as the source reads it; none (an empty answer) is null, as Lambda returns nothing. */
+    private Outcome answer(byte[] json, Class<?> answerType) {
+        if (json.length == 0) {
+            return new Outcome.Returned(null);
+        }
+        try {
+            return new Outcome.Returned(RuntimeSerialization.fromJson(json, answerType));
+        } catch (RuntimeException e) {
+            return new Outcome.Failed("Runtime.InvalidAnswer", logicalId() + " answered what is not JSON of "
+                    + answerType.getSimpleName() + ": " + e.getMessage(), e);
+        }
+    }
+
     @Override
     public void close() {
-        for (RequestHandler<Object, Object> handler : all) {
+        for (Object handler : all) {
             if (handler instanceof AutoCloseable closeable) {
                 try {
                     closeable.close();
@@ -175,10 +233,9 @@ public final class LocalFunction implements AutoCloseable {
         idle.clear();
     }
 
-    @SuppressWarnings("unchecked")
-    private RequestHandler<Object, Object> newInstance() {
+    private Object newInstance() {
         try {
-            var handler = (RequestHandler<Object, Object>) instantiator.newInstance(type, environment);
+            Object handler = instantiator.newInstance(type, environment);
             all.add(handler);
             return handler;
         } catch (InvocationTargetException e) {

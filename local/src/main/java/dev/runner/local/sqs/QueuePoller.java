@@ -3,16 +3,13 @@ package dev.runner.local.sqs;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.embedded.sqs.ElasticMqQueues;
-import dev.runner.functions.SqsEvents;
 import dev.runner.local.lambda.InvocationMeter;
 import dev.runner.local.lambda.LocalFunction;
 import dev.runner.local.template.EventSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import software.amazon.awssdk.core.SdkBytes;
-import software.amazon.awssdk.services.sqs.model.Message;
-import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 
+import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -150,7 +147,7 @@ public final class QueuePoller implements AutoCloseable {
     private void poll() {
         while (running) {
             try {
-                List<Message> batch = receiveBatch();
+                List<ElasticMqQueues.Received> batch = receiveBatch();
                 // Counted before running is read, so a stop either waits for this batch or stops it.
                 busy.incrementAndGet();
                 try {
@@ -174,8 +171,8 @@ public final class QueuePoller implements AutoCloseable {
     }
 
     /** Long-polls for a first message, then tops the batch up until it is full or the window closes. */
-    private List<Message> receiveBatch() {
-        List<Message> batch = new ArrayList<>(receive(Math.min(SQS_BATCH_LIMIT, source.batchSize()), LONG_POLL_SECONDS));
+    private List<ElasticMqQueues.Received> receiveBatch() {
+        List<ElasticMqQueues.Received> batch = new ArrayList<>(receive(Math.min(SQS_BATCH_LIMIT, source.batchSize()), LONG_POLL_SECONDS));
         if (batch.isEmpty() || source.batchingWindow().isZero()) {
             return batch;
         }
@@ -186,7 +183,7 @@ public final class QueuePoller implements AutoCloseable {
                 break;
             }
             int wait = (int) Math.min(LONG_POLL_SECONDS, left / 1000);
-            List<Message> more = receive(Math.min(SQS_BATCH_LIMIT, source.batchSize() - batch.size()), wait);
+            List<ElasticMqQueues.Received> more = receive(Math.min(SQS_BATCH_LIMIT, source.batchSize() - batch.size()), wait);
             batch.addAll(more);
             if (more.isEmpty() && wait == 0) {
                 // Less than a second of window left and nothing there: SQS long-polls in whole seconds.
@@ -196,20 +193,12 @@ public final class QueuePoller implements AutoCloseable {
         return batch;
     }
 
-    private List<Message> receive(int max, int waitSeconds) {
-        List<ElasticMqQueues.Received> received = queues.queue(source.queueName())
+    private List<ElasticMqQueues.Received> receive(int max, int waitSeconds) {
+        List<ElasticMqQueues.Received> messages = queues.queue(source.queueName())
                 .receive(max, waitSeconds, null, List.of("All"), List.of("All"));
-        List<Message> messages = new ArrayList<>(received.size());
         long bytes = 0;
-        for (ElasticMqQueues.Received message : received) {
+        for (ElasticMqQueues.Received message : messages) {
             bytes += message.body().length();
-            Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
-            message.messageAttributes().forEach((name, value) -> attributes.put(name, MessageAttributeValue.builder()
-                    .dataType(value.dataType()).stringValue(value.stringValue())
-                    .binaryValue(value.binaryValue() == null ? null : SdkBytes.fromByteArray(value.binaryValue())).build()));
-            messages.add(Message.builder().messageId(message.messageId()).receiptHandle(message.receiptHandle())
-                    .body(message.body()).md5OfBody(message.md5OfBody()).md5OfMessageAttributes(message.md5OfMessageAttributes())
-                    .attributesWithStrings(message.attributes()).messageAttributes(attributes).build());
         }
         receives.increment();
         if (messages.isEmpty()) {
@@ -219,9 +208,8 @@ public final class QueuePoller implements AutoCloseable {
         return messages;
     }
 
-    private void deliver(List<Message> batch) {
-        SQSEvent event = SqsEvents.fromReceived(batch, source.queueArn(), region);
-        switch (function.invoke(event)) {
+    private void deliver(List<ElasticMqQueues.Received> batch) {
+        switch (function.invoke(event(batch), SQSBatchResponse.class)) {
             case LocalFunction.Outcome.Failed failed ->
                     LOG.error("{} failed on a batch of {} from {}; the batch will be retried after the visibility timeout: {} {}",
                             function.logicalId(), batch.size(), source.queueName(), failed.errorType(), failed.message(),
@@ -230,8 +218,40 @@ public final class QueuePoller implements AutoCloseable {
         }
     }
 
+    /** The batch as the event source mapping delivers it. */
+    private SQSEvent event(List<ElasticMqQueues.Received> batch) {
+        List<SQSEvent.SQSMessage> records = new ArrayList<>(batch.size());
+        for (ElasticMqQueues.Received message : batch) {
+            var record = new SQSEvent.SQSMessage();
+            record.setMessageId(message.messageId());
+            record.setReceiptHandle(message.receiptHandle());
+            record.setBody(message.body());
+            record.setMd5OfBody(message.md5OfBody());
+            record.setMd5OfMessageAttributes(message.md5OfMessageAttributes());
+            record.setEventSource("aws:sqs");
+            record.setEventSourceArn(source.queueArn());
+            record.setAwsRegion(region);
+            record.setAttributes(new LinkedHashMap<>(message.attributes()));
+            Map<String, SQSEvent.MessageAttribute> attributes = new LinkedHashMap<>();
+            message.messageAttributes().forEach((name, value) -> {
+                var attribute = new SQSEvent.MessageAttribute();
+                attribute.setDataType(value.dataType());
+                attribute.setStringValue(value.stringValue());
+                if (value.binaryValue() != null) {
+                    attribute.setBinaryValue(ByteBuffer.wrap(value.binaryValue()));
+                }
+                attributes.put(name, attribute);
+            });
+            record.setMessageAttributes(attributes);
+            records.add(record);
+        }
+        var event = new SQSEvent();
+        event.setRecords(records);
+        return event;
+    }
+
     /** The messages to delete: all of them, or those not reported failed; none if the report is invalid. */
-    private List<Message> succeeded(List<Message> batch, Object result) {
+    private List<ElasticMqQueues.Received> succeeded(List<ElasticMqQueues.Received> batch, Object result) {
         if (!source.reportBatchItemFailures() || !(result instanceof SQSBatchResponse response)
                 || response.getBatchItemFailures() == null) {
             return batch;
@@ -252,7 +272,7 @@ public final class QueuePoller implements AutoCloseable {
         return batch.stream().filter(m -> !failed.contains(m.messageId())).toList();
     }
 
-    private void delete(List<Message> messages) {
+    private void delete(List<ElasticMqQueues.Received> messages) {
         if (messages.isEmpty()) {
             return;
         }

@@ -1,0 +1,80 @@
+package dev.runner.functions;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.amazonaws.services.lambda.runtime.serialization.PojoSerializer;
+import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
+import com.amazonaws.services.lambda.runtime.serialization.factories.JacksonFactory;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Collectors;
+
+/**
+ * Invokes a function as Lambda does: the event, built with the event library, written as JSON by
+ * the runtime client's own serializer, handed to the stream handler, and its answer read back
+ * with that serializer into what the event source reads (a partial batch response, an HTTP answer).
+ */
+final class Lambda {
+
+    private static final Map<Class<?>, PojoSerializer<Object>> SERIALIZERS = new ConcurrentHashMap<>();
+
+    private Lambda() {}
+
+    static SQSBatchResponse sqs(RequestStreamHandler function, SQSEvent event, Context context) {
+        return invoke(function, event, context, SQSBatchResponse.class);
+    }
+
+    static APIGatewayV2HTTPResponse http(RequestStreamHandler function, APIGatewayV2HTTPEvent event, Context context) {
+        return invoke(function, event, context, APIGatewayV2HTTPResponse.class);
+    }
+
+    /** A function answering a JSON string (the scheduler). */
+    static String text(RequestStreamHandler function, Object event, Context context) {
+        return invoke(function, event, context, String.class);
+    }
+
+    /** A function taking and answering JSON objects (the custom resource). */
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> map(RequestStreamHandler function, Map<String, Object> event, Context context) {
+        return invoke(function, event, context, Map.class);
+    }
+
+    static <R> R invoke(RequestStreamHandler function, Object event, Context context, Class<R> answerType) {
+        var in = new ByteArrayOutputStream();
+        serializer(event.getClass()).toJson(event, in);
+        var out = new ByteArrayOutputStream();
+        try {
+            function.handleRequest(new ByteArrayInputStream(in.toByteArray()), out, context);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return answerType.cast(serializer(answerType).fromJson(new ByteArrayInputStream(out.toByteArray())));
+    }
+
+    /** The ids a partial batch response lists as failed. */
+    static Set<String> failedIds(SQSBatchResponse response) {
+        if (response == null || response.getBatchItemFailures() == null) {
+            return Set.of();
+        }
+        return response.getBatchItemFailures().stream().map(SQSBatchResponse.BatchItemFailure::getItemIdentifier)
+                .collect(Collectors.toSet());
+    }
+
+    /** The runtime client's choice: the event library's classes with their mix-ins, anything else plain Jackson. */
+    @SuppressWarnings("unchecked")
+    private static PojoSerializer<Object> serializer(Class<?> type) {
+        return SERIALIZERS.computeIfAbsent(type, t -> LambdaEventSerializers.isLambdaSupportedEvent(t.getName())
+                ? (PojoSerializer<Object>) LambdaEventSerializers.serializerFor(t, Lambda.class.getClassLoader())
+                : (PojoSerializer<Object>) JacksonFactory.getInstance().getSerializer(t));
+    }
+}
