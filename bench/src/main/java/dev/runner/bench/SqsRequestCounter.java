@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Counts every SQS request that reaches the local runtime's SQS endpoint, by operation: the
  * functions' sends and visibility changes (they speak SQS over HTTP, no SDK in them), the
- * runtime's own and the benchmark's. Seen at the endpoint's front end, so nothing in Runner knows
- * it is being measured. The event source mappings read ElasticMQ in process and count their own.
+ * runtime's own and the benchmark's. Seen at the endpoint's front end, after the local IAM check
+ * (what it refuses never reaches a queue), so nothing in Runner knows it is being measured. The event source mappings read ElasticMQ in process and count their own.
  */
 public final class SqsRequestCounter implements SqsFrontEnd.Inspector {
 
@@ -31,7 +31,10 @@ public final class SqsRequestCounter implements SqsFrontEnd.Inspector {
     @Override
     public String inspect(SqsFrontEnd.Request request) {
         String operation = request.operation();
-        BY_OPERATION.computeIfAbsent(operation == null ? "?" : operation, o -> new LongAdder()).increment();
+        if (operation == null) {
+            return null; // not an SQS request (a function's connection warm-up at init)
+        }
+        BY_OPERATION.computeIfAbsent(operation, o -> new LongAdder()).increment();
         CHUNKS.add(Math.max(1, (request.bytes() + 65_535) / 65_536));
         JsonNode body = request.body();
         if (body != null && "SendMessageBatch".equals(operation)) {

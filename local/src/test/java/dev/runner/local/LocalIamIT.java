@@ -91,6 +91,25 @@ class LocalIamIT {
     }
 
     @Test
+    void aFunctionsKeyOnAnythingButTheJsonProtocolIsRefusedNotPassedUnchecked() throws Exception {
+        String itemsDlq = runtime.queueUrls().get("ItemsDlq");
+        // The query protocol ElasticMQ still serves: with a function's key it would bypass the check.
+        var request = java.net.http.HttpRequest.newBuilder(URI.create(runtime.endpoints().sqsEndpoint() + "/"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Authorization", "AWS4-HMAC-SHA256 Credential=runner-ApiFunction/20261130/us-east-1/sqs/aws4_request, "
+                        + "SignedHeaders=host;x-amz-date, Signature=" + "0".repeat(64))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("Action=SendMessage&QueueUrl="
+                        + java.net.URLEncoder.encode(itemsDlq, java.nio.charset.StandardCharsets.UTF_8) + "&MessageBody=x"))
+                .build();
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            var answer = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+
+            assertEquals(403, answer.statusCode(), answer.body());
+            assertTrue(answer.body().contains("AccessDeniedException"), answer.body());
+        }
+    }
+
+    @Test
     void secretsAreHeldToTheReadingFunctionsPolicies() {
         try (SecretsManagerClient webhook = secretsManager("runner-WebhookFunction"); SecretsManagerClient api = secretsManager("runner-ApiFunction")) {
             assertTrue(webhook.getSecretValue(b -> b.secretId("runner/database")).secretString().contains("\"username\""));

@@ -36,17 +36,20 @@ public final class AwsException extends RuntimeException {
 
     /** No answer came (connection refused or broken, timeout). */
     public boolean unreachable() {
-        return status == 0;
+        return status == 0 && errorType.equals("Unreachable");
     }
 
-    /** IAM refused the caller: its policies do not allow the action, never a passing fault. */
+    /**
+     * IAM refused the caller: its policies do not allow the action, never a passing fault. Told by
+     * the error type alone: a 403 is also what a bad or expired token gets ({@code
+     * InvalidClientTokenId}, {@code ExpiredToken}…), which says nothing about the function's grants.
+     */
     public boolean accessDenied() {
-        return status == 403 || errorType.startsWith("AccessDenied");
+        return errorType.startsWith("AccessDenied");
     }
 
     /** What AWS says to try again: a 5xx or a throttle. */
     boolean isTransient() {
-        return status >= 500 || errorType.contains("Throttl") || errorType.equals("RequestThrottled")
-                || errorType.equals("TooManyRequestsException");
+        return status >= 500 || status == 429 || errorType.contains("Throttl") || errorType.equals("TooManyRequestsException");
     }
 }

@@ -23,8 +23,9 @@ import java.util.function.Supplier;
  * ({@code X-Amz-Target: <prefix><Operation>}) over {@link HttpURLConnection}, whose keep-alive
  * cache keeps the connection for the next. What the SDK's client did for Runner, without its
  * ≈ 1,300 classes: a throttle, a 5xx or a broken connection is tried again (three attempts in
- * all, 100 then 200 ms apart as the SDK's standard retry mode; a broken connection's first retry
- * at once); any other refusal is an {@link AwsException} naming the service's error type, never retried.
+ * all, 100 then 200 ms apart; a broken connection's first retry at once; the SDK's standard mode
+ * also jitters and waits longer after a throttle); any other refusal is an {@link AwsException}
+ * naming the service's error type, never retried.
  */
 public final class AwsJsonClient {
 

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 /**
@@ -20,7 +21,8 @@ import java.util.function.Supplier;
  * ({@code AWS_CONTAINER_CREDENTIALS_FULL_URI}, {@code AWS_CONTAINER_AUTHORIZATION_TOKEN}), because
  * keys captured in a snapshot would be stale when it is restored days later. Read on first use,
  * kept, and read again five minutes before they expire (a restore finds them expired and reads
- * them again). The authorization token and the keys never reach a message or a log line.
+ * them again); a failed early read keeps the keys it has until they expire. The authorization
+ * token and the keys never reach a message or a log line.
  */
 public final class ContainerCredentials implements Supplier<AwsKeys> {
 
@@ -31,8 +33,10 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
     private final URI uri;
     private final Supplier<String> authorization;
     private final Clock clock;
-    private AwsKeys keys;
-    private Instant expiration = Instant.MIN;
+    /** A lock, not {@code synchronized}: a read blocks on the network, and virtual threads (parallel sends) wait on it. */
+    private final ReentrantLock reading = new ReentrantLock();
+    private volatile AwsKeys keys;
+    private volatile Instant expiration = Instant.MIN;
 
     /** @param authorization the {@code Authorization} header's value, asked at each read (a token file may be rewritten); null = none */
     public ContainerCredentials(URI uri, Supplier<String> authorization, Clock clock) {
@@ -42,16 +46,39 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
     }
 
     @Override
-    public synchronized AwsKeys get() {
-        if (keys == null || !clock.instant().isBefore(expiration.minus(REFRESH_BEFORE_EXPIRY))) {
-            read();
+    public AwsKeys get() {
+        AwsKeys current = keys;
+        if (current != null && clock.instant().isBefore(expiration.minus(REFRESH_BEFORE_EXPIRY))) {
+            return current;
         }
-        return keys;
+        reading.lock();
+        try {
+            current = keys;
+            Instant now = clock.instant();
+            if (current != null && now.isBefore(expiration.minus(REFRESH_BEFORE_EXPIRY))) {
+                return current; // another thread read them meanwhile
+            }
+            try {
+                read();
+            } catch (AwsException e) {
+                if (current == null || !now.isBefore(expiration)) {
+                    throw e;
+                }
+                // Still valid for a few minutes: used, and read again at the next request.
+                System.err.println("AWS credentials not refreshed, the current ones expire at " + expiration + ": " + e.getMessage());
+            }
+            return keys;
+        } finally {
+            reading.unlock();
+        }
     }
 
     private void read() {
         IOException last = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+            if (attempt > 1) {
+                pause(attempt);
+            }
             try {
                 HttpURLConnection connection = (HttpURLConnection) uri.toURL().openConnection();
                 connection.setConnectTimeout((int) TIMEOUT.toMillis());
@@ -70,7 +97,9 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
                     return;
                 }
                 if (status < 500) {
-                    throw new AwsException(status, "CredentialsRefused", "the container credentials endpoint refused the request", null);
+                    // Status 0 on purpose: the endpoint's status is not an AWS service's answer (never read as AccessDenied).
+                    throw new AwsException(0, "CredentialsRefused", "the container credentials endpoint refused the request (HTTP "
+                            + status + ")", null);
                 }
                 last = new IOException("HTTP " + status);
             } catch (IOException e) {
@@ -90,8 +119,17 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
             keys = read;
         } catch (IllegalArgumentException | DateTimeParseException e) {
             // never the body: it holds the keys
-            throw new AwsException(200, "CredentialsUnreadable", "the container credentials endpoint's answer is not"
+            throw new AwsException(0, "CredentialsUnreadable", "the container credentials endpoint's answer is not"
                     + " {AccessKeyId, SecretAccessKey, Token, Expiration}", null);
+        }
+    }
+
+    private static void pause(int attempt) {
+        try {
+            Thread.sleep(100L << (attempt - 2));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AwsException(0, "Interrupted", "interrupted while reading AWS credentials", e);
         }
     }
 

@@ -128,6 +128,7 @@ class AwsJsonClientTest {
     @Test
     void iamsRefusalIsAccessDeniedFromTheHeaderWhenTheBodySaysNothing() throws IOException {
         URI endpoint = serve(n -> new Reply(403, "", "AccessDeniedException:http://internal.amazon.com/coral/"));
+        // (AWS's JSON protocol answers IAM's refusal with 403 or 400; the type says it, not the status.)
 
         AwsException refused = assertThrows(AwsException.class, () -> client(endpoint, true).call("SendMessageBatch", Json.object()));
 
@@ -215,7 +216,40 @@ class AwsJsonClientTest {
 
         AwsException failure = assertThrows(AwsException.class, credentials::get);
 
-        assertEquals(401, failure.status());
+        assertTrue(failure.getMessage().contains("HTTP 401"), failure.getMessage());
         assertFalse(failure.getMessage().contains("do-not-print"));
+        assertFalse(failure.accessDenied(), "the endpoint's refusal is not IAM's answer about the function's grants");
+    }
+
+    @Test
+    void aFailedEarlyRefreshKeepsTheKeysUntilTheyExpire() throws IOException {
+        AtomicReference<Instant> now = new AtomicReference<>(AT);
+        Clock clock = new Clock() {
+            @Override public ZoneOffset getZone() { return ZoneOffset.UTC; }
+            @Override public Clock withZone(java.time.ZoneId zone) { return this; }
+            @Override public Instant instant() { return now.get(); }
+        };
+        URI endpoint = serve(n -> n == 1
+                ? Reply.ok("{\"AccessKeyId\":\"ASIA1\",\"SecretAccessKey\":\"s\",\"Token\":\"t\",\"Expiration\":\"" + AT.plus(Duration.ofHours(1)) + "\"}")
+                : new Reply(500, "", null));
+        ContainerCredentials credentials = new ContainerCredentials(endpoint, () -> null, clock);
+        assertEquals("ASIA1", credentials.get().accessKeyId());
+
+        now.set(AT.plus(Duration.ofMinutes(57)));
+        assertEquals("ASIA1", credentials.get().accessKeyId(), "the endpoint failed, the keys still have three minutes");
+        assertEquals(4, seen.size(), "one read, then three tries");
+
+        now.set(AT.plus(Duration.ofMinutes(61)));
+        assertThrows(AwsException.class, credentials::get, "expired: no keys to sign with");
+    }
+
+    @Test
+    void aBadOrExpiredTokenIsNotReadAsAMissingGrant() throws IOException {
+        URI endpoint = serve(n -> new Reply(403, "{\"__type\":\"com.amazon.coral.service#InvalidClientTokenId\",\"Message\":\"The security token included in the request is invalid.\"}", null));
+
+        AwsException refused = assertThrows(AwsException.class, () -> client(endpoint, true).call("SendMessageBatch", Json.object()));
+
+        assertEquals("InvalidClientTokenId", refused.errorType());
+        assertFalse(refused.accessDenied());
     }
 }

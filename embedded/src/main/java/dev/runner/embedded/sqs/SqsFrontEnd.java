@@ -193,9 +193,10 @@ public final class SqsFrontEnd implements AutoCloseable {
         }
     }
 
-    /** SQS's refusal of a caller IAM does not allow: 403, AccessDenied as the query-compatible code the SDK reads too. */
+    /** SQS's refusal of a caller IAM does not allow, as AWS answers it in the JSON protocol (the query-compatible code the SDK reads too). */
     private static void deny(HttpExchange exchange, String denial) throws IOException {
-        byte[] answer = JSON.writeValueAsBytes(JSON.createObjectNode().put("__type", "com.amazonaws.sqs#AccessDenied").put("message", denial));
+        byte[] answer = JSON.writeValueAsBytes(JSON.createObjectNode().put("__type", "com.amazon.coral.service#AccessDeniedException")
+                .put("Message", denial));
         exchange.getResponseHeaders().set("Content-Type", JSON_TYPE);
         exchange.getResponseHeaders().set("x-amzn-query-error", "AccessDenied;Sender");
         exchange.sendResponseHeaders(403, answer.length);

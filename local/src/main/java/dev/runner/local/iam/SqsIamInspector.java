@@ -1,6 +1,7 @@
 package dev.runner.local.iam;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.embedded.sqs.ElasticMqQueues;
 import dev.runner.embedded.sqs.SqsFrontEnd;
 
 /**
@@ -19,8 +20,14 @@ public final class SqsIamInspector implements SqsFrontEnd.Inspector {
 
     @Override
     public String inspect(SqsFrontEnd.Request request) {
-        if (request.operation() == null || iam.identity(request.accessKeyId()).isEmpty()) {
+        if (iam.identity(request.accessKeyId()).isEmpty()) {
             return null;
+        }
+        if (request.operation() == null || request.body() == null || !request.body().isObject()) {
+            // A function speaks the JSON protocol only: anything else signed with its key (the query protocol's
+            // Action=…, a GET) would pass ElasticMQ unchecked, so it is refused here.
+            return "User: " + request.accessKeyId() + " may call this SQS endpoint only with the JSON protocol"
+                    + " (X-Amz-Target: AmazonSQS.<Action>, a JSON body)";
         }
         String operation = request.operation();
         String action = "sqs:" + (operation.endsWith("Batch") ? operation.substring(0, operation.length() - "Batch".length()) : operation);
@@ -31,8 +38,7 @@ public final class SqsIamInspector implements SqsFrontEnd.Inspector {
     private String resource(JsonNode body) {
         String name = "*";
         if (body != null && body.path("QueueUrl").isTextual()) {
-            String url = body.get("QueueUrl").asText();
-            name = url.substring(url.lastIndexOf('/') + 1);
+            name = ElasticMqQueues.queueName(body.get("QueueUrl").asText());
         } else if (body != null && body.path("QueueName").isTextual()) {
             name = body.get("QueueName").asText();
         }
