@@ -163,10 +163,16 @@ public final class LocalFunction implements AutoCloseable {
     public Outcome invoke(Object event, Class<?> answerType) {
         int records = event instanceof SQSEvent sqs && sqs.getRecords() != null
                 ? sqs.getRecords().size() : 1;
-        return meter.measure(logicalId(), memoryMb(), records, () -> invokeNow(event, answerType));
+        // Writing the event and reading the answer are Lambda's work, not the function's: outside its measured CPU.
+        byte[] json = RequestStreamHandler.class.isAssignableFrom(type) ? RuntimeSerialization.toJson(event) : null;
+        Outcome outcome = meter.measure(logicalId(), memoryMb(), records, () -> invokeNow(event, json));
+        return outcome instanceof Outcome.Returned(Answer(byte[] answer)) ? answer(answer, answerType) : outcome;
     }
 
-    private Outcome invokeNow(Object event, Class<?> answerType) {
+    /** A stream handler's answer, as it wrote it: read by {@link #answer} once the invocation is measured. */
+    private record Answer(byte[] json) {}
+
+    private Outcome invokeNow(Object event, byte[] json) {
         Object handler = idle.poll();
         if (handler == null) {
             try {
@@ -183,7 +189,7 @@ public final class LocalFunction implements AutoCloseable {
             byte[] answer = null;
             if (handler instanceof RequestStreamHandler stream) {
                 var output = new ByteArrayOutputStream(1024);
-                stream.handleRequest(new ByteArrayInputStream(RuntimeSerialization.toJson(event)), output, context);
+                stream.handleRequest(new ByteArrayInputStream(json), output, context);
                 answer = output.toByteArray();
                 result = null;
             } else {
@@ -195,7 +201,7 @@ public final class LocalFunction implements AutoCloseable {
                 return new Outcome.Failed("Sandbox.Timedout",
                         "Task timed out after " + definition.timeout().toMillis() / 1000.0 + " seconds", null);
             }
-            return answer == null ? new Outcome.Returned(result) : answer(answer, answerType);
+            return new Outcome.Returned(answer == null ? result : new Answer(answer));
         } catch (IOException e) {
             return new Outcome.Failed(e.getClass().getName(), String.valueOf(e.getMessage()), e);
         } catch (RuntimeException | Error e) {
