@@ -1,12 +1,11 @@
 package dev.runner.app;
 
-import dev.runner.aws.AwsException;
-import dev.runner.aws.AwsKeys;
-import dev.runner.aws.ContainerCredentials;
-
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
+import dev.runner.aws.AwsException;
+import dev.runner.aws.AwsKeys;
+import dev.runner.aws.ContainerCredentials;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.QueueRole;
 import dev.runner.config.RunnerConfig;
