@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -79,7 +80,7 @@ public final class SqsFrontEnd implements AutoCloseable {
      */
     public record Request(String accessKeyId, String operation, JsonNode body, int bytes) {}
 
-    private final java.util.List<Inspector> inspectors = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Inspector> inspectors = new CopyOnWriteArrayList<>();
     private final HttpServer server;
     private final ExecutorService threads;
     private final ElasticMqQueues queues;
