@@ -1,7 +1,9 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.app.Runner;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.item.ItemJob;
@@ -13,6 +15,7 @@ import dev.runner.pipeline.Scheduler;
 import dev.runner.run.Run;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStatus;
+import dev.runner.testing.FakeHandler;
 import dev.runner.testing.HostileHandler;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
@@ -32,6 +35,7 @@ import java.util.stream.IntStream;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -47,7 +51,9 @@ class IntegrityIT {
             "RUNNER_SWEEP_ITEMS_OVERDUE_S", "60",
             "RUNNER_SWEEP_RUNS_OVERDUE_S", "60",
             "RUNNER_SWEEP_COMPLETION_QUIET_S", "1",
-            "RUNNER_WEBHOOK_DEDUP_S", "60"));
+            "RUNNER_WEBHOOK_DEDUP_S", "60",
+            // A dead worker's claim frees in a second: what a crash leaves is claimable again within the test.
+            "RUNNER_ITEM_CLAIM_LEASE_MS", "1000"));
 
     @Test
     void fortyConcurrentRunRequestsAreAllAcceptedByATwoConnectionPool() throws Exception {
@@ -242,6 +248,52 @@ class IntegrityIT {
             itemIds(goodRun).forEach(itemId -> assertEquals(ItemStatus.SUCCEEDED, status(itemId)));
             assertEquals(ItemStatus.RETRYING, status(stalledItem), "the stalled call is a retryable failure of its own item");
         }
+    }
+
+    @Test
+    void anItemWhoseWorkerDiedOnItsLastAttemptIsDeadAfterTheLeaseWithoutAnotherCall() {
+        var integration = fixture.integration(false);
+        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> 503);
+        UUID runId = storedRun(integration, 1);
+        UUID itemId = itemIds(runId).getFirst();
+        int maxAttempts = fixture.runner.config().retry().maxAttempts();
+        // Every attempt but the last one used: the next claim is its last attempt.
+        fixture.runner.database().update("update execution_items set status = 'retrying', attempts = ? where item_id = ?",
+                maxAttempts - 1, itemId);
+        SQSEvent delivery = sqsEvent(job(runId, itemId, integration));
+
+        // The first worker calls the handler for the last attempt, then dies before recording anything: SQS refuses
+        // its hand-off to a DLQ that does not exist, so the invocation fails and its message is not acknowledged.
+        RuntimeException died;
+        try (Runner dying = fixture.root(Map.of("RUNNER_QUEUE_ITEMS_DLQ", fixture.stack.url("items-dlq") + "-gone"))) {
+            var dyingWorker = new ItemWorkerFunction(dying);
+            died = assertThrows(RuntimeException.class, () -> Lambda.sqs(dyingWorker, delivery, TestContext.of("items", 60_000)));
+        }
+        List<FakeHandler.Call> calls = fixture.handlers.itemCalls(integration.handlerKey());
+        assertEquals(1, calls.size(), "the handler saw the last attempt's call before the worker died of " + died);
+        assertEquals(maxAttempts, FakeHandler.items(calls.getFirst()).getFirst().path("attempt").asInt());
+        assertEquals(ItemStatus.PROCESSING, status(itemId), "claimed, nothing recorded");
+
+        // The message comes back once the claim's lease has passed (in AWS its visibility timeout outlasts the lease).
+        Duration lease = fixture.runner.config().itemClaimLease();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> fixture.runner.database().queryOne(
+                "select claimed_at < now() - make_interval(secs => ?) from execution_items where item_id = ?",
+                row -> row.getBoolean(1), lease.toMillis() / 1000.0, itemId).orElseThrow());
+        delivery.getRecords().getFirst().getAttributes().put("ApproximateReceiveCount", "2");
+        var response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), delivery, TestContext.of("items", 60_000));
+
+        assertTrue(response.getBatchItemFailures().isEmpty(), "handed to the DLQ, so acknowledged");
+        fixture.awaitRun(runId, RunStatus.COMPLETED_WITH_ERRORS, Duration.ofSeconds(20));
+        assertEquals(ItemStatus.DEAD, status(itemId));
+        assertEquals(1, fixture.handlers.timesProcessed(integration.handlerKey(), itemId.toString()), "no call past the last attempt");
+        JsonNode counts = Json.parse(fixture.api("GET", "/runs/" + runId, null).body()).path("counts");
+        assertEquals(1, counts.path("dead").asInt(), counts.toString());
+        JsonNode item = Json.parse(fixture.api("GET", "/items/" + itemId, null).body());
+        assertEquals("dead", item.path("status").asText(), item.toString());
+        assertTrue(item.path("dlqAt").isTextual(), "dlq_at stamped: " + item);
+        String reason = "no attempt left after its worker stopped mid-call";
+        assertEquals(reason, item.path("lastError").asText(), item.toString());
+        assertEquals(reason, item.path("history").path(item.path("history").size() - 1).path("error").asText(), item.toString());
     }
 
     // ------------------------------------------------------------------ helpers

@@ -2,7 +2,6 @@ package dev.runner.functions;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
-import dev.runner.config.RunnerConfig;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.HandlerSpec;
@@ -17,7 +16,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import software.amazon.awssdk.services.sqs.model.Message;
 
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -57,11 +55,9 @@ class LostSendIT {
     @BeforeAll
     static void start() {
         fixture.pump.close();
-        Map<String, String> environment = new HashMap<>(fixture.stack.environment());
-        environment.put("RUNNER_QUEUE_ITEMS_MANUAL", fixture.stack.url("items-manual") + "-gone");
-        environment.put("RUNNER_QUEUE_RUNS_MANUAL", fixture.stack.url("runs-manual") + "-gone");
-        refusing = new Runner(RunnerConfig.from(environment), Clock.systemUTC()).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS);
-        scheduler = new Runner(fixture.stack.config(), Clock.systemUTC()).serve(SchedulerFunction.GRANTS);
+        refusing = fixture.root(Map.of("RUNNER_QUEUE_ITEMS_MANUAL", fixture.stack.url("items-manual") + "-gone",
+                "RUNNER_QUEUE_RUNS_MANUAL", fixture.stack.url("runs-manual") + "-gone")).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS);
+        scheduler = fixture.root(Map.of()).serve(SchedulerFunction.GRANTS);
     }
 
     @AfterAll

@@ -5,6 +5,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
+import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostMeter;
 import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.http.ApiRequest;
@@ -55,6 +56,17 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
         handlers = FakeHandler.start(stack.environment().get("RUNNER_HANDLER_SIGNING_SECRET"));
         pump = new EventSourcePump(stack, runner);
         apiKey = stack.environment().get("RUNNER_API_KEY");
+    }
+
+    /**
+     * Another root on this stack, its environment changed by {@code overrides}: a process with a
+     * fault of its own (SQS refusing its sends to a queue that does not exist), or held to one
+     * function's grants. The caller binds its grants and closes it.
+     */
+    Runner root(Map<String, String> overrides) {
+        Map<String, String> environment = new HashMap<>(stack.environment());
+        environment.putAll(overrides);
+        return new Runner(RunnerConfig.from(environment), Clock.systemUTC());
     }
 
     /** A tenant with its own integration type holding one handler at the fake handler service. */
