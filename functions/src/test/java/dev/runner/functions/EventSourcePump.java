@@ -97,30 +97,14 @@ final class EventSourcePump implements AutoCloseable {
 
     /** The messages as the event source mapping delivers them. */
     private static SQSEvent event(List<Message> received, String queueArn) {
-        List<SQSEvent.SQSMessage> records = new ArrayList<>(received.size());
-        for (Message message : received) {
-            var record = new SQSEvent.SQSMessage();
-            record.setMessageId(message.messageId());
-            record.setReceiptHandle(message.receiptHandle());
-            record.setBody(message.body());
+        return Lambda.sqsEvent(received.stream().map(message -> {
+            Map<String, String> attributes = new LinkedHashMap<>();
+            message.messageAttributes().forEach((name, value) -> attributes.put(name, value.stringValue()));
+            var record = Lambda.sqsRecord(message.messageId(), message.receiptHandle(), message.body(), queueArn,
+                    message.attributesAsStrings(), attributes);
             record.setMd5OfBody(message.md5OfBody());
-            record.setEventSource("aws:sqs");
-            record.setEventSourceArn(queueArn);
-            record.setAwsRegion("us-east-1");
-            record.setAttributes(new LinkedHashMap<>(message.attributesAsStrings()));
-            Map<String, SQSEvent.MessageAttribute> attributes = new LinkedHashMap<>();
-            message.messageAttributes().forEach((name, value) -> {
-                var attribute = new SQSEvent.MessageAttribute();
-                attribute.setDataType(value.dataType());
-                attribute.setStringValue(value.stringValue());
-                attributes.put(name, attribute);
-            });
-            record.setMessageAttributes(attributes);
-            records.add(record);
-        }
-        var event = new SQSEvent();
-        event.setRecords(records);
-        return event;
+            return record;
+        }).toList());
     }
 
     @Override

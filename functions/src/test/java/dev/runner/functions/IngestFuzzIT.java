@@ -24,7 +24,6 @@ import java.security.GeneralSecurityException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -168,27 +167,8 @@ class IngestFuzzIT {
     }
 
     private static SQSEvent event(List<Message> batch) {
-        List<SQSEvent.SQSMessage> records = new ArrayList<>();
-        for (Message message : batch) {
-            var record = new SQSEvent.SQSMessage();
-            record.setMessageId(message.messageId());
-            record.setReceiptHandle("rh-" + message.messageId());
-            record.setBody(message.body());
-            record.setEventSourceArn(fixture.stack.arn("ingest"));
-            record.setAttributes(new HashMap<>(message.system()));
-            Map<String, SQSEvent.MessageAttribute> attributes = new HashMap<>();
-            message.attributes().forEach((name, value) -> {
-                var attribute = new SQSEvent.MessageAttribute();
-                attribute.setDataType("String");
-                attribute.setStringValue(value);
-                attributes.put(name, attribute);
-            });
-            record.setMessageAttributes(attributes);
-            records.add(record);
-        }
-        var event = new SQSEvent();
-        event.setRecords(records);
-        return event;
+        return Lambda.sqsEvent(batch.stream().map(message -> Lambda.sqsRecord(message.messageId(), "rh-" + message.messageId(),
+                message.body(), fixture.stack.arn("ingest"), message.system(), message.attributes())).toList());
     }
 
     private static SQSBatchResponse ingest(SQSEvent event) {

@@ -14,6 +14,8 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,6 +31,39 @@ final class Lambda {
     private static final Map<Class<?>, PojoSerializer<Object>> SERIALIZERS = new ConcurrentHashMap<>();
 
     private Lambda() {}
+
+    /**
+     * One SQS record as the event source mapping delivers it.
+     *
+     * @param system     the message's system attributes (ApproximateReceiveCount…)
+     * @param attributes its message attributes, all strings
+     */
+    static SQSEvent.SQSMessage sqsRecord(String messageId, String receiptHandle, String body, String queueArn,
+                                         Map<String, String> system, Map<String, String> attributes) {
+        var record = new SQSEvent.SQSMessage();
+        record.setMessageId(messageId);
+        record.setReceiptHandle(receiptHandle);
+        record.setBody(body);
+        record.setEventSource("aws:sqs");
+        record.setEventSourceArn(queueArn);
+        record.setAwsRegion("us-east-1");
+        record.setAttributes(new LinkedHashMap<>(system));
+        Map<String, SQSEvent.MessageAttribute> messageAttributes = new LinkedHashMap<>();
+        attributes.forEach((name, value) -> {
+            var attribute = new SQSEvent.MessageAttribute();
+            attribute.setDataType("String");
+            attribute.setStringValue(value);
+            messageAttributes.put(name, attribute);
+        });
+        record.setMessageAttributes(messageAttributes);
+        return record;
+    }
+
+    static SQSEvent sqsEvent(List<SQSEvent.SQSMessage> records) {
+        var event = new SQSEvent();
+        event.setRecords(records);
+        return event;
+    }
 
     static SQSBatchResponse sqs(RequestStreamHandler function, SQSEvent event, Context context) {
         return invoke(function, event, context, SQSBatchResponse.class);

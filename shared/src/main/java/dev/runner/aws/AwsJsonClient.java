@@ -238,11 +238,15 @@ public final class AwsJsonClient {
 
     /** 0 → none, then 100 ms, 200 ms. */
     private static void pause(int attempt) {
-        if (attempt < 1) {
-            return;
+        if (attempt >= 1) {
+            backOff(100L << (attempt - 1));
         }
+    }
+
+    /** Waits before trying again; an interrupt ends the wait as a failure, the interrupt kept. */
+    static void backOff(long millis) {
         try {
-            Thread.sleep(100L << (attempt - 1));
+            Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AwsException(0, "Interrupted", "interrupted while waiting to try again", e);

@@ -77,7 +77,7 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
         IOException last = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             if (attempt > 1) {
-                pause(attempt);
+                AwsJsonClient.backOff(100L << (attempt - 2));
             }
             try {
                 HttpURLConnection connection = (HttpURLConnection) uri.toURL().openConnection();
@@ -121,15 +121,6 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
             // never the body: it holds the keys
             throw new AwsException(0, "CredentialsUnreadable", "the container credentials endpoint's answer is not"
                     + " {AccessKeyId, SecretAccessKey, Token, Expiration}", null);
-        }
-    }
-
-    private static void pause(int attempt) {
-        try {
-            Thread.sleep(100L << (attempt - 2));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AwsException(0, "Interrupted", "interrupted while reading AWS credentials", e);
         }
     }
 
