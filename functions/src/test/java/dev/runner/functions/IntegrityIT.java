@@ -293,7 +293,11 @@ class IntegrityIT {
         assertTrue(item.path("dlqAt").isTextual(), "dlq_at stamped: " + item);
         String reason = "no attempt left after its worker stopped mid-call";
         assertEquals(reason, item.path("lastError").asText(), item.toString());
-        assertEquals(reason, item.path("history").path(item.path("history").size() - 1).path("error").asText(), item.toString());
+        JsonNode lastEntry = item.path("history").path(item.path("history").size() - 1);
+        assertEquals(reason, lastEntry.path("error").asText(), item.toString());
+        // The reclaim counted an attempt no call used: given back, so the item shows the attempts it had.
+        assertEquals(maxAttempts, item.path("attempts").asInt(), item.toString());
+        assertEquals(maxAttempts, lastEntry.path("attempt").asInt(), item.toString());
     }
 
     // ------------------------------------------------------------------ helpers

@@ -44,8 +44,11 @@ public final class ItemStore {
         /** Back to the queue: its message is visible again after {@code visibleInSeconds}. */
         record Retrying(UUID itemId, String error, int visibleInSeconds) implements Result {}
 
-        /** Sent to the DLQ; the DLQ consumer will mark it dead. Never claimable again until redriven. */
-        record HandedToDlq(UUID itemId, String error) implements Result {}
+        /**
+         * Sent to the DLQ; the DLQ consumer will mark it dead. Never claimable again until redriven.
+         * {@code attemptUnused}: its claim counted an attempt no call used, given back here.
+         */
+        record HandedToDlq(UUID itemId, String error, boolean attemptUnused) implements Result {}
 
         /** Not processed after all (the handler asked for later): the attempt is given back; re-sent delayed. */
         record Deferred(UUID itemId, int visibleInSeconds) implements Result {}
@@ -184,6 +187,7 @@ public final class ItemStore {
                     statuses[i] = ItemStatus.PROCESSING.wireName();
                     errors[i] = h.error();
                     handoffs[i] = true;
+                    refunds[i] = h.attemptUnused() ? 1 : 0;
                 }
                 case Result.Deferred d -> {
                     statuses[i] = ItemStatus.QUEUED.wireName();
@@ -198,7 +202,7 @@ public final class ItemStore {
                     status = coalesce(v.status, e.status),
                     last_error = coalesce(v.error, e.last_error),
                     history = case when v.error is null then e.history
-                                   else e.history || jsonb_build_array(jsonb_build_object('attempt', e.attempts, 'at', now(), 'error', v.error)) end,
+                                   else e.history || jsonb_build_array(jsonb_build_object('attempt', e.attempts - v.refund, 'at', now(), 'error', v.error)) end,
                     attempts = e.attempts - v.refund,
                     claimed_at = case when v.handoff then 'infinity'::timestamptz else e.claimed_at end,
                     finished_at = case when v.status = 'succeeded' then now() else e.finished_at end,

@@ -159,7 +159,7 @@ public final class ItemWorker {
             result.outcomes().forEach((itemId, outcome) ->
                     fates.add(new Fate.Called(byItem.get(itemId), claimed.get(itemId).attempt(), outcome)));
         }
-        fates.addAll(calls.unstarted());
+        fates.addAll(calls.uncalled());
         Set<String> tenants = new LinkedHashSet<>();
         byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
         return carryOut(settlement.plan(fates), tenants);
@@ -413,8 +413,8 @@ public final class ItemWorker {
         }
     }
 
-    /** What the calls of a batch came to: their results, and the items their lanes never called. */
-    private record Calls(List<CallResult> results, List<Fate> unstarted) {}
+    /** What the calls of a batch came to: their results, and the claimed items no call was made for. */
+    private record Calls(List<CallResult> results, List<Fate> uncalled) {}
 
     /**
      * Every group's calls at once, each group through its lanes (as many calls in flight as its
@@ -425,7 +425,7 @@ public final class ItemWorker {
     private Calls callHandlers(Map<Group, List<Item>> groups, Map<Group, HandlerSpec> specs, Admitted admitted,
                                Map<UUID, ItemStore.Claimed> claimed, long deadlineNanos) {
         List<CallResult> results = new ArrayList<>();
-        List<Fate> unstarted = new ArrayList<>();
+        List<Fate> uncalled = new ArrayList<>();
         Map<Group, Future<Lanes.Ran<List<Item>, CallResult>>> running = new LinkedHashMap<>();
         Map<Group, List<Item>> called = new LinkedHashMap<>();
         for (var entry : groups.entrySet()) {
@@ -434,9 +434,10 @@ public final class ItemWorker {
             List<Item> members = new ArrayList<>();
             Map<UUID, Outcome> settledHere = new HashMap<>();
             for (Item item : entry.getValue()) {
-                if (claimed.get(item.itemId()).attempt() > config.retry().maxAttempts()) {
+                int attempt = claimed.get(item.itemId()).attempt();
+                if (attempt > config.retry().maxAttempts()) {
                     // Reclaimed after a crash past its last attempt: the DLQ, not another call.
-                    settledHere.put(item.itemId(), new Outcome.Failed("no attempt left after its worker stopped mid-call", false));
+                    uncalled.add(new Fate.Exhausted(item, attempt));
                 } else if (spec == null) {
                     settledHere.put(item.itemId(), new Outcome.Failed("unknown handler " + group.integrationKey() + "/" + group.handlerKey(), false));
                 } else {
@@ -470,7 +471,7 @@ public final class ItemWorker {
             }
             Duration delay = ran.stoppedByFailure() ? config.retry().backoff(1) : config.tenantLimit().shortestDeferral();
             Reason reason = ran.stoppedByFailure() ? Reason.HANDLER_FAILING : Reason.OUT_OF_TIME;
-            left.forEach(item -> unstarted.add(new Fate.Unstarted(item, claimed.get(item.itemId()).attempt(), delay, reason)));
+            left.forEach(item -> uncalled.add(new Fate.Unstarted(item, claimed.get(item.itemId()).attempt(), delay, reason)));
             GroupAdmission admission = admitted.byGroup().get(group);
             if (admission != null) {
                 guard.giveBack(admission, left.stream().map(item -> item.itemId().toString()).toList());
@@ -478,7 +479,7 @@ public final class ItemWorker {
             LOG.info("lanes stopped", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(),
                     "unstarted", left.size(), "why", reason.wireName());
         });
-        return new Calls(results, unstarted);
+        return new Calls(results, uncalled);
     }
 
     /** A group's lanes as they ended; should they fail in Runner itself (a bug), every call of the group failed retryably. */

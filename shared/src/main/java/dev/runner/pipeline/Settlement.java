@@ -32,6 +32,8 @@ import java.util.UUID;
  *       again after the backoff (ChangeMessageVisibility) and is reported as a batch item failure;</li>
  *   <li>a permanent failure, or the last attempt: sent to the items DLQ with its error, recorded as
  *       handed off (the DLQ consumer stamps dead and dlq_at);</li>
+ *   <li>claimed again past its last attempt (its worker died mid-call): to the DLQ without a call,
+ *       the reclaim's attempt given back, so the row shows the attempts the item used;</li>
  *   <li>deferred (by admission, or by the handler's 429): sent again with a delay, no attempt used;
  *       the row records when the new message is expected back;</li>
  *   <li>skipped (not claimed: ended, parked, another worker's, or an early duplicate): acknowledged.</li>
@@ -44,6 +46,9 @@ final class Settlement {
 
     /** SQS's longest visibility timeout. */
     static final int MAX_VISIBILITY_SECONDS = 43_200;
+
+    /** Why an {@link Fate.Exhausted} item is dead. */
+    static final String EXHAUSTED_ERROR = "no attempt left after its worker stopped mid-call";
 
     /** A received message and the item job it carries. */
     record Item(QueueMessage message, ItemJob job) {
@@ -67,6 +72,12 @@ final class Settlement {
          * after a call found the endpoint down. The attempt is given back; it is sent again delayed.
          */
         record Unstarted(Item item, int attempt, Duration delay, Reason reason) implements Fate {}
+
+        /**
+         * Claimed again after its worker stopped mid-call on the item's last attempt: no call is
+         * made. The claim's attempt is given back (no call used it), and the item goes to the DLQ.
+         */
+        record Exhausted(Item item, int attempt) implements Fate {}
 
         /** Parked while its handler is paused or its integration disabled: the row holds it. */
         record Parked(Item item) implements Fate {}
@@ -153,6 +164,10 @@ final class Settlement {
                 }
                 case Fate.Parked p -> parked++;
                 case Fate.Skipped s -> skipped++;
+                case Fate.Exhausted e -> {
+                    handOff(job.withAttempt(e.attempt() - 1), EXHAUSTED_ERROR, true, toDlq, results);
+                    handedToDlq++;
+                }
                 case Fate.Called c -> {
                     switch (bounded(c.outcome(), job)) {
                         case Outcome.Succeeded ok -> {
@@ -170,10 +185,7 @@ final class Settlement {
                         }
                         case Outcome.Failed f -> {
                             String error = f.retryable() ? f.error() + " (attempt " + c.attempt() + " of " + maxAttempts + ")" : f.error();
-                            ObjectNode body = job.withAttempt(c.attempt()).toJson();
-                            body.put("error", error);
-                            toDlq.add(OutgoingMessage.of(Json.write(body), job.tenantId()));
-                            results.add(new ItemStore.Result.HandedToDlq(item.itemId(), error));
+                            handOff(job.withAttempt(c.attempt()), error, false, toDlq, results);
                             handedToDlq++;
                         }
                         case Outcome.Deferred d -> {
@@ -189,6 +201,15 @@ final class Settlement {
         }
         return new Plan(toDlq, results, resends, backoffs, failedMessageIds, runsToCheck,
                 new Tally(succeeded, retried, handedToDlq, parked, skipped, deferred));
+    }
+
+    /** To the items DLQ with its error, before its row says handed off; {@code attemptUnused} gives the claim's attempt back. */
+    private static void handOff(ItemJob job, String error, boolean attemptUnused, List<OutgoingMessage> toDlq,
+                                List<ItemStore.Result> results) {
+        ObjectNode body = job.toJson();
+        body.put("error", error);
+        toDlq.add(OutgoingMessage.of(Json.write(body), job.tenantId()));
+        results.add(new ItemStore.Result.HandedToDlq(job.itemId(), error, attemptUnused));
     }
 
     /** A claimed item that was not processed after all: the attempt is given back ({@code resent} says so), and it is sent again delayed. */

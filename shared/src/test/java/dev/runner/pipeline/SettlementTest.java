@@ -67,7 +67,7 @@ class SettlementTest {
 
         Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 3, new Outcome.Failed("timed out", true))));
 
-        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), "timed out (attempt 3 of 3)")), plan.results());
+        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), "timed out (attempt 3 of 3)", false)), plan.results());
         assertEquals(1, plan.toDlq().size());
         var body = Json.parse(plan.toDlq().getFirst().body());
         assertEquals(item.itemId().toString(), body.path("itemId").asText());
@@ -82,8 +82,23 @@ class SettlementTest {
 
         Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 1, new Outcome.Failed("handler answered 422", false))));
 
-        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), "handler answered 422")), plan.results());
+        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), "handler answered 422", false)), plan.results());
         assertEquals(1, plan.toDlq().size());
+        assertEquals(1, plan.tally().handedToDlq());
+    }
+
+    @Test
+    void anItemReclaimedPastItsLastAttemptGoesToTheDlqWithTheUnusedAttemptGivenBack() {
+        Item item = item(Trigger.MANUAL);
+
+        // Max 3 attempts: the worker that made the third call died; the reclaim counted a fourth no call used.
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Exhausted(item, 4)));
+
+        assertEquals(List.of(new ItemStore.Result.HandedToDlq(item.itemId(), Settlement.EXHAUSTED_ERROR, true)), plan.results());
+        var body = Json.parse(plan.toDlq().getFirst().body());
+        assertEquals(3, body.path("attempt").asInt(), "the attempts the item used, not the reclaim's");
+        assertEquals(Settlement.EXHAUSTED_ERROR, body.path("error").asText());
+        assertTrue(plan.failedMessageIds().isEmpty() && plan.resends().isEmpty() && plan.backoffs().isEmpty());
         assertEquals(1, plan.tally().handedToDlq());
     }
 
