@@ -50,6 +50,11 @@ public final class AwsException extends RuntimeException {
 
     /** What AWS says to try again: a 5xx or a throttle. */
     boolean isTransient() {
-        return status >= 500 || status == 429 || errorType.contains("Throttl") || errorType.equals("TooManyRequestsException");
+        return status >= 500 || isThrottle();
+    }
+
+    /** The service asked to slow down: retried after a longer wait than other transient failures. */
+    boolean isThrottle() {
+        return status == 429 || errorType.contains("Throttl") || errorType.equals("TooManyRequestsException");
     }
 }

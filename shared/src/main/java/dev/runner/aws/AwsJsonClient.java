@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
 /**
@@ -23,13 +24,17 @@ import java.util.function.Supplier;
  * ({@code X-Amz-Target: <prefix><Operation>}) over {@link HttpURLConnection}, whose keep-alive
  * cache keeps the connection for the next. What the SDK's client did for Runner, without its
  * ≈ 1,300 classes: a throttle, a 5xx or a broken connection is tried again (three attempts in
- * all, 100 then 200 ms apart; a broken connection's first retry at once; the SDK's standard mode
- * also jitters and waits longer after a throttle); any other refusal is an {@link AwsException}
- * naming the service's error type, never retried.
+ * all; a broken connection's first retry at once), after a wait drawn at random up to a cap that
+ * doubles (100, 200 ms; 500, 1,000 ms after a throttle), as the SDK's standard mode does: many
+ * functions throttled at once (a burst of cold starts reading a secret) do not come back in step;
+ * any other refusal is an {@link AwsException} naming the service's error type, never retried.
  */
 public final class AwsJsonClient {
 
     private static final int ATTEMPTS = 3;
+    /** Retry waits' first cap after a 5xx or a broken connection, and after a throttle (the SDK's standard mode). */
+    static final long ERROR_BASE_MILLIS = 100;
+    static final long THROTTLE_BASE_MILLIS = 500;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
     /** A service as its JSON protocol names it. */
@@ -89,7 +94,9 @@ public final class AwsJsonClient {
             } catch (IOException e) {
                 if (attempt < ATTEMPTS) {
                     // The first again at once: most often a kept-alive connection the server closed, or one a SnapStart restore broke.
-                    pause(attempt - 1);
+                    if (attempt > 1) {
+                        backOff(retryWait(attempt - 1, ERROR_BASE_MILLIS));
+                    }
                     continue;
                 }
                 throw AwsException.unreachable(service.signingName(), endpoint, e);
@@ -99,7 +106,7 @@ public final class AwsJsonClient {
             }
             AwsException refused = refusal(answer);
             if (attempt < ATTEMPTS && refused.isTransient()) {
-                pause(attempt);
+                backOff(retryWait(attempt, refused.isThrottle() ? THROTTLE_BASE_MILLIS : ERROR_BASE_MILLIS));
                 continue;
             }
             throw refused;
@@ -236,11 +243,12 @@ public final class AwsJsonClient {
         }
     }
 
-    /** 0 → none, then 100 ms, 200 ms. */
-    private static void pause(int attempt) {
-        if (attempt >= 1) {
-            backOff(100L << (attempt - 1));
-        }
+    /**
+     * The wait before retry {@code retry} (1, 2, …): full jitter, a random time up to
+     * {@code baseMillis × 2^(retry − 1)}.
+     */
+    static long retryWait(int retry, long baseMillis) {
+        return ThreadLocalRandom.current().nextLong((baseMillis << (retry - 1)) + 1);
     }
 
     /** Waits before trying again; an interrupt ends the wait as a failure, the interrupt kept. */

@@ -77,7 +77,7 @@ public final class ContainerCredentials implements Supplier<AwsKeys> {
         IOException last = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
             if (attempt > 1) {
-                AwsJsonClient.backOff(100L << (attempt - 2));
+                AwsJsonClient.backOff(AwsJsonClient.retryWait(attempt - 1, AwsJsonClient.ERROR_BASE_MILLIS));
             }
             try {
                 HttpURLConnection connection = (HttpURLConnection) uri.toURL().openConnection();

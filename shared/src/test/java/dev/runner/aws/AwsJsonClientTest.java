@@ -16,8 +16,10 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
@@ -110,6 +112,21 @@ class AwsJsonClientTest {
         client(endpoint, true).call("SendMessageBatch", Json.object());
 
         assertEquals(3, seen.size());
+    }
+
+    @Test
+    void retryWaitsAreSpreadAtRandomUnderACapThatDoubles() {
+        for (int retry = 1; retry <= 2; retry++) {
+            long cap = AwsJsonClient.THROTTLE_BASE_MILLIS << (retry - 1);
+            Set<Long> waits = new HashSet<>();
+            for (int i = 0; i < 200; i++) {
+                long wait = AwsJsonClient.retryWait(retry, AwsJsonClient.THROTTLE_BASE_MILLIS);
+                assertTrue(wait >= 0 && wait <= cap, "retry " + retry + " waited " + wait + " ms, cap " + cap);
+                waits.add(wait);
+            }
+            // Functions throttled together must not all come back at the same instant.
+            assertTrue(waits.size() > 50, "waits spread out: " + waits.size() + " distinct of 200");
+        }
     }
 
     @Test
