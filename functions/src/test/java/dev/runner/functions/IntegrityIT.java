@@ -29,8 +29,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 
 import static org.awaitility.Awaitility.await;
@@ -150,6 +153,38 @@ class IntegrityIT {
 
         assertEquals(fetchesBefore, fetches(integration.handlerKey()), "the duplicate did not fetch");
         assertEquals(RunStatus.FETCHING, fixture.runner.runStore().find(job.runId()).orElseThrow().status());
+    }
+
+    @Test
+    void aSlowFetchDoesNotHoldBackTheOtherRunsOfItsBatch() {
+        var slow = fixture.integration(true);
+        var quick = fixture.integration(true);
+        CountDownLatch quickFetched = new CountDownLatch(1);
+        AtomicBoolean quickFetchedDuringSlow = new AtomicBoolean();
+        // The slow handler answers only once the other run's fetch has arrived (or after 10 s): one at a time, it never would.
+        fixture.handlers.handler(slow.handlerKey()).pages(1, 2).fetchStatus(() -> {
+            try {
+                quickFetchedDuringSlow.set(quickFetched.await(10, TimeUnit.SECONDS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 200;
+        });
+        fixture.handlers.handler(quick.handlerKey()).pages(1, 2).fetchStatus(() -> {
+            quickFetched.countDown();
+            return 200;
+        });
+        RunJob slowJob = queuedRun(slow);
+        RunJob quickJob = queuedRun(quick);
+        SQSEvent batch = runJobEvent(slowJob, "slow-run-job");
+        batch.getRecords().addAll(runJobEvent(quickJob, "quick-run-job").getRecords());
+
+        var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", 120_000));
+
+        assertTrue(response.getBatchItemFailures().isEmpty(), response.toString());
+        assertTrue(quickFetchedDuringSlow.get(), "the second run of the batch was fetched while the first one's fetch was in flight");
+        fixture.awaitRun(slowJob.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        fixture.awaitRun(quickJob.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
     }
 
     @Test
@@ -357,6 +392,14 @@ class IntegrityIT {
         record.setMessageId(UUID.randomUUID().toString());
         record.setBody(Json.write(job.toJson()));
         return event;
+    }
+
+    /** A run queued for fetching, as POST /runs leaves it, whose RunJob the test delivers itself. */
+    private static RunJob queuedRun(PipelineFixture.Integration integration) {
+        RunJob job = fixture.runner.runService().prepareFetching(new RunService.Request(integration.tenantId(),
+                integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
+        fixture.runner.database().inTransaction(connection -> fixture.runner.runService().insertQueued(connection, job, null));
+        return job;
     }
 
     private static SQSEvent runJobEvent(RunJob job, String messageId) {

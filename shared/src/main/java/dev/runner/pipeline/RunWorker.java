@@ -23,6 +23,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.LongSupplier;
 
 /**
@@ -46,6 +50,7 @@ public final class RunWorker {
     private final QueueClient queues;
     private final DeadLetterStore deadLetters;
     private final ItemDispatcher dispatcher;
+    private final ExecutorService fetchers = Executors.newVirtualThreadPerTaskExecutor();
 
     public RunWorker(RunnerConfig config, RunStore runs, ItemStore items, Integrations integrations,
                      HandlerClient handlers, QueueClient queues, DeadLetterStore deadLetters, ItemDispatcher dispatcher) {
@@ -59,43 +64,86 @@ public final class RunWorker {
         this.dispatcher = dispatcher;
     }
 
+    /** How one RunJob of a batch ended: done (its message deleted), or to be received again, after a backoff or the visibility timeout. */
+    private sealed interface JobEnd {
+        record Done() implements JobEnd {}
+
+        record Again(String messageId) implements JobEnd {}
+
+        record BackOff(String messageId, String queueUrl, QueueClient.VisibilityChange change) implements JobEnd {}
+    }
+
     /**
+     * Fetches the batch's runs at once, each on a virtual thread: one tenant's slow handler does not
+     * hold back the other tenants' runs of the batch (a schedule tick starts many at once), and the
+     * invocation lasts about as long as its slowest fetch, not their sum.
+     *
      * @param remainingMillis the invocation's time left (Lambda's Context)
      * @return the messages to report as batch item failures
      */
     public List<String> process(List<QueueMessage> messages, LongSupplier remainingMillis) {
+        List<Future<JobEnd>> ends = new ArrayList<>(messages.size());
+        messages.forEach(message -> ends.add(fetchers.submit(() -> processJob(message, remainingMillis))));
         List<String> failed = new ArrayList<>();
         Map<String, List<QueueClient.VisibilityChange>> backoffs = new LinkedHashMap<>();
-        for (QueueMessage message : messages) {
-            RunJob job;
-            try {
-                job = RunJob.fromJson(Json.parse(message.body()));
-            } catch (Json.InvalidJsonException e) {
-                deadLetters.keep(List.of(new DeadLetterStore.DeadLetter(message.sourceQueue(), "unreadable run job: " + e.getMessage(),
-                        message.body(), Map.of("messageId", message.messageId()))));
-                continue;
-            }
-            try {
-                fetch(job, message.messageId(), remainingMillis);
-            } catch (RetryableFetchFailure e) {
-                int seconds = backoffSeconds(message.receiveCount());
-                LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount(),
-                        "retryInS", seconds);
-                backoffs.computeIfAbsent(config.queues().runs(job.trigger()), q -> new ArrayList<>())
-                        .add(new QueueClient.VisibilityChange(message.receiptHandle(), seconds));
-                failed.add(message.messageId());
-            } catch (Json.InvalidJsonException e) {
-                // The handler's page cannot be stored as it is: asking again gives the same page.
-                runs.fail(job.runId(), "fetch: " + e.getMessage());
-                LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
-            } catch (RuntimeException e) {
-                // One run's store or queue failure must not fail the other runs of the batch.
-                LOG.error("run job failed, will retry", "runId", job.runId(), "error", e);
-                failed.add(message.messageId());
+        for (int i = 0; i < ends.size(); i++) {
+            switch (end(ends.get(i), messages.get(i))) {
+                case JobEnd.Done done -> { }
+                case JobEnd.Again again -> failed.add(again.messageId());
+                case JobEnd.BackOff backOff -> {
+                    failed.add(backOff.messageId());
+                    backoffs.computeIfAbsent(backOff.queueUrl(), q -> new ArrayList<>()).add(backOff.change());
+                }
             }
         }
         backoffs.forEach(this::backOff);
         return failed;
+    }
+
+    /** A job's end; should waiting for it be interrupted, its message comes back. */
+    private static JobEnd end(Future<JobEnd> end, QueueMessage message) {
+        try {
+            return end.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new JobEnd.Again(message.messageId());
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            LOG.error("run job failed, will retry", "messageId", message.messageId(), "error", e.getCause());
+            return new JobEnd.Again(message.messageId());
+        }
+    }
+
+    private JobEnd processJob(QueueMessage message, LongSupplier remainingMillis) {
+        RunJob job;
+        try {
+            job = RunJob.fromJson(Json.parse(message.body()));
+        } catch (Json.InvalidJsonException e) {
+            deadLetters.keep(List.of(new DeadLetterStore.DeadLetter(message.sourceQueue(), "unreadable run job: " + e.getMessage(),
+                    message.body(), Map.of("messageId", message.messageId()))));
+            return new JobEnd.Done();
+        }
+        try {
+            fetch(job, message.messageId(), remainingMillis);
+            return new JobEnd.Done();
+        } catch (RetryableFetchFailure e) {
+            int seconds = backoffSeconds(message.receiveCount());
+            LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount(),
+                    "retryInS", seconds);
+            return new JobEnd.BackOff(message.messageId(), config.queues().runs(job.trigger()),
+                    new QueueClient.VisibilityChange(message.receiptHandle(), seconds));
+        } catch (Json.InvalidJsonException e) {
+            // The handler's page cannot be stored as it is: asking again gives the same page.
+            runs.fail(job.runId(), "fetch: " + e.getMessage());
+            LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
+            return new JobEnd.Done();
+        } catch (RuntimeException e) {
+            // One run's store or queue failure must not fail the other runs of the batch.
+            LOG.error("run job failed, will retry", "runId", job.runId(), "error", e);
+            return new JobEnd.Again(message.messageId());
+        }
     }
 
     /**
