@@ -34,6 +34,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 
 import static org.awaitility.Awaitility.await;
@@ -185,6 +186,36 @@ class IntegrityIT {
         assertTrue(quickFetchedDuringSlow.get(), "the second run of the batch was fetched while the first one's fetch was in flight");
         fixture.awaitRun(slowJob.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
         fixture.awaitRun(quickJob.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+    }
+
+    @Test
+    void aHandlerWithAConcurrencyLimitGetsNoMoreOfABatchsFetchesAtOnce() {
+        var integration = fixture.integration(true, Json.object().put("batch_size", 10).put("concurrency", 1));
+        AtomicInteger inFlight = new AtomicInteger();
+        AtomicInteger mostInFlight = new AtomicInteger();
+        CountDownLatch secondArrived = new CountDownLatch(2);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> {
+            mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+            secondArrived.countDown();
+            try {
+                // Held until another fetch arrives, or 1 s: a second one in flight meanwhile would be seen.
+                secondArrived.await(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            inFlight.decrementAndGet();
+            return 200;
+        });
+        RunJob first = queuedRun(integration);
+        RunJob second = queuedRun(integration);
+        SQSEvent batch = runJobEvent(first, "first-run-job");
+        batch.getRecords().addAll(runJobEvent(second, "second-run-job").getRecords());
+
+        var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", 120_000));
+
+        assertTrue(response.getBatchItemFailures().isEmpty(), response.toString());
+        assertEquals(2, fetches(integration.handlerKey()));
+        assertEquals(1, mostInFlight.get(), "concurrency 1: one fetch at a time");
     }
 
     @Test

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.handler.HandlerClient;
+import dev.runner.integration.HandlerRef;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
@@ -23,10 +24,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.function.LongSupplier;
 
 /**
@@ -76,14 +79,16 @@ public final class RunWorker {
     /**
      * Fetches the batch's runs at once, each on a virtual thread: one tenant's slow handler does not
      * hold back the other tenants' runs of the batch (a schedule tick starts many at once), and the
-     * invocation lasts about as long as its slowest fetch, not their sum.
+     * invocation lasts about as long as its slowest fetch, not their sum. A handler with a
+     * concurrency limit gets no more of the batch's fetches at once than that limit.
      *
      * @param remainingMillis the invocation's time left (Lambda's Context)
      * @return the messages to report as batch item failures
      */
     public List<String> process(List<QueueMessage> messages, LongSupplier remainingMillis) {
         List<Future<JobEnd>> ends = new ArrayList<>(messages.size());
-        messages.forEach(message -> ends.add(fetchers.submit(() -> processJob(message, remainingMillis))));
+        Map<HandlerRef, Semaphore> fetchSlots = new ConcurrentHashMap<>();
+        messages.forEach(message -> ends.add(fetchers.submit(() -> processJob(message, fetchSlots, remainingMillis))));
         List<String> failed = new ArrayList<>();
         Map<String, List<QueueClient.VisibilityChange>> backoffs = new LinkedHashMap<>();
         for (int i = 0; i < ends.size(); i++) {
@@ -116,7 +121,7 @@ public final class RunWorker {
         }
     }
 
-    private JobEnd processJob(QueueMessage message, LongSupplier remainingMillis) {
+    private JobEnd processJob(QueueMessage message, Map<HandlerRef, Semaphore> fetchSlots, LongSupplier remainingMillis) {
         RunJob job;
         try {
             job = RunJob.fromJson(Json.parse(message.body()));
@@ -124,6 +129,16 @@ public final class RunWorker {
             deadLetters.keep(List.of(new DeadLetterStore.DeadLetter(message.sourceQueue(), "unreadable run job: " + e.getMessage(),
                     message.body(), Map.of("messageId", message.messageId()))));
             return new JobEnd.Done();
+        }
+        Semaphore slots;
+        try {
+            // The limit is read outside the map's lock: reading it may take a round trip (the type's cache).
+            int atOnce = fetchesAtOnce(job);
+            slots = fetchSlots.computeIfAbsent(new HandlerRef(job.integrationKey(), job.handlerKey()), ref -> new Semaphore(atOnce));
+            slots.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new JobEnd.Again(message.messageId());
         }
         try {
             fetch(job, message.messageId(), remainingMillis);
@@ -143,7 +158,16 @@ public final class RunWorker {
             // One run's store or queue failure must not fail the other runs of the batch.
             LOG.error("run job failed, will retry", "runId", job.runId(), "error", e);
             return new JobEnd.Again(message.messageId());
+        } finally {
+            slots.release();
         }
+    }
+
+    /** A batch's fetches of one handler in flight at once: its concurrency limit, if it has one. */
+    private int fetchesAtOnce(RunJob job) {
+        int limit = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey())
+                .map(spec -> spec.configs().concurrency()).orElse(0);
+        return limit > 0 ? limit : Integer.MAX_VALUE;
     }
 
     /**
