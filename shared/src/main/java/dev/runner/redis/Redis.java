@@ -71,7 +71,8 @@ public final class Redis implements AutoCloseable {
         }
     }
 
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+    /** Command and connect timeout unless said otherwise. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
     /**
      * Makes Lettuce's client (its Netty event loops and Reactor, ~860 classes) at the first connect, not

@@ -1,6 +1,8 @@
 package dev.runner.redis;
 
+import dev.runner.app.Runner;
 import dev.runner.config.RunnerConfig;
+import dev.runner.config.RunnerConfigTest;
 import dev.runner.cost.CostTracker;
 import dev.runner.embedded.EmbeddedRedisCluster;
 import dev.runner.embedded.EmbeddedServers;
@@ -23,9 +25,11 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
@@ -78,6 +82,16 @@ class RedisTlsIT {
             admitsOneAtATime(redis);
             redis.set("tls-probe", "over TLS");
             assertEquals("over TLS", redis.get("tls-probe"));
+        }
+    }
+
+    @Test
+    void theRunnerTrustsTheCaNamedInItsEnvironment() {
+        Map<String, String> env = RunnerConfigTest.minimal();
+        env.put("RUNNER_REDIS_URL", "rediss://:" + TOKEN + "@127.0.0.1:" + loopbackPort);
+        env.put("RUNNER_REDIS_CA_FILE", certificates.caFile().toString());
+        try (Runner runner = new Runner(RunnerConfig.from(env), Clock.systemUTC())) {
+            admitsOneAtATime(runner.redis());
         }
     }
 
