@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.Collectors;
 
 /**
@@ -22,6 +23,9 @@ import java.util.stream.Collectors;
  * cluster mode (ElastiCache Serverless is one). The nodes are joined with CLUSTER MEET and
  * ADDSLOTS over plain RESP, so this module needs no Redis client. {@link #url()} is the seed list
  * in the {@code redis-cluster://h:p,h:p,h:p} form {@code dev.runner.redis.Redis} reads.
+ *
+ * <p>{@link #startTls} makes one that speaks TLS only (ElastiCache Serverless's kind), between its nodes
+ * too, with the server certificate for 127.0.0.1 of the {@link TlsCertificates} given.
  */
 public final class EmbeddedRedisCluster implements AutoCloseable {
 
@@ -33,8 +37,12 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
 
     private final List<RedisServer> servers = new ArrayList<>();
     private final List<Integer> ports = new ArrayList<>();
+    /** Null: plain TCP. */
+    private final TlsCertificates tls;
 
-    private EmbeddedRedisCluster() {}
+    private EmbeddedRedisCluster(TlsCertificates tls) {
+        this.tls = tls;
+    }
 
     /** One cluster per JVM, stopped at exit. */
     public static synchronized EmbeddedRedisCluster shared() {
@@ -46,7 +54,16 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     }
 
     public static EmbeddedRedisCluster start() {
-        var cluster = new EmbeddedRedisCluster();
+        return start(null);
+    }
+
+    /** Nodes with no plain port; the caller closes it, and the certificates after it. */
+    public static EmbeddedRedisCluster startTls(TlsCertificates certificates) {
+        return start(Objects.requireNonNull(certificates, "certificates"));
+    }
+
+    private static EmbeddedRedisCluster start(TlsCertificates tls) {
+        var cluster = new EmbeddedRedisCluster(tls);
         try {
             cluster.startNodes();
             cluster.join();
@@ -57,9 +74,9 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
         }
     }
 
-    /** {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3} */
+    /** {@code redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3}, {@code rediss-cluster://…} for TLS */
     public String url() {
-        return "redis-cluster://" + ports.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+        return (tls == null ? "redis-cluster://" : "rediss-cluster://") + ports.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
     }
 
     public List<Integer> ports() {
@@ -70,15 +87,20 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
         Path dir = Files.createTempDirectory("runner-redis-cluster");
         for (int i = 0; i < MASTERS; i++) {
             int port = EmbeddedServers.freePort();
-            RedisServer server = RedisServer.newRedisServer()
-                    .port(port)
+            var builder = RedisServer.newRedisServer()
+                    .port(tls == null ? port : 0)
                     .bind("127.0.0.1")
                     .setting("cluster-enabled yes")
                     .setting("cluster-config-file " + dir.resolve("nodes-" + port + ".conf"))
                     .setting("cluster-node-timeout 5000")
                     .setting("save \"\"")
-                    .setting("appendonly no")
-                    .build();
+                    .setting("appendonly no");
+            if (tls != null) {
+                // The cluster bus (port + 10000) speaks TLS too, and nodes announce their TLS port.
+                tls.redisSettings(port, tls.loopback()).forEach(builder::setting);
+                builder.setting("tls-cluster yes");
+            }
+            RedisServer server = builder.build();
             server.start();
             servers.add(server);
             ports.add(port);
@@ -126,8 +148,8 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     }
 
     /** One RESP command on a fresh connection; returns a String, Long or List, throws on an error reply. */
-    private static Object call(int port, List<String> command) throws IOException {
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), port)) {
+    private Object call(int port, List<String> command) throws IOException {
+        try (Socket socket = tls == null ? new Socket(InetAddress.getLoopbackAddress(), port) : tls.connect(port)) {
             socket.setSoTimeout(5000);
             OutputStream out = socket.getOutputStream();
             var request = new ByteArrayOutputStream();

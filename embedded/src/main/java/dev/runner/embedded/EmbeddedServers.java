@@ -272,7 +272,8 @@ public final class EmbeddedServers implements AutoCloseable {
         started.clear();
     }
 
-    static int freePort() {
+    /** A loopback port free now (not reserved: bind it soon). */
+    public static int freePort() {
         try (var socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             socket.setReuseAddress(true);
             return socket.getLocalPort();

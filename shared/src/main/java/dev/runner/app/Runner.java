@@ -99,7 +99,7 @@ public final class Runner implements AutoCloseable {
             config().awsRegion(), signingKeys(config().sqsEndpoint()), clock(), costs(), this::allows));
     private final Part<Supplier<AwsKeys>> roleKeys = part("roleKeys", this::roleKeys);
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
-            redisAuth()), costs()));
+            redisAuth(), Redis.DEFAULT_TIMEOUT, config().redisTrustedCertificates()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
     private final Part<SigningKeyStore> signingKeys = part("signingKeys", () -> new SigningKeyStore(database()));
     // The handlers' own keys, read at most once per TTL per handler; the global key only for handlers that never had one.

@@ -4,6 +4,12 @@ import dev.runner.redis.RedisMode;
 import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
@@ -21,6 +27,8 @@ public record RunnerConfig(
         String redisUrl,
         /* Standalone or cluster, said, not guessed from the URL (ElastiCache Serverless and cluster-mode groups are cluster). */
         RedisMode redisMode,
+        /* PEM certificates trusted for rediss:// instead of the JDK's roots (a private CA, e.g. self-hosted Valkey); null = the JDK's. */
+        Path redisTrustedCertificates,
         /* Prefix of every Redis key, so stacks (and tests) can share one Redis. */
         String redisPrefix,
         /* SQS endpoint override (ElasticMQ, LocalStack); null = the AWS default for the region. */
@@ -72,7 +80,7 @@ public record RunnerConfig(
     @Override
     public String toString() {
         return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
-                + ", redisMode=" + redisMode + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint
+                + ", redisMode=" + redisMode + ", redisTrustedCertificates=" + redisTrustedCertificates + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint
                 + ", secretsEndpoint=" + secretsEndpoint + ", awsRegion=" + awsRegion + ", queues=" + queues
                 + ", secrets=" + secrets + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
@@ -113,8 +121,8 @@ public record RunnerConfig(
                 return null;
             }
             try {
-                return java.nio.file.Files.readString(java.nio.file.Path.of(tokenFile)).strip();
-            } catch (java.io.IOException e) {
+                return Files.readString(Path.of(tokenFile)).strip();
+            } catch (IOException e) {
                 throw new IllegalStateException("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE " + tokenFile + " unreadable: " + e.getMessage(), e);
             }
         }
@@ -225,6 +233,7 @@ public record RunnerConfig(
                         read.optional("RUNNER_DATABASE_PASSWORD", null)),
                 redisUrl,
                 redisMode,
+                read.trustedCertificates("RUNNER_REDIS_CA_FILE", redisUrl),
                 read.optional("RUNNER_REDIS_PREFIX", "runner"),
                 read.optional("RUNNER_SQS_ENDPOINT", null),
                 read.optional("RUNNER_SECRETS_ENDPOINT", null),
@@ -296,6 +305,32 @@ public record RunnerConfig(
             } catch (IllegalArgumentException e) {
                 throw new IllegalStateException("RUNNER_REDIS_MODE must be standalone or cluster: " + value);
             }
+        }
+
+        /**
+         * A PEM file of certificates to trust for {@code rediss://}: checked here, at the start, so a wrong path or file
+         * fails it by name instead of every connect later.
+         */
+        Path trustedCertificates(String name, String redisUrl) {
+            String value = optional(name, null);
+            if (value == null) {
+                return null;
+            }
+            if (!redisUrl.startsWith("rediss://")) {
+                throw new IllegalStateException(name + " is for TLS, but RUNNER_REDIS_URL does not start with rediss://");
+            }
+            Path file = Path.of(value);
+            if (!Files.isRegularFile(file) || !Files.isReadable(file)) {
+                throw new IllegalStateException(name + " " + value + " is not a readable file");
+            }
+            try (InputStream in = Files.newInputStream(file)) {
+                if (CertificateFactory.getInstance("X.509").generateCertificates(in).isEmpty()) {
+                    throw new IllegalStateException(name + " " + value + " holds no certificate");
+                }
+            } catch (IOException | CertificateException e) {
+                throw new IllegalStateException(name + " " + value + " holds no PEM certificate: " + e.getMessage());
+            }
+            return file;
         }
 
         String required(String name) {

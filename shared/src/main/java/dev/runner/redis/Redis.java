@@ -15,6 +15,7 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -29,6 +30,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,7 +71,8 @@ public final class Redis implements AutoCloseable {
         }
     }
 
-    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
+    /** Command and connect timeout unless said otherwise. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(2);
 
     /**
      * Makes Lettuce's client (its Netty event loops and Reactor, ~860 classes) at the first connect, not
@@ -108,9 +111,15 @@ public final class Redis implements AutoCloseable {
     /**
      * How to reach Redis, said rather than guessed: the mode, a {@code redis://} or {@code rediss://} (TLS) URL
      * (cluster mode may list several seeds, {@code redis://h1:p1,h2:p2}), and an AUTH token source or null
-     * (a password in the URL's user info also works, for development). The TLS peer is verified.
+     * (a password in the URL's user info also works, for development).
+     *
+     * <p>Over TLS the peer is verified in full: its certificate chain against the JDK's trust store (ElastiCache's
+     * certificates chain to Amazon's public roots), or, when {@code trustedCertificates} names a PEM file, against
+     * those certificates instead (a private CA); and its host name against the certificate (each seed's {@link RedisURI}
+     * keeps Lettuce's default, {@code SslVerifyMode.FULL}). Lettuce bounds a connect, TLS handshake included, by
+     * {@code timeout} (the seeds' timeout).
      */
-    public record Settings(String url, RedisMode mode, Auth auth, Duration timeout) {
+    public record Settings(String url, RedisMode mode, Auth auth, Duration timeout, Path trustedCertificates) {
         public Settings {
             Objects.requireNonNull(url, "url");
             Objects.requireNonNull(mode, "mode");
@@ -123,6 +132,13 @@ public final class Redis implements AutoCloseable {
             if (mode == RedisMode.STANDALONE && url.contains(",")) {
                 throw new IllegalArgumentException("several seeds need cluster mode: " + redacted(url));
             }
+            if (trustedCertificates != null && !url.startsWith("rediss://")) {
+                throw new IllegalArgumentException("trusted certificates are for rediss:// (TLS) only: " + redacted(url));
+            }
+        }
+
+        public Settings(String url, RedisMode mode, Auth auth, Duration timeout) {
+            this(url, mode, auth, timeout, null);
         }
 
         public Settings(String url, RedisMode mode, Auth auth) {
@@ -169,35 +185,37 @@ public final class Redis implements AutoCloseable {
     }
 
     public static Redis connect(Settings settings, CostTracker costs) {
-        Duration timeout = settings.timeout();
-        SocketOptions socket = SocketOptions.builder().connectTimeout(timeout).build();
-        // No timeout per command at Lettuce: each one would be a timer task scheduled and cancelled (and a
-        // timer thread ticking in every client) for what await() already bounds, cancelling the command.
-        TimeoutOptions timeouts = TimeoutOptions.builder().timeoutCommands(false).build();
         List<RedisURI> seeds = seeds(settings);
         return switch (settings.mode()) {
             case STANDALONE -> new Redis(() -> {
                 RedisClient client = RedisClient.create(seeds.getFirst());
-                client.setOptions(ClientOptions.builder()
-                        .socketOptions(socket)
-                        .timeoutOptions(timeouts)
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                        .build());
+                client.setOptions(options(ClientOptions.builder(), settings).build());
                 return client;
-            }, false, seeds, timeout, costs);
+            }, false, seeds, settings.timeout(), costs);
             case CLUSTER -> new Redis(() -> {
                 RedisClusterClient client = RedisClusterClient.create(seeds);
-                client.setOptions(ClusterClientOptions.builder()
-                        .socketOptions(socket)
-                        .timeoutOptions(timeouts)
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                client.setOptions(options(ClusterClientOptions.builder(), settings)
                         .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                                 .enableAllAdaptiveRefreshTriggers()
                                 .build())
                         .build());
                 return client;
-            }, true, seeds, timeout, costs);
+            }, true, seeds, settings.timeout(), costs);
         };
+    }
+
+    /** The options both clients share, set on {@code builder}. */
+    private static <B extends ClientOptions.Builder> B options(B builder, Settings settings) {
+        builder.socketOptions(SocketOptions.builder().connectTimeout(settings.timeout()).build())
+                // No timeout per command at Lettuce: each one would be a timer task scheduled and cancelled (and a
+                // timer thread ticking in every client) for what await() already bounds, cancelling the command.
+                .timeoutOptions(TimeoutOptions.builder().timeoutCommands(false).build())
+                .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS);
+        if (settings.trustedCertificates() != null) {
+            // Only then: the JDK's roots are Lettuce's default, and redis:// never needs these classes.
+            builder.sslOptions(SslOptions.builder().jdkSslProvider().trustManager(settings.trustedCertificates().toFile()).build());
+        }
+        return builder;
     }
 
     /** One URI per seed; user info on the first applies to all, an AUTH source replaces it. */
@@ -373,7 +391,7 @@ public final class Redis implements AutoCloseable {
             synchronized (this) {
                 nextConnectNanos = System.nanoTime() + timeout.toNanos();
             }
-            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
+            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + why(e), e);
         }
     }
 
@@ -524,7 +542,7 @@ public final class Redis implements AutoCloseable {
             return commands;
         } catch (RuntimeException e) {
             nextConnectNanos = now + timeout.toNanos();
-            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + e.getMessage(), e);
+            throw new RedisUnavailableException("Redis unreachable at " + endpoints() + ": " + why(e), e);
         }
     }
 
@@ -534,6 +552,18 @@ public final class Redis implements AutoCloseable {
             client = build.get();
         }
         return client;
+    }
+
+    /**
+     * Lettuce's message names the address only; the innermost cause says why: refused, timed out, a certificate
+     * not trusted or for another host, AUTH refused (Redis's error replies hold no secret).
+     */
+    private static String why(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == e ? e.getMessage() : e.getMessage() + " (" + root + ")";
     }
 
     /** host:port of the seeds, never the credentials. */

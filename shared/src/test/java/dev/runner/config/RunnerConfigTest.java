@@ -5,7 +5,11 @@ import dev.runner.security.Cidr;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,9 +19,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class RunnerConfigTest {
+public class RunnerConfigTest {
 
-    static Map<String, String> minimal() {
+    /** The variables without which no function starts; the rest default. */
+    public static Map<String, String> minimal() {
         Map<String, String> env = new HashMap<>();
         env.put("RUNNER_DATABASE_URL", "jdbc:postgresql://db/runner");
         env.put("RUNNER_REDIS_URL", "redis://cache:6379");
@@ -157,5 +162,48 @@ class RunnerConfigTest {
         env.put("RUNNER_REDIS_URL", "redis-cluster://a:1,b:2");
         assertTrue(assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage()
                 .startsWith("RUNNER_REDIS_URL must start with redis:// or rediss://"));
+    }
+
+    @Test
+    void aPrivateCaForRedisIsCheckedAtTheStart() throws Exception {
+        Map<String, String> env = minimal();
+        env.put("RUNNER_REDIS_URL", "rediss://valkey.internal:6379");
+        assertEquals(null, RunnerConfig.from(env).redisTrustedCertificates(), "the JDK's roots");
+
+        Path directory = Files.createTempDirectory("redis-ca");
+        try {
+            Path missing = directory.resolve("missing.pem");
+            env.put("RUNNER_REDIS_CA_FILE", missing.toString());
+            assertEquals("RUNNER_REDIS_CA_FILE " + missing + " is not a readable file",
+                    assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+
+            Path notPem = Files.writeString(directory.resolve("key.pem"), "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n");
+            env.put("RUNNER_REDIS_CA_FILE", notPem.toString());
+            assertTrue(assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage()
+                    .startsWith("RUNNER_REDIS_CA_FILE " + notPem + " holds no PEM certificate"));
+
+            Path ca = Files.writeString(directory.resolve("ca.pem"), aCertificatePem());
+            env.put("RUNNER_REDIS_CA_FILE", ca.toString());
+            assertEquals(ca, RunnerConfig.from(env).redisTrustedCertificates());
+            assertTrue(RunnerConfig.from(env).toString().contains("redisTrustedCertificates=" + ca));
+
+            env.put("RUNNER_REDIS_URL", "redis://valkey.internal:6379");
+            assertEquals("RUNNER_REDIS_CA_FILE is for TLS, but RUNNER_REDIS_URL does not start with rediss://",
+                    assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        } finally {
+            try (var files = Files.list(directory)) {
+                for (Path file : files.toList()) {
+                    Files.delete(file);
+                }
+            }
+            Files.delete(directory);
+        }
+    }
+
+    /** A CA certificate of the JDK's own trust store, as PEM. */
+    private static String aCertificatePem() throws Exception {
+        KeyStore roots = KeyStore.getInstance(Path.of(System.getProperty("java.home"), "lib", "security", "cacerts").toFile(), (char[]) null);
+        byte[] der = roots.getCertificate(roots.aliases().nextElement()).getEncoded();
+        return "-----BEGIN CERTIFICATE-----\n" + Base64.getMimeEncoder().encodeToString(der) + "\n-----END CERTIFICATE-----\n";
     }
 }
