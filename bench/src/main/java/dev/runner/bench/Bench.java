@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
  * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [faults]</pre>
+ * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [faults]</pre>
  *
  * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
@@ -44,6 +44,7 @@ public final class Bench {
 
     public static void main(String[] args) {
         Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4", "w5", "w6") : Arrays.asList(args));
+        System.out.println(jitMode());
         warmUp();
         for (String workload : workloads) {
             switch (workload) {
@@ -58,6 +59,20 @@ public final class Bench {
             }
         }
         System.exit(0);
+    }
+
+    /**
+     * Which JIT this JVM runs, said first: the functions run C1 only in Lambda (the template's
+     * JAVA_TOOL_OPTIONS) and in {@code local/run}; under the JVM's default (C1 then C2) a workload
+     * of seconds spends much of its CPU compiling, and its figures are not the deployed code's.
+     */
+    static String jitMode() {
+        var hotspot = java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+        String level = hotspot.getVMOption("TieredStopAtLevel").getValue();
+        return "1".equals(level)
+                ? "JIT: C1 only (-XX:TieredStopAtLevel=1), as the functions run in Lambda (the template's JAVA_TOOL_OPTIONS) and in local/run"
+                : "JIT: the JVM's default (C1, then C2; TieredStopAtLevel=" + level + "). Lambda and local/run run the functions C1 only:"
+                        + " add -XX:TieredStopAtLevel=1 to measure as they do (README, Benchmarks)";
     }
 
     /**

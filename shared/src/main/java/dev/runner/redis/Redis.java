@@ -132,6 +132,10 @@ public final class Redis implements AutoCloseable {
             if (mode == RedisMode.STANDALONE && url.contains(",")) {
                 throw new IllegalArgumentException("several seeds need cluster mode: " + redacted(url));
             }
+            if (url.indexOf("://", url.indexOf("://") + 3) >= 0) {
+                // rediss://a:1,rediss://b:2 would make a seed of host "rediss": one scheme, then host:port pairs.
+                throw new IllegalArgumentException("one scheme for all seeds (rediss://h1:p1,h2:p2): " + redacted(url));
+            }
             if (trustedCertificates != null && !url.startsWith("rediss://")) {
                 throw new IllegalArgumentException("trusted certificates are for rediss:// (TLS) only: " + redacted(url));
             }

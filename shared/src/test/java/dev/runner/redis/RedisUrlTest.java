@@ -65,5 +65,7 @@ class RedisUrlTest {
                 () -> new Redis.Settings("redis://a:1,b:2", RedisMode.STANDALONE, null)).getMessage());
         assertEquals("Redis URL must start with redis:// or rediss:// (TLS): redis-cluster://***@a:1", assertThrows(IllegalArgumentException.class,
                 () -> new Redis.Settings("redis-cluster://user:pw@a:1", RedisMode.CLUSTER, null)).getMessage());
+        assertEquals("one scheme for all seeds (rediss://h1:p1,h2:p2): rediss://a:1,rediss://b:2", assertThrows(IllegalArgumentException.class,
+                () -> new Redis.Settings("rediss://a:1,rediss://b:2", RedisMode.CLUSTER, null)).getMessage());
     }
 }
