@@ -215,7 +215,7 @@ class HandlerClientIT {
     }
 
     @Test
-    void aNameThatTurnsToLoopbackBetweenTheCheckAndTheConnectionIsRefusedByTheResolver() {
+    void aNameThatTurnsToLoopbackBetweenTheCheckAndTheConnectionIsRefusedByTheResolverOnEveryCall() {
         String host = "rebind-at-connect.test";
         String url = "https://" + host + ":" + hostile.port() + "/rebind";
         // The check before the call sees a public address; the HTTP client's own lookup sees loopback.
@@ -228,6 +228,11 @@ class HandlerClientIT {
 
         assertFalse(refused.retryable(), refused.error());
         assertTrue(refused.error().contains(host + " resolves to 127.0.0.1, a loopback address"), refused.error());
+        // The URL passed its check, so the next call within seconds skips it: the resolver still refuses.
+        Outcome.Failed again = assertInstanceOf(Outcome.Failed.class,
+                returns(AMPLE, () -> strict.process("crm", spec(url, false, 10_000), item(), "i-2", AMPLE)));
+        assertFalse(again.retryable(), again.error());
+        assertTrue(again.error().contains(host + " resolves to 127.0.0.1, a loopback address"), again.error());
         assertEquals(accepted, hostile.accepted());
         FakeDns.forget(host);
     }
