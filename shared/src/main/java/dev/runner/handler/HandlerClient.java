@@ -250,7 +250,8 @@ public final class HandlerClient {
 
     /**
      * The URL's scheme and host were accepted within {@link #VERDICT_REUSE}: it is not checked again (a name
-     * lookup, which has no timeout of its own, is what the check may wait for). Its addresses still are, by the
+     * lookup, which has no timeout of its own, is what the check may wait for; the client's own lookup then finds
+     * the check's in the JVM's cache, which keeps them 30 s). Its addresses still are screened, by the
      * {@link HandlerAddressFilter} at every lookup the HTTP client makes.
      */
     private boolean recentlyAccepted(URI uri) {
