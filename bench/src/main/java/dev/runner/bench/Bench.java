@@ -300,9 +300,11 @@ public final class Bench {
             stack.integration("w4", "push", true, Json.object().put("batch_size", 10), List.of("w4-tenant"), "w4-secret-0123456789");
             AtomicInteger duringOutage = new AtomicInteger();
             long[] outageEnds = {Long.MAX_VALUE};
+            List<Long> failedAtNanos = new java.util.concurrent.CopyOnWriteArrayList<>();
             stack.handlers.handler("push").pages(items / 500, 500).batchStatus(() -> {
                 if (System.currentTimeMillis() < outageEnds[0]) {
                     duringOutage.incrementAndGet();
+                    failedAtNanos.add(System.nanoTime());
                     return 503;
                 }
                 return 200;
@@ -319,6 +321,12 @@ public final class Bench {
             System.out.printf("  calls during the outage %d, dead %d, lost %d, succeeded %d, total %.1f s%n",
                     duringOutage.get(), counts.path("dead").asLong(), lost, counts.path("succeeded").asLong(),
                     window.secondsUntil(ended));
+            if (!failedAtNanos.isEmpty()) {
+                // When they came: a burst at the start is the calls in flight before any failure reached the breaker.
+                long first = failedAtNanos.stream().mapToLong(Long::longValue).min().orElseThrow();
+                System.out.printf("  the outage's calls at ms after its first: %s%n", failedAtNanos.stream().sorted()
+                        .map(at -> String.valueOf((at - first) / 1_000_000)).toList());
+            }
             CostReport.print(items, used);
         }
     }
