@@ -29,7 +29,6 @@ import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -52,14 +51,10 @@ public final class HandlerClient {
     private static final Log LOG = Log.of(HandlerClient.class);
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private static final int EXCEPTION_CHARS = 200;
-    /** How long a URL's accepted verdict spares the next calls to its host the check (the address filter still screens). */
-    private static final Duration VERDICT_REUSE = Duration.ofSeconds(5);
 
     private final HttpClient http;
     /** Virtual threads for the URL checks and their name lookups, which cannot be given a timeout of their own. */
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
-    /** scheme://host → when its URL was last accepted (System.nanoTime). */
-    private final Map<String, Long> accepted = new ConcurrentHashMap<>();
     private final SigningSecrets signing;
     private final HandlerUrlPolicy urls;
     private final Clock clock;
@@ -204,14 +199,11 @@ public final class HandlerClient {
                         + ref.integrationKey() + "/" + ref.handlerKey() + "/signing-keys", false));
             }
             URI uri = handler.endpoint(operation);
-            CompletableFuture<Exchange> exchange = recentlyAccepted(uri)
-                    // No lookup to wait for: sent from here, without a thread of its own.
-                    ? send(request(uri, secrets, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs)
-                    : CompletableFuture
-                            .supplyAsync(() -> admit(uri), executor)
-                            .thenCompose(refused -> refused.isPresent()
-                                    ? CompletableFuture.completedFuture(refused.get())
-                                    : send(request(uri, secrets, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs));
+            CompletableFuture<Exchange> exchange = CompletableFuture
+                    .supplyAsync(() -> admit(uri), executor)
+                    .thenCompose(refused -> refused.isPresent()
+                            ? CompletableFuture.completedFuture(refused.get())
+                            : send(request(uri, secrets, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs));
             return exchange.get(deadlineMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             call.abandon();
@@ -248,28 +240,11 @@ public final class HandlerClient {
         return request.build();
     }
 
-    /**
-     * The URL's scheme and host were accepted within {@link #VERDICT_REUSE}: it is not checked again (a name
-     * lookup, which has no timeout of its own, is what the check may wait for; the client's own lookup then finds
-     * the check's in the JVM's cache, which keeps them 30 s). Its addresses still are screened, by the
-     * {@link HandlerAddressFilter} at every lookup the HTTP client makes.
-     */
-    private boolean recentlyAccepted(URI uri) {
-        Long acceptedAt = accepted.get(schemeAndHost(uri));
-        return acceptedAt != null && System.nanoTime() - acceptedAt < VERDICT_REUSE.toNanos()
-                && HandlerUrlPolicy.shapeRefusal(uri).isEmpty();
-    }
-
-    private static String schemeAndHost(URI uri) {
-        return uri.getScheme() + "://" + uri.getHost();
-    }
-
     /** Refused or unresolvable URLs end here, without a connection; an accepted host is screened from now on. */
     private Optional<Exchange> admit(URI uri) {
         return switch (urls.verdict(uri)) {
-            case HandlerUrlPolicy.Verdict.Accepted ok -> {
+            case HandlerUrlPolicy.Verdict.Accepted accepted -> {
                 HandlerAddressFilter.register(uri.getHost(), urls);
-                accepted.put(schemeAndHost(uri), System.nanoTime());
                 yield Optional.empty();
             }
             case HandlerUrlPolicy.Verdict.Refused refused -> Optional.of(refused(refused.reason()));

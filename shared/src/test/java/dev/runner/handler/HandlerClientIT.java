@@ -228,7 +228,7 @@ class HandlerClientIT {
 
         assertFalse(refused.retryable(), refused.error());
         assertTrue(refused.error().contains(host + " resolves to 127.0.0.1, a loopback address"), refused.error());
-        // The URL passed its check, so the next call within seconds skips it: the resolver still refuses.
+        // The next call: its check may see the public address again; the resolver still refuses.
         Outcome.Failed again = assertInstanceOf(Outcome.Failed.class,
                 returns(AMPLE, () -> strict.process("crm", spec(url, false, 10_000), item(), "i-2", AMPLE)));
         assertFalse(again.retryable(), again.error());
