@@ -24,10 +24,13 @@ import java.util.function.Supplier;
  * ({@code X-Amz-Target: <prefix><Operation>}) over {@link HttpURLConnection}, whose keep-alive
  * cache keeps the connection for the next. What the SDK's client did for Runner, without its
  * ≈ 1,300 classes: a throttle, a 5xx or a broken connection is tried again (three attempts in
- * all; a broken connection's first retry at once), after a wait drawn at random up to a cap that
- * doubles (100, 200 ms; 500, 1,000 ms after a throttle), as the SDK's standard mode does: many
- * functions throttled at once (a burst of cold starts reading a secret) do not come back in step;
- * any other refusal is an {@link AwsException} naming the service's error type, never retried.
+ * all), after a wait drawn at random up to a cap that doubles (100, 200 ms; 500, 1,000 ms after a
+ * throttle), as the SDK's standard mode does: many functions throttled at once (a burst of cold
+ * starts reading a secret) do not come back in step. Within an attempt, the JDK itself sends a
+ * request once more, at once and on a new connection, when the connection breaks before an answer
+ * (a kept-alive one the server closed, or one a SnapStart restore broke). Redirects are not
+ * followed. Any other refusal is an {@link AwsException} naming the service's error type, never
+ * retried.
  */
 public final class AwsJsonClient {
 
@@ -93,10 +96,8 @@ public final class AwsJsonClient {
                 answer = post(operation, body);
             } catch (IOException e) {
                 if (attempt < ATTEMPTS) {
-                    // The first again at once: most often a kept-alive connection the server closed, or one a SnapStart restore broke.
-                    if (attempt > 1) {
-                        backOff(retryWait(attempt - 1, ERROR_BASE_MILLIS));
-                    }
+                    // Not at once: the JDK has already sent it again on a new connection (a stale or restored socket).
+                    backOff(retryWait(attempt, ERROR_BASE_MILLIS));
                     continue;
                 }
                 throw AwsException.unreachable(service.signingName(), endpoint, e);
@@ -155,10 +156,12 @@ public final class AwsJsonClient {
         connection.setConnectTimeout((int) CONNECT_TIMEOUT.toMillis());
         connection.setReadTimeout((int) readTimeout.toMillis());
         connection.setDoOutput(true);
+        // A signed request goes where it was signed for, or fails: a redirect would carry the body and the session token elsewhere.
+        connection.setInstanceFollowRedirects(false);
         // Not setFixedLengthStreamingMode: the JDK probes a kept-alive connection with a 1 ms blocking read before
         // every streamed POST on it (sun.net.www.http.HttpClient.available), which cost 2 ms a request (3.4 → 1.2 ms
-        // per SendMessage to the local endpoint). Buffered, the body is one copy of a few KiB, and a request on a
-        // connection the server had closed is sent once more on a new one: what the first retry here does too.
+        // per SendMessage to the local endpoint). Buffered, the body is one copy of a few KiB, and a request whose
+        // connection breaks before the answer is sent once more by the JDK (sun.net.http.retryPost): see call.
         // Host is set by the connection itself, to the value signed above (host, and the port unless the scheme's).
         headers.forEach((name, value) -> {
             if (!name.equals("Host")) {

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
@@ -165,6 +166,64 @@ class AwsJsonClientTest {
 
         assertTrue(failure.unreachable());
         assertTrue(failure.getMessage().startsWith("Unreachable: sqs at http://127.0.0.1:" + closedPort + " unreachable"), failure.getMessage());
+    }
+
+    @Test
+    void aRedirectIsNotFollowedAndIsARefusal() throws IOException {
+        List<String> elsewhere = new CopyOnWriteArrayList<>();
+        HttpServer other = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        other.createContext("/", exchange -> {
+            try (exchange) {
+                elsewhere.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
+                exchange.sendResponseHeaders(200, -1);
+            }
+        });
+        other.start();
+        try {
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/", exchange -> {
+                try (exchange) {
+                    exchange.getRequestBody().readAllBytes();
+                    exchange.getResponseHeaders().set("Location", "http://127.0.0.1:" + other.getAddress().getPort() + "/");
+                    exchange.sendResponseHeaders(307, -1);
+                }
+            });
+            server.start();
+            URI endpoint = URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+
+            AwsException refused = assertThrows(AwsException.class,
+                    () -> client(endpoint, true).call("SendMessageBatch", Json.object().put("QueueUrl", "q")));
+
+            assertEquals(307, refused.status());
+            assertTrue(elsewhere.isEmpty(), "the signed body went nowhere else: " + elsewhere);
+        } finally {
+            other.stop(0);
+        }
+    }
+
+    @Test
+    void aConnectionThatBreaksBeforeTheAnswerIsSentABoundedNumberOfTimes() throws IOException {
+        AtomicInteger received = new AtomicInteger();
+        try (ServerSocket socket = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            Thread acceptor = Thread.ofVirtual().start(() -> {
+                while (!socket.isClosed()) {
+                    try (var connection = socket.accept()) {
+                        connection.getInputStream().read(new byte[8192]); // the request, then no answer at all
+                        received.incrementAndGet();
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+            URI endpoint = URI.create("http://127.0.0.1:" + socket.getLocalPort());
+
+            AwsException failure = assertThrows(AwsException.class, () -> client(endpoint, true).call("SendMessageBatch", Json.object()));
+
+            assertTrue(failure.unreachable(), failure.getMessage());
+            // Three attempts, each sent at most twice (the JDK's own re-send on a new connection).
+            assertTrue(received.get() >= 3 && received.get() <= 6, "sent " + received.get() + " times");
+            acceptor.interrupt();
+        }
     }
 
     @Test
