@@ -35,6 +35,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.IntStream;
 
 import static org.awaitility.Awaitility.await;
@@ -216,6 +217,54 @@ class IntegrityIT {
         assertTrue(response.getBatchItemFailures().isEmpty(), response.toString());
         assertEquals(2, fetches(integration.handlerKey()));
         assertEquals(1, mostInFlight.get(), "concurrency 1: one fetch at a time");
+    }
+
+    @Test
+    void aRunJobWhoseTurnComesTooLateInTheInvocationIsPutBackNotFetched() {
+        var integration = fixture.integration(true, Json.object().put("batch_size", 10).put("concurrency", 1));
+        // The first fetch outlasts the time the invocation can give it; the second waits for the handler's one slot meanwhile.
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> {
+            LockSupport.parkNanos(Duration.ofMillis(2_500).toNanos());
+            return 200;
+        });
+        RunJob first = queuedRun(integration);
+        RunJob second = queuedRun(integration);
+        SQSEvent batch = runJobEvent(first, "first-run-job");
+        batch.getRecords().addAll(runJobEvent(second, "second-run-job").getRecords());
+        long reserve = fixture.runner.config().runTimeReserve().toMillis();
+
+        var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", reserve + 1_500));
+
+        assertEquals(List.of("first-run-job", "second-run-job"),
+                response.getBatchItemFailures().stream().map(f -> f.getItemIdentifier()).sorted().toList(),
+                "the first timed out, the second came back without a fetch");
+        assertEquals(1, fetches(integration.handlerKey()), "the second never called the handler");
+    }
+
+    @Test
+    void aRunJobDeliveredTwiceInOneBatchIsFetchedOnce() {
+        var integration = fixture.integration(true);
+        CountDownLatch bothCould = new CountDownLatch(2);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 3).fetchStatus(() -> {
+            bothCould.countDown();
+            try {
+                // Held briefly so that a second copy, were it fetching too, would be in flight meanwhile.
+                bothCould.await(1, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return 200;
+        });
+        RunJob job = queuedRun(integration);
+        SQSEvent batch = runJobEvent(job, "same-message");
+        batch.getRecords().addAll(runJobEvent(job, "same-message").getRecords());
+
+        var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", 120_000));
+
+        assertTrue(response.getBatchItemFailures().isEmpty(), response.toString());
+        assertEquals(1, fetches(integration.handlerKey()), "one copy fetched");
+        fixture.awaitRun(job.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        assertEquals(3, itemIds(job.runId()).size());
     }
 
     @Test

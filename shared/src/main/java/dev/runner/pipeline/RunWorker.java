@@ -86,13 +86,18 @@ public final class RunWorker {
      * @return the messages to report as batch item failures
      */
     public List<String> process(List<QueueMessage> messages, LongSupplier remainingMillis) {
-        List<Future<JobEnd>> ends = new ArrayList<>(messages.size());
+        // The same message twice in one batch: one copy is enough (both would own the fetch's lease); what
+        // becomes of it is reported by its id, which both share.
+        Map<String, QueueMessage> byId = new LinkedHashMap<>();
+        messages.forEach(message -> byId.putIfAbsent(message.messageId(), message));
+        List<QueueMessage> distinct = List.copyOf(byId.values());
+        List<Future<JobEnd>> ends = new ArrayList<>(distinct.size());
         Map<HandlerRef, Semaphore> fetchSlots = new ConcurrentHashMap<>();
-        messages.forEach(message -> ends.add(fetchers.submit(() -> processJob(message, fetchSlots, remainingMillis))));
+        distinct.forEach(message -> ends.add(fetchers.submit(() -> processJob(message, fetchSlots, remainingMillis))));
         List<String> failed = new ArrayList<>();
         Map<String, List<QueueClient.VisibilityChange>> backoffs = new LinkedHashMap<>();
         for (int i = 0; i < ends.size(); i++) {
-            switch (end(ends.get(i), messages.get(i))) {
+            switch (end(ends, i, distinct.get(i))) {
                 case JobEnd.Done done -> { }
                 case JobEnd.Again again -> failed.add(again.messageId());
                 case JobEnd.BackOff backOff -> {
@@ -105,15 +110,17 @@ public final class RunWorker {
         return failed;
     }
 
-    /** A job's end; should waiting for it be interrupted, its message comes back. */
-    private static JobEnd end(Future<JobEnd> end, QueueMessage message) {
+    /** Job {@code i}'s end; should waiting for it be interrupted, its message comes back. */
+    private static JobEnd end(List<Future<JobEnd>> ends, int i, QueueMessage message) {
         try {
-            return end.get();
+            return ends.get(i).get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new JobEnd.Again(message.messageId());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof Error error) {
+                // The invocation fails; the other jobs must not go on fetching into the next one.
+                ends.forEach(other -> other.cancel(true));
                 throw error;
             }
             LOG.error("run job failed, will retry", "messageId", message.messageId(), "error", e.getCause());
@@ -130,18 +137,24 @@ public final class RunWorker {
                     message.body(), Map.of("messageId", message.messageId()))));
             return new JobEnd.Done();
         }
-        Semaphore slots;
+        // Read outside the map's lock: it may take a round trip (the type's cache).
+        Optional<HandlerSpec> handler = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey());
+        int atOnce = handler.map(spec -> spec.configs().concurrency()).filter(limit -> limit > 0).orElse(Integer.MAX_VALUE);
+        Semaphore slots = fetchSlots.computeIfAbsent(new HandlerRef(job.integrationKey(), job.handlerKey()), ref -> new Semaphore(atOnce));
         try {
-            // The limit is read outside the map's lock: reading it may take a round trip (the type's cache).
-            int atOnce = fetchesAtOnce(job);
-            slots = fetchSlots.computeIfAbsent(new HandlerRef(job.integrationKey(), job.handlerKey()), ref -> new Semaphore(atOnce));
             slots.acquire();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new JobEnd.Again(message.messageId());
         }
         try {
-            fetch(job, message.messageId(), remainingMillis);
+            if (remainingMillis.getAsLong() < config.runTimeReserve().toMillis()) {
+                // Its turn came too late in the invocation to fetch a page: the message is received again at once.
+                LOG.info("run job put back", "runId", job.runId(), "why", "the invocation's time ran short while it waited for its handler");
+                return new JobEnd.BackOff(message.messageId(), config.queues().runs(job.trigger()),
+                        new QueueClient.VisibilityChange(message.receiptHandle(), 0));
+            }
+            fetch(job, handler, message.messageId(), remainingMillis);
             return new JobEnd.Done();
         } catch (RetryableFetchFailure e) {
             int seconds = backoffSeconds(message.receiveCount());
@@ -163,13 +176,6 @@ public final class RunWorker {
         }
     }
 
-    /** A batch's fetches of one handler in flight at once: its concurrency limit, if it has one. */
-    private int fetchesAtOnce(RunJob job) {
-        int limit = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey())
-                .map(spec -> spec.configs().concurrency()).orElse(0);
-        return limit > 0 ? limit : Integer.MAX_VALUE;
-    }
-
     /**
      * Fetch n is retried after base·2^(n−1) (RUNNER_BACKOFF_BASE_MS), at most SQS's 15 minutes, instead of
      * the queue's whole visibility timeout (720 s). The budget stays the queue's: after QueueMaxReceiveCount
@@ -188,7 +194,7 @@ public final class RunWorker {
         }
     }
 
-    private void fetch(RunJob job, String owner, LongSupplier remainingMillis) throws RetryableFetchFailure {
+    private void fetch(RunJob job, Optional<HandlerSpec> handler, String owner, LongSupplier remainingMillis) throws RetryableFetchFailure {
         // The lease outlives this invocation: a duplicate RunJob cannot take the fetch while this one may still run.
         Duration lease = Duration.ofMillis(remainingMillis.getAsLong()).plus(LEASE_MARGIN);
         Optional<RunStore.FetchState> state = runs.startFetching(job.runId(), owner, lease);
@@ -196,7 +202,6 @@ public final class RunWorker {
             LOG.info("run job ignored", "runId", job.runId(), "why", "run is past fetching or another worker fetches it");
             return;
         }
-        Optional<HandlerSpec> handler = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey());
         Optional<TenantIntegration> tenant = integrations.tenantIntegration(job.tenantId(), job.integrationKey());
         if (handler.isEmpty() || tenant.isEmpty() || !tenant.get().enabled()) {
             String why = handler.isEmpty() ? "unknown handler " + job.integrationKey() + "/" + job.handlerKey()
