@@ -165,11 +165,7 @@ class IntegrityIT {
         AtomicBoolean quickFetchedDuringSlow = new AtomicBoolean();
         // The slow handler answers only once the other run's fetch has arrived (or after 10 s): one at a time, it never would.
         fixture.handlers.handler(slow.handlerKey()).pages(1, 2).fetchStatus(() -> {
-            try {
-                quickFetchedDuringSlow.set(quickFetched.await(10, TimeUnit.SECONDS));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            quickFetchedDuringSlow.set(awaitQuietly(quickFetched, Duration.ofSeconds(10)));
             return 200;
         });
         fixture.handlers.handler(quick.handlerKey()).pages(1, 2).fetchStatus(() -> {
@@ -178,8 +174,7 @@ class IntegrityIT {
         });
         RunJob slowJob = queuedRun(slow);
         RunJob quickJob = queuedRun(quick);
-        SQSEvent batch = runJobEvent(slowJob, "slow-run-job");
-        batch.getRecords().addAll(runJobEvent(quickJob, "quick-run-job").getRecords());
+        SQSEvent batch = runJobBatch(List.of(slowJob, quickJob), "slow-run-job", "quick-run-job");
 
         var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", 120_000));
 
@@ -198,19 +193,14 @@ class IntegrityIT {
         fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> {
             mostInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
             secondArrived.countDown();
-            try {
-                // Held until another fetch arrives, or 1 s: a second one in flight meanwhile would be seen.
-                secondArrived.await(1, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            // Held until another fetch arrives, or 1 s: a second one in flight meanwhile would be seen.
+            awaitQuietly(secondArrived, Duration.ofSeconds(1));
             inFlight.decrementAndGet();
             return 200;
         });
         RunJob first = queuedRun(integration);
         RunJob second = queuedRun(integration);
-        SQSEvent batch = runJobEvent(first, "first-run-job");
-        batch.getRecords().addAll(runJobEvent(second, "second-run-job").getRecords());
+        SQSEvent batch = runJobBatch(List.of(first, second), "first-run-job", "second-run-job");
 
         var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", 120_000));
 
@@ -229,8 +219,7 @@ class IntegrityIT {
         });
         RunJob first = queuedRun(integration);
         RunJob second = queuedRun(integration);
-        SQSEvent batch = runJobEvent(first, "first-run-job");
-        batch.getRecords().addAll(runJobEvent(second, "second-run-job").getRecords());
+        SQSEvent batch = runJobBatch(List.of(first, second), "first-run-job", "second-run-job");
         long reserve = fixture.runner.config().runTimeReserve().toMillis();
 
         var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", reserve + 1_500));
@@ -247,17 +236,12 @@ class IntegrityIT {
         CountDownLatch bothCould = new CountDownLatch(2);
         fixture.handlers.handler(integration.handlerKey()).pages(1, 3).fetchStatus(() -> {
             bothCould.countDown();
-            try {
-                // Held briefly so that a second copy, were it fetching too, would be in flight meanwhile.
-                bothCould.await(1, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            // Held briefly so that a second copy, were it fetching too, would be in flight meanwhile.
+            awaitQuietly(bothCould, Duration.ofSeconds(1));
             return 200;
         });
         RunJob job = queuedRun(integration);
-        SQSEvent batch = runJobEvent(job, "same-message");
-        batch.getRecords().addAll(runJobEvent(job, "same-message").getRecords());
+        SQSEvent batch = runJobBatch(List.of(job, job), "same-message", "same-message");
 
         var response = Lambda.sqs(new RunWorkerFunction(fixture.runner), batch, TestContext.of("runs", 120_000));
 
@@ -480,6 +464,25 @@ class IntegrityIT {
                 integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
         fixture.runner.database().inTransaction(connection -> fixture.runner.runService().insertQueued(connection, job, null));
         return job;
+    }
+
+    /** One event carrying these RunJobs, the i-th under the i-th message id. */
+    private static SQSEvent runJobBatch(List<RunJob> jobs, String... messageIds) {
+        SQSEvent batch = runJobEvent(jobs.getFirst(), messageIds[0]);
+        for (int i = 1; i < jobs.size(); i++) {
+            batch.getRecords().addAll(runJobEvent(jobs.get(i), messageIds[i]).getRecords());
+        }
+        return batch;
+    }
+
+    /** A handler's stand-in waiting for the test's signal: whether it came in time. */
+    private static boolean awaitQuietly(CountDownLatch latch, Duration wait) {
+        try {
+            return latch.await(wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     private static SQSEvent runJobEvent(RunJob job, String messageId) {

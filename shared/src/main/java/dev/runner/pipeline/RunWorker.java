@@ -141,15 +141,19 @@ public final class RunWorker {
         Optional<HandlerSpec> handler = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey());
         int atOnce = handler.map(spec -> spec.configs().concurrency()).filter(limit -> limit > 0).orElse(Integer.MAX_VALUE);
         Semaphore slots = fetchSlots.computeIfAbsent(new HandlerRef(job.integrationKey(), job.handlerKey()), ref -> new Semaphore(atOnce));
+        boolean waited = !slots.tryAcquire();
         try {
-            slots.acquire();
+            if (waited) {
+                slots.acquire();
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new JobEnd.Again(message.messageId());
         }
         try {
-            if (remainingMillis.getAsLong() < config.runTimeReserve().toMillis()) {
-                // Its turn came too late in the invocation to fetch a page: the message is received again at once.
+            if (waited && remainingMillis.getAsLong() < config.runTimeReserve().toMillis()) {
+                // It waited for its handler until too late in the invocation to fetch a page: received again at once.
+                // (A job that never waited fetches at least one page however short the time, as a fetch always has.)
                 LOG.info("run job put back", "runId", job.runId(), "why", "the invocation's time ran short while it waited for its handler");
                 return new JobEnd.BackOff(message.messageId(), config.queues().runs(job.trigger()),
                         new QueueClient.VisibilityChange(message.receiptHandle(), 0));
