@@ -138,6 +138,27 @@ class IntegrityIT {
     }
 
     @Test
+    void copiesOfAnItemsMessageArrivingEarlyOneAfterAnotherDoNotKeepItFromComingDue() {
+        var integration = fixture.integration(true);
+        UUID runId = storedRun(integration, 1);
+        UUID itemId = itemIds(runId).getFirst();
+        ItemJob job = new ItemJob(runId, itemId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                handler(integration).direction(), Trigger.WEBHOOK, "x", 0, 0);
+        fixture.runner.database().update("update execution_items set next_visible_at = now() + interval '1.5 seconds' where item_id = ?", itemId);
+
+        // Three copies 0.7 s apart, each before the item is due (what the fault run met after redeliveries): each is sent
+        // back for the due time. Were the due time rewritten by each, rounded up to whole seconds, every copy would find
+        // it pushed past its return by the other two, forever.
+        for (int copy = 0; copy < 3; copy++) {
+            Lambda.sqs(new ItemWorkerFunction(fixture.runner), sqsEvent(job), TestContext.of("items", 60_000));
+            LockSupport.parkNanos(Duration.ofMillis(700).toNanos());
+        }
+
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(15));
+        assertEquals(1, fixture.handlers.timesProcessed(integration.handlerKey(), itemId.toString()), "called once for three copies");
+    }
+
+    @Test
     void aSecondRunJobLeavesARunAnotherWorkerIsFetching() {
         var integration = fixture.integration(true);
         fixture.handlers.handler(integration.handlerKey()).pages(1, 2);

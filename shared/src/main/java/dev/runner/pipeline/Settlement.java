@@ -153,7 +153,11 @@ final class Settlement {
             switch (fate) {
                 case Fate.Deferred d -> {
                     int seconds = delaySeconds(d.delay());
-                    results.add(new ItemStore.Result.Waiting(item.itemId(), seconds));
+                    if (d.reason() != Reason.NOT_DUE) {
+                        // An early copy leaves the row's due time as it is: rewritten, rounded up to the second,
+                        // by each copy of several, it crept ahead of every copy's return and the item never came due.
+                        results.add(new ItemStore.Result.Waiting(item.itemId(), seconds));
+                    }
                     resends.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>()).add(new Resend(
                             new OutgoingMessage(Json.write(job.deferred().toJson()), seconds, job.tenantId()), item.message().messageId()));
                     deferred.merge(d.reason(), 1, Integer::sum);

@@ -162,6 +162,19 @@ class SettlementTest {
     }
 
     @Test
+    void aCopyThatArrivesBeforeItsItemIsDueIsResentForThenWithoutMovingTheDueTime() {
+        Item item = item(Trigger.WEBHOOK);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Deferred(item, Duration.ofMillis(1_001), Reason.NOT_DUE)));
+
+        // Were the row's due time rewritten to now + 2 s (whole seconds, rounded up), each early copy of several
+        // would push it later, past the others' return, and the item would never come due.
+        assertTrue(plan.results().isEmpty(), "the row keeps its due time: " + plan.results());
+        assertEquals(2, plan.resends().get(WEBHOOK_TIER).getFirst().message().delaySeconds());
+        assertEquals(Map.of(Reason.NOT_DUE, 1), plan.tally().deferred());
+    }
+
+    @Test
     void delaysStayWithinSqsLimits() {
         assertEquals(1, Settlement.delaySeconds(Duration.ZERO), "never a 0-second loop");
         assertEquals(1, Settlement.delaySeconds(Duration.ofMillis(-5)));

@@ -417,6 +417,11 @@ public final class FaultRun {
                 if (standing == null) {
                     throw new IllegalStateException("Postgres never answered after the faults");
                 }
+                try {
+                    records.openItems(10).forEach(item -> log.printf("    not ended: %s%n", item));
+                } catch (SQLException e) {
+                    log.printf("    the items not ended could not be read: %s%n", e.getMessage());
+                }
                 return standing;
             }
             if (System.nanoTime() > nextProgress && standing != null) {

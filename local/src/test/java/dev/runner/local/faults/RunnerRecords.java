@@ -145,6 +145,19 @@ final class RunnerRecords implements AutoCloseable {
         return statuses;
     }
 
+    /** Up to {@code limit} items not ended, each as its row says: what a stuck item's report shows. */
+    List<String> openItems(int limit) throws SQLException {
+        List<String> open = new ArrayList<>();
+        query("""
+                select item_id, status, attempts, extract(epoch from next_visible_at - now()), extract(epoch from now() - updated_at),
+                       extract(epoch from now() - claimed_at), last_error, history::text
+                from execution_items where tenant_id like ? and status not in ('succeeded', 'dead') limit ?
+                """, row -> open.add(String.format("%s %s, attempts %d, due in %s s, updated %.1f s ago, claimed %s s ago, last error %s, history %s",
+                row.getObject(1, UUID.class), row.getString(2), row.getInt(3), row.getString(4), row.getDouble(5), row.getString(6),
+                row.getString(7), row.getString(8))), tenantPattern, limit);
+        return open;
+    }
+
     /** Ids of the fault run's items in one status. */
     Set<String> itemIds(String status) throws SQLException {
         Set<String> ids = new HashSet<>();
