@@ -242,34 +242,18 @@ class IngestIT {
 
     /** A record as Lambda's event source mapping hands it over: the sample's shape, these attributes. */
     static SQSEvent.SQSMessage record(String body, Map<String, String> attributes, String senderId, Instant sentAt) {
-        var record = new SQSEvent.SQSMessage();
-        record.setMessageId(UUID.randomUUID().toString());
-        record.setReceiptHandle("rh-" + record.getMessageId());
-        record.setBody(body);
-        record.setEventSource("aws:sqs");
-        record.setEventSourceArn(fixture.stack.arn("ingest"));
+        String messageId = UUID.randomUUID().toString();
         Map<String, String> system = new HashMap<>();
         system.put("ApproximateReceiveCount", "1");
         system.put("SentTimestamp", Long.toString(sentAt.toEpochMilli()));
         if (senderId != null) {
             system.put("SenderId", senderId);
         }
-        record.setAttributes(system);
-        Map<String, SQSEvent.MessageAttribute> messageAttributes = new HashMap<>();
-        attributes.forEach((name, value) -> {
-            var attribute = new SQSEvent.MessageAttribute();
-            attribute.setDataType("String");
-            attribute.setStringValue(value);
-            messageAttributes.put(name, attribute);
-        });
-        record.setMessageAttributes(messageAttributes);
-        return record;
+        return Lambda.sqsRecord(messageId, "rh-" + messageId, body, fixture.stack.arn("ingest"), system, attributes);
     }
 
     private static SQSEvent batch(SQSEvent.SQSMessage... records) {
-        var event = new SQSEvent();
-        event.setRecords(new ArrayList<>(List.of(records)));
-        return event;
+        return Lambda.sqsEvent(new ArrayList<>(List.of(records)));
     }
 
     private static SQSBatchResponse ingest(SQSEvent event) {
