@@ -27,9 +27,9 @@ import java.util.UUID;
 
 /**
  * What one {@code /process-batch} call of 10 items costs in CPU: through Runner's {@link HandlerClient}
- * (the JDK {@code HttpClient}), and as a bare blocking HTTP/1.1 exchange on one kept-alive socket that
- * builds, signs and parses the same bodies (what a client of Runner's own would do, without its
- * deadlines, limits and screening). Both against the test handler service in this JVM, whose share
+ * (its own HTTP/1.1, with the URL's check, the deadline and the limits), and as a bare blocking
+ * HTTP/1.1 exchange on one kept-alive socket that builds, signs and parses the same bodies (the floor:
+ * no check, no deadline, no limits, no thread of its own). Both against the test handler service in this JVM, whose share
  * is in both figures; rounds alternate, so a drifting machine slows both alike. Prints, asserts
  * nothing.
  *
@@ -70,7 +70,7 @@ public final class HandlerCallCost {
                     }
                 }).join();
             }
-            System.out.printf("  %-42s %7.1f us CPU, %7.1f us wall%s%n", viaClient ? "HandlerClient (JDK HttpClient)" : "bare HTTP/1.1 exchange, kept-alive socket",
+            System.out.printf("  %-42s %7.1f us CPU, %7.1f us wall%s%n", viaClient ? "HandlerClient" : "bare HTTP/1.1 exchange, kept-alive socket",
                     (os.getProcessCpuTime() - cpu) / 1e3 / calls, (System.nanoTime() - start) / 1e3 / calls, round < 2 ? "  (warming up)" : "");
         }
         System.exit(0);

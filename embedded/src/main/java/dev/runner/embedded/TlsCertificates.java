@@ -1,5 +1,6 @@
 package dev.runner.embedded;
 
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -11,7 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
 import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateFactory;
+import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Comparator;
@@ -104,6 +110,36 @@ public final class TlsCertificates implements AutoCloseable {
         parameters.setEndpointIdentificationAlgorithm("HTTPS");
         socket.setSSLParameters(parameters);
         return socket;
+    }
+
+    /** A client's TLS context that trusts this CA (and nothing else). */
+    public SSLContext trustingCa() {
+        return trustingCa;
+    }
+
+    /** A server's TLS context presenting this certificate (and the CA's, its chain). */
+    public SSLContext serverContext(ServerCertificate certificate) {
+        try {
+            CertificateFactory certificates = CertificateFactory.getInstance("X.509");
+            Certificate server;
+            Certificate ca;
+            try (InputStream in = Files.newInputStream(certificate.certificateFile()); InputStream caIn = Files.newInputStream(caFile)) {
+                server = certificates.generateCertificate(in);
+                ca = certificates.generateCertificate(caIn);
+            }
+            String pem = Files.readString(certificate.keyFile()).replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", "");
+            PrivateKey key = KeyFactory.getInstance("EC").generatePrivate(new PKCS8EncodedKeySpec(Base64.getDecoder().decode(pem)));
+            KeyStore store = KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            store.setKeyEntry("server", key, PASSWORD.toCharArray(), new Certificate[] {server, ca});
+            KeyManagerFactory keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+            keys.init(store, PASSWORD.toCharArray());
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(keys.getKeyManagers(), null, null);
+            return context;
+        } catch (IOException | GeneralSecurityException e) {
+            throw new IllegalStateException("server TLS context not made: " + e.getMessage(), e);
+        }
     }
 
     /** A key pair in a keystore of its own, its request signed by the CA with the given subject alternative name. */

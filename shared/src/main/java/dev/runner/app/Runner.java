@@ -401,12 +401,15 @@ public final class Runner implements AutoCloseable {
 
     /**
      * Closes the connections made so far and keeps every part: the next use connects again. Before a
-     * SnapStart checkpoint, since a connection made before it is dead after a restore (Redis, Postgres;
-     * the HTTP clients' idle sockets are retried by the clients).
+     * SnapStart checkpoint, since a connection made before it is dead after a restore (Redis, Postgres,
+     * handlers; the AWS client's idle sockets are retried by the client).
      */
     public void disconnect() {
         if (redis.isBuilt()) {
             redis().disconnect();
+        }
+        if (handlers.isBuilt()) {
+            handlers().disconnect();
         }
         if (db.isBuilt() && database().dataSource() instanceof HikariDataSource pool && pool.getHikariPoolMXBean() != null) {
             pool.getHikariPoolMXBean().softEvictConnections();

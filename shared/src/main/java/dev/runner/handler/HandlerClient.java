@@ -12,26 +12,22 @@ import dev.runner.metrics.Metrics;
 import dev.runner.security.StandardWebhooks;
 import dev.runner.store.Ids;
 
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
-import java.net.ConnectException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
+import java.nio.channels.ClosedChannelException;
+import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -44,16 +40,15 @@ import java.util.concurrent.TimeoutException;
  * the handler's {@code timeout_ms} and the caller's time left, body included) with a classified
  * result ({@link HandlerAnswers}); nothing a handler answers throws out of here. Bodies are read
  * up to a limit, redirects are not followed, and only URLs the {@link HandlerUrlPolicy} accepts
- * are called, their addresses screened again as they are connected to ({@link HandlerAddressFilter}).
+ * are called, at the addresses it accepted ({@link HandlerHttp} connects to no other).
  */
-public final class HandlerClient {
+public final class HandlerClient implements AutoCloseable {
 
     private static final Log LOG = Log.of(HandlerClient.class);
-    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     private static final int EXCEPTION_CHARS = 200;
 
-    private final HttpClient http;
-    /** Virtual threads for the URL checks and their name lookups, which cannot be given a timeout of their own. */
+    private final HandlerHttp http;
+    /** A virtual thread per call: its URL check and name lookup, which have no timeout of their own, then its exchange. */
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final SigningSecrets signing;
     private final HandlerUrlPolicy urls;
@@ -66,23 +61,37 @@ public final class HandlerClient {
         this(SigningSecrets.fixed(signingSecret), urls, clock, costs, Metrics.NONE);
     }
 
+    /** Trusts the certificates the JVM trusts (its default TLS context): the handlers' public CAs. */
     public HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics) {
-        HandlerAddressFilter.requireInstalled();
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(CONNECT_TIMEOUT)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                // The client's own steps (send the request, parse the head, hand the body over) run where
-                // they are triggered: on the calling thread, then on the client's selector thread. None of
-                // them blocks (bodies go to a CappedBody, which only copies), and each step handed to an
-                // executor instead cost a thread hop; those hops were most of a handler call's CPU.
-                .executor(Runnable::run)
-                .build();
+        this(signing, urls, clock, costs, metrics, defaultTls());
+    }
+
+    HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics, SSLContext tls) {
+        this.http = new HandlerHttp(tls);
         this.signing = signing;
         this.urls = urls;
         this.clock = clock;
         this.costs = costs;
         this.metrics = metrics;
+    }
+
+    private static SSLContext defaultTls() {
+        try {
+            return SSLContext.getDefault();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no default TLS context: handlers cannot be called over https", e);
+        }
+    }
+
+    /** Closes the idle kept-alive connections to handlers (before a SnapStart checkpoint); later calls connect again. */
+    public void disconnect() {
+        http.closeIdle();
+    }
+
+    @Override
+    public void close() {
+        http.closeIdle();
+        executor.shutdown();
     }
 
     /** One page of a run's items. */
@@ -180,9 +189,10 @@ public final class HandlerClient {
     }
 
     /**
-     * One signed POST, ended by its deadline whatever the handler does. The URL is checked first
-     * (in the deadline too: a name lookup has no timeout of its own); on the deadline the request
-     * is cancelled and its body reading stopped, which drops the connection.
+     * One signed POST, ended by its deadline whatever the handler does. The call runs on a virtual
+     * thread of its own, the URL checked first (a name lookup has no timeout of its own), then the
+     * exchange on a connection to an address that check accepted; on the deadline the caller stops
+     * waiting and closes the connection under whatever the call is blocked in.
      *
      * @param resultLimit what is read of a 2xx body; other bodies are read up to an excerpt
      */
@@ -190,7 +200,8 @@ public final class HandlerClient {
                               Duration timeLeft, int resultLimit) {
         long deadlineMs = Math.max(1, Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
         costs.handlerCall();
-        Call call = new Call();
+        HandlerHttp.Call call = new HandlerHttp.Call();
+        Future<Exchange> exchange = null;
         try {
             List<String> secrets = signing.of(ref);
             if (secrets.isEmpty()) {
@@ -199,11 +210,8 @@ public final class HandlerClient {
                         + ref.integrationKey() + "/" + ref.handlerKey() + "/signing-keys", false));
             }
             URI uri = handler.endpoint(operation);
-            CompletableFuture<Exchange> exchange = CompletableFuture
-                    .supplyAsync(() -> admit(uri), executor)
-                    .thenCompose(refused -> refused.isPresent()
-                            ? CompletableFuture.completedFuture(refused.get())
-                            : send(request(uri, secrets, payload, idempotencyKey, Duration.ofMillis(deadlineMs)), resultLimit, call, deadlineMs));
+            byte[] body = Json.writeBytes(payload);
+            exchange = executor.submit(() -> call(uri, secrets, body, idempotencyKey, resultLimit, call, deadlineMs));
             return exchange.get(deadlineMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             call.abandon();
@@ -218,7 +226,41 @@ public final class HandlerClient {
             Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
             LOG.error("handler call failed", "handlerKey", handler.handlerKey(), "operation", operation, "error", cause);
             return new NoReply(new Outcome.Failed("handler call failed: " + describe(cause), true));
+        } finally {
+            if (exchange != null && !exchange.isDone()) {
+                exchange.cancel(true);
+            }
         }
+    }
+
+    /** The URL's check, then the exchange with an address it accepted; every way it can end without an answer, classified. */
+    private Exchange call(URI uri, List<String> secrets, byte[] body, String idempotencyKey, int resultLimit, HandlerHttp.Call call,
+                          long deadlineMs) {
+        HandlerHttp.Target target;
+        switch (urls.verdict(uri)) {
+            case HandlerUrlPolicy.Verdict.Accepted accepted ->
+                    target = new HandlerHttp.Target("https".equalsIgnoreCase(uri.getScheme()), uri.getHost(), port(uri), accepted.addresses());
+            case HandlerUrlPolicy.Verdict.Refused refused -> {
+                return refused(refused.reason());
+            }
+            case HandlerUrlPolicy.Verdict.Unresolvable unresolvable -> {
+                return new NoReply(new Outcome.Failed(unresolvable.reason(), true));
+            }
+        }
+        String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+        String pathAndQuery = uri.getRawQuery() == null ? path : path + "?" + uri.getRawQuery();
+        try {
+            HandlerHttp.Answer answer = http.post(target, () -> HandlerHttp.request(target, pathAndQuery, headers(secrets, body, idempotencyKey), body),
+                    status -> status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT,
+                    call);
+            return new Replied(new HandlerAnswers.Reply(answer.status(), answer.retryAfter(), answer.body(), answer.bodyOverLimit()));
+        } catch (IOException e) {
+            return new NoReply(failure(e, deadlineMs));
+        }
+    }
+
+    private static int port(URI uri) {
+        return uri.getPort() >= 0 ? uri.getPort() : "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
 
     /**
@@ -226,32 +268,15 @@ public final class HandlerClient {
      * id of its own, so a handler that remembers the ids it took within the tolerance refuses a captured call sent
      * again; the item's identity across attempts is the Idempotency-Key.
      */
-    private HttpRequest request(URI uri, List<String> secrets, ObjectNode payload, String idempotencyKey, Duration deadline) {
-        byte[] body = Json.writeBytes(payload);
-        HttpRequest.Builder request = HttpRequest.newBuilder(uri)
-                // Covers the wait for the headers only; the deadline in post covers the body as well.
-                .timeout(deadline)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        StandardWebhooks.headers(secrets, "msg_" + Ids.next(clock), clock.instant().getEpochSecond(), body).forEach(request::header);
+    private Map<String, String> headers(List<String> secrets, byte[] body, String idempotencyKey) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("Content-Type", "application/json");
+        headers.put("User-Agent", "runner");
+        headers.putAll(StandardWebhooks.headers(secrets, "msg_" + Ids.next(clock), clock.instant().getEpochSecond(), body));
         if (idempotencyKey != null) {
-            request.header("Idempotency-Key", idempotencyKey);
+            headers.put("Idempotency-Key", idempotencyKey);
         }
-        return request.build();
-    }
-
-    /** Refused or unresolvable URLs end here, without a connection; an accepted host is screened from now on. */
-    private Optional<Exchange> admit(URI uri) {
-        return switch (urls.verdict(uri)) {
-            case HandlerUrlPolicy.Verdict.Accepted accepted -> {
-                HandlerAddressFilter.register(uri.getHost(), urls);
-                yield Optional.empty();
-            }
-            case HandlerUrlPolicy.Verdict.Refused refused -> Optional.of(refused(refused.reason()));
-            case HandlerUrlPolicy.Verdict.Unresolvable unresolvable -> Optional.of(HandlerAddressFilter.lastRefusal(uri.getHost())
-                    .map(HandlerClient::refused)
-                    .orElseGet(() -> new NoReply(new Outcome.Failed(unresolvable.reason(), true))));
-        };
+        return headers;
     }
 
     /** Permanent: the URL will not become callable by retrying; an operator must change the type or the allowed networks. */
@@ -259,46 +284,17 @@ public final class HandlerClient {
         return new NoReply(new Outcome.Failed("handler URL refused: " + reason, false));
     }
 
-    private CompletableFuture<Exchange> send(HttpRequest request, int resultLimit, Call call, long deadlineMs) {
-        if (call.abandoned()) {
-            return CompletableFuture.completedFuture(new NoReply(new Outcome.Failed("handler call abandoned", true)));
-        }
-        CompletableFuture<HttpResponse<CappedBody.Body>> response = http.sendAsync(request, head -> {
-            int status = head.statusCode();
-            int limit = status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT;
-            return call.reading(new CappedBody(limit, head.headers().firstValueAsLong("Content-Length")));
-        });
-        call.sending(response);
-        return response.handle((answer, error) -> error == null
-                ? new Replied(new HandlerAnswers.Reply(answer.statusCode(), answer.headers().firstValue("Retry-After").orElse(null),
-                        answer.body().bytes(), answer.body().overLimit()))
-                : new NoReply(failure(request.uri(), error, deadlineMs)));
-    }
-
     /** A call that ended without an answer, classified: all retryable but a connection to a refused address. */
-    private static Outcome.Failed failure(URI uri, Throwable error, long deadlineMs) {
-        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
-        if (cause instanceof HttpConnectTimeoutException) {
-            return new Outcome.Failed("handler did not accept a connection within " + CONNECT_TIMEOUT.toSeconds() + " s", true);
-        }
-        if (cause instanceof HttpTimeoutException) {
-            return timedOut(deadlineMs);
-        }
-        if (cause instanceof ConnectException) {
-            // The address filter refuses by failing the lookup, which the client reports as a failed connect.
-            Optional<String> refusal = HandlerAddressFilter.lastRefusal(uri.getHost());
-            if (refusal.isPresent()) {
-                return refused(refusal.get()).failure();
-            }
-        }
-        if (cause instanceof CancellationException) {
-            return new Outcome.Failed("handler call abandoned", true);
-        }
-        if (cause instanceof IOException) {
-            return new Outcome.Failed("handler unreachable: " + describe(cause), true);
-        }
-        LOG.error("handler call failed", "host", uri.getHost(), "error", cause);
-        return new Outcome.Failed("handler call failed: " + describe(cause), true);
+    private static Outcome.Failed failure(IOException cause, long deadlineMs) {
+        return switch (cause) {
+            case HandlerHttp.ConnectTimeout timeout -> new Outcome.Failed(timeout.getMessage(), true);
+            case SocketTimeoutException timeout -> timedOut(deadlineMs);
+            // Its deadline closed the connection: the caller has already returned a timeout.
+            case InterruptedIOException abandoned -> new Outcome.Failed("handler call abandoned", true);
+            case ClosedChannelException abandoned -> new Outcome.Failed("handler call abandoned", true);
+            case HandlerHttp.MalformedAnswer malformed -> new Outcome.Failed("handler answered malformed HTTP: " + malformed.getMessage(), true);
+            default -> new Outcome.Failed("handler unreachable: " + describe(cause), true);
+        };
     }
 
     private static Outcome.Failed timedOut(long deadlineMs) {
@@ -309,60 +305,5 @@ public final class HandlerClient {
     private static String describe(Throwable error) {
         String message = error.getMessage();
         return error.getClass().getSimpleName() + (message == null ? "" : " " + HandlerAnswers.clean(message, EXCEPTION_CHARS));
-    }
-
-    /**
-     * What a call has started, so that its deadline can stop it at any stage: a request not yet
-     * sent is never sent, a request in flight is cancelled, a body being read stops being read.
-     * Cancelling happens outside the lock: the HTTP client runs its steps inline (on the caller or
-     * its selector thread), so a cancel may run client code that must not wait on this monitor.
-     */
-    private static final class Call {
-        private boolean abandoned;
-        private CompletableFuture<?> response;
-        private CappedBody body;
-
-        synchronized boolean abandoned() {
-            return abandoned;
-        }
-
-        void sending(CompletableFuture<?> response) {
-            boolean cancel;
-            synchronized (this) {
-                this.response = response;
-                cancel = abandoned;
-            }
-            if (cancel) {
-                response.cancel(true);
-            }
-        }
-
-        CappedBody reading(CappedBody body) {
-            boolean abort;
-            synchronized (this) {
-                this.body = body;
-                abort = abandoned;
-            }
-            if (abort) {
-                body.abort();
-            }
-            return body;
-        }
-
-        void abandon() {
-            CompletableFuture<?> sent;
-            CappedBody read;
-            synchronized (this) {
-                abandoned = true;
-                sent = response;
-                read = body;
-            }
-            if (sent != null) {
-                sent.cancel(true);
-            }
-            if (read != null) {
-                read.abort();
-            }
-        }
     }
 }

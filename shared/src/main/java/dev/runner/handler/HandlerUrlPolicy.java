@@ -17,8 +17,9 @@ import java.util.Optional;
  * accepted when it is {@code https} and every address its host resolves to is public, or when
  * every address is inside a network the operator allows with {@value #VARIABLE} (then plain
  * {@code http} is accepted too). Checked when a type is saved ({@link #check}) and again on every
- * call, where {@link HandlerAddressFilter} also screens the addresses the HTTP client connects
- * to, so a name that resolves elsewhere later (DNS rebinding) is refused then.
+ * call, whose connection goes to an address that check accepted and to no other
+ * ({@link HandlerHttp}): a name that resolves elsewhere later (DNS rebinding) is refused at the
+ * next call's check and never reached in between.
  *
  * @param allowedNetworks networks the operator trusts; empty = public addresses only
  */
@@ -89,7 +90,8 @@ public record HandlerUrlPolicy(List<Cidr> allowedNetworks) {
 
     /** What may be done with a URL now. */
     sealed interface Verdict {
-        record Accepted() implements Verdict {}
+        /** Callable at these addresses, the ones checked: a call connects to them and to no later answer of DNS. */
+        record Accepted(List<InetAddress> addresses) implements Verdict {}
 
         /** Not a URL Runner calls, whatever DNS says later: a permanent refusal. */
         record Refused(String reason) implements Verdict {}
@@ -110,7 +112,7 @@ public record HandlerUrlPolicy(List<Cidr> allowedNetworks) {
         } catch (UnknownHostException e) {
             return new Verdict.Unresolvable("handler host " + url.getHost() + " does not resolve");
         }
-        return refusal(url, addresses).<Verdict>map(Verdict.Refused::new).orElseGet(Verdict.Accepted::new);
+        return refusal(url, addresses).<Verdict>map(Verdict.Refused::new).orElseGet(() -> new Verdict.Accepted(List.of(addresses)));
     }
 
     /** Why a URL is refused whatever its host resolves to. */
@@ -148,7 +150,7 @@ public record HandlerUrlPolicy(List<Cidr> allowedNetworks) {
     }
 
     /** Why connecting to this address for a handler host is refused, whatever the scheme; empty = public or allowed. */
-    Optional<String> addressRefusal(String host, InetAddress address) {
+    private Optional<String> addressRefusal(String host, InetAddress address) {
         if (allows(address)) {
             return Optional.empty();
         }

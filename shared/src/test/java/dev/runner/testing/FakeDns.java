@@ -1,7 +1,5 @@
 package dev.runner.testing;
 
-import dev.runner.handler.HandlerAddressFilter;
-
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.net.spi.InetAddressResolver;
@@ -16,9 +14,8 @@ import java.util.stream.Stream;
 
 /**
  * A DNS table a test can change from one lookup to the next (DNS rebinding), since no DNS server
- * is at hand. {@link Provider} makes it the test JVM's resolver, beneath Runner's own address
- * filter exactly as the system resolver is in production: names in the table are answered from
- * it, every other name by the system. Lookups are not cached in a test JVM (the provider turns
+ * is at hand. {@link Provider} makes it the test JVM's resolver: names in the table are answered
+ * from it, every other name by the system. Lookups are not cached in a test JVM (the provider turns
  * the JVM's cache off before the cache first reads its setting), so a changed answer is the next
  * one seen.
  */
@@ -71,7 +68,7 @@ public final class FakeDns {
         }
     }
 
-    /** Listed in the test resources' META-INF/services, so found before Runner's own provider. */
+    /** Listed in the test resources' META-INF/services. */
     public static final class Provider extends InetAddressResolverProvider {
 
         public Provider() {
@@ -83,7 +80,7 @@ public final class FakeDns {
         @Override
         public InetAddressResolver get(Configuration configuration) {
             InetAddressResolver system = configuration.builtinResolver();
-            return HandlerAddressFilter.install(new InetAddressResolver() {
+            return new InetAddressResolver() {
                 @Override
                 public Stream<InetAddress> lookupByName(String host, LookupPolicy lookupPolicy) throws UnknownHostException {
                     List<InetAddress> answer = next(host);
@@ -100,7 +97,7 @@ public final class FakeDns {
                 public String lookupByAddress(byte[] address) throws UnknownHostException {
                     return system.lookupByAddress(address);
                 }
-            });
+            };
         }
 
         @Override

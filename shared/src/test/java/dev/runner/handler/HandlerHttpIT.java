@@ -1,0 +1,400 @@
+package dev.runner.handler;
+
+import dev.runner.cost.CostTracker;
+import dev.runner.embedded.TlsCertificates;
+import dev.runner.integration.Direction;
+import dev.runner.integration.HandlerSpec;
+import dev.runner.json.Json;
+import dev.runner.metrics.Metrics;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import javax.net.ssl.SSLContext;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The handler client's own HTTP/1.1 ({@link HandlerHttp}) against a server that answers byte for
+ * byte what each test scripts, over real sockets on loopback, plain and TLS: connections kept alive
+ * and given up when the handler closes them, a call sent again only when that is safe, answers
+ * framed every way HTTP/1.1 allows, and what it must refuse.
+ */
+class HandlerHttpIT {
+
+    private static final Duration AMPLE = Duration.ofSeconds(5);
+    private static final HandlerUrlPolicy LOOPBACK = HandlerUrlPolicy.parse("127.0.0.0/8,::1/128");
+    private static final Outcome SUCCEEDED = new Outcome.Succeeded();
+
+    private static TlsCertificates certificates;
+
+    @BeforeAll
+    static void makeCertificates() {
+        certificates = TlsCertificates.create();
+    }
+
+    @AfterAll
+    static void deleteCertificates() {
+        certificates.close();
+    }
+
+    @Test
+    void callsOneAfterAnotherShareOneKeptAliveConnection() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.json(200, "{}"))) {
+            HandlerClient client = client();
+            for (int i = 0; i < 5; i++) {
+                assertEquals(SUCCEEDED, process(client, server, "i-" + i));
+            }
+            assertEquals(1, server.connections());
+            assertEquals(5, server.requests().size());
+        }
+    }
+
+    @Test
+    void aKeptAliveConnectionTheHandlerClosedWhileIdleDoesNotFailTheNextCall() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.json(200, "{}").thenClose())) {
+            HandlerClient client = client();
+            assertEquals(SUCCEEDED, process(client, server, "i-1"));
+            await().atMost(AMPLE).until(() -> server.closedByServer() == 1);
+            assertEquals(SUCCEEDED, process(client, server, "i-2"));
+            assertEquals(2, server.connections());
+            assertEquals(2, server.requests().size(), "the second call went out once, on a new connection");
+        }
+    }
+
+    @Test
+    void aCallOnAReusedConnectionThatEndsBeforeAnyAnswerIsSentOnceMoreOnANewConnectionSignedAnew() {
+        // The second request on the first connection is read and the connection closed without a byte: a close the client had not yet seen.
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> request.connection() == 1 && n == 2 ? Reply.hangUp() : Reply.json(200, "{}"))) {
+            HandlerClient client = client();
+            assertEquals(SUCCEEDED, process(client, server, "i-1"));
+            assertEquals(SUCCEEDED, process(client, server, "i-2"));
+
+            List<Request> requests = server.requests();
+            assertEquals(3, requests.size());
+            Request dropped = requests.get(1);
+            Request again = requests.get(2);
+            assertEquals(2, again.connection());
+            assertEquals("i-2", dropped.header("idempotency-key"));
+            assertEquals("i-2", again.header("idempotency-key"));
+            assertNotEquals(dropped.header("webhook-id"), again.header("webhook-id"), "a handler that remembers message ids must not see a replay");
+        }
+    }
+
+    @Test
+    void aCallOnANewConnectionThatEndsBeforeAnyAnswerIsNotSentAgain() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.hangUp())) {
+            Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, process(client(), server, "i-1"));
+            assertTrue(failed.retryable() && failed.error().startsWith("handler unreachable"), failed.error());
+            assertEquals(1, server.requests().size());
+        }
+    }
+
+    @Test
+    void aCallOnAReusedConnectionThatFailsInsideItsAnswerIsNotSentAgain() {
+        byte[] halfAnswer = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"re".getBytes(StandardCharsets.ISO_8859_1);
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> n == 2 ? Reply.raw(halfAnswer).thenClose() : Reply.json(200, "{}"))) {
+            HandlerClient client = client();
+            assertEquals(SUCCEEDED, process(client, server, "i-1"));
+            Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, process(client, server, "i-2"));
+            assertTrue(failed.retryable(), failed.error());
+            assertEquals(2, server.requests().size());
+        }
+    }
+
+    @Test
+    void answersFramedByChunksOrByTheConnectionsEndAreReadWhole() {
+        String results = "{\"results\":[{\"itemId\":\"i-1\",\"ok\":true},{\"itemId\":\"i-2\",\"ok\":false,\"error\":\"no\"}]}";
+        String chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;ext=1\r\n" + results.substring(0, 5) + "\r\n"
+                + Integer.toHexString(results.length() - 5) + "\r\n" + results.substring(5) + "\r\n"
+                + "0\r\nX-Trailer: t\r\n\r\n";
+        String untilClose = "HTTP/1.1 200 OK\nContent-Type: application/json\n\n" + results;
+        for (Reply reply : List.of(Reply.raw(chunked), Reply.raw(untilClose).thenClose())) {
+            try (ScriptedServer server = ScriptedServer.plain((request, n) -> reply)) {
+                Map<String, Outcome> outcomes = batch(client(), server);
+                assertEquals(SUCCEEDED, outcomes.get("i-1"));
+                assertEquals(new Outcome.Failed("no", true), outcomes.get("i-2"));
+            }
+        }
+    }
+
+    @Test
+    void interimAnswersAreSkippedAndASwitchOfProtocolsIsRefused() {
+        String early = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n";
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw(early + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))) {
+            assertEquals(SUCCEEDED, process(client(), server, "i-1"));
+        }
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n"))) {
+            assertMalformed(process(client(), server, "i-1"), "101");
+        }
+    }
+
+    @Test
+    void answersBeyondHttpOrItsLimitsAreRetryableFailuresAndDropTheConnection() {
+        Map<String, String> answers = new LinkedHashMap<>();
+        answers.put("HTTP/1.1 200 OK\r\nX-Flood: " + "a".repeat(70 * 1024) + "\r\nContent-Length: 2\r\n\r\n{}", "larger than 64 KiB");
+        answers.put("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "disagree");
+        answers.put("HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\n{}", "disagree");
+        answers.put("HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\n{}", "not a number");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "not chunked");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "hexadecimal");
+        answers.put("HTTP/1.1 200 OK\r\n Folded: yes\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
+        answers.put("ICY 200 OK\r\n\r\n{}", "status line");
+        answers.put("HTTP/1.1 2x0 OK\r\n\r\n", "three digits");
+        answers.forEach((answer, says) -> {
+            try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw(answer))) {
+                assertMalformed(process(client(), server, "i-1"), says);
+                await().atMost(AMPLE).until(() -> server.closedByClient() == 1);
+            }
+        });
+    }
+
+    @Test
+    void httpsIsCalledWithTheHostsCertificateCheckedAndKeptAlive() {
+        try (ScriptedServer server = ScriptedServer.tls(certificates.serverContext(certificates.loopback()), (request, n) -> Reply.json(200, "{}"))) {
+            HandlerClient trusting = client(certificates.trustingCa());
+            for (int i = 0; i < 3; i++) {
+                assertEquals(SUCCEEDED, process(trusting, server, "i-" + i));
+            }
+            assertEquals(1, server.connections());
+
+            // The JVM's default trust does not know the test CA.
+            Outcome.Failed untrusted = assertInstanceOf(Outcome.Failed.class, process(client(), server, "i-9"));
+            assertTrue(untrusted.retryable() && untrusted.error().contains("SSLHandshakeException"), untrusted.error());
+            assertEquals(3, server.requests().size());
+        }
+        try (ScriptedServer server = ScriptedServer.tls(certificates.serverContext(certificates.otherHost()), (request, n) -> Reply.json(200, "{}"))) {
+            Outcome.Failed otherHost = assertInstanceOf(Outcome.Failed.class, process(client(certificates.trustingCa()), server, "i-1"));
+            assertTrue(otherHost.retryable() && otherHost.error().contains("SSLHandshakeException"), otherHost.error());
+            assertEquals(0, server.requests().size());
+        }
+    }
+
+    private static void assertMalformed(Outcome outcome, String says) {
+        Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, outcome);
+        assertTrue(failed.retryable(), failed.error());
+        assertTrue(failed.error().startsWith("handler answered malformed HTTP") && failed.error().contains(says), failed.error());
+    }
+
+    private static HandlerClient client() {
+        return client(defaultTls());
+    }
+
+    private static HandlerClient client(SSLContext tls) {
+        return new HandlerClient(SigningSecrets.fixed("transport-test-secret"), LOOPBACK, Clock.systemUTC(), CostTracker.NONE, Metrics.NONE, tls);
+    }
+
+    private static SSLContext defaultTls() {
+        try {
+            return SSLContext.getDefault();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Outcome process(HandlerClient client, ScriptedServer server, String itemId) {
+        HandlerSpec spec = new HandlerSpec("scripted", server.url(), Direction.INBOUND, false, new HandlerSpec.Configs(0, 0, 10, 10_000));
+        return assertTimeoutPreemptively(AMPLE.multipliedBy(4),
+                () -> client.process("crm", spec, Json.object().put("itemId", itemId), itemId, AMPLE));
+    }
+
+    private static Map<String, Outcome> batch(HandlerClient client, ScriptedServer server) {
+        HandlerSpec spec = new HandlerSpec("scripted", server.url(), Direction.INBOUND, true, new HandlerSpec.Configs(0, 0, 10, 10_000));
+        List<String> ids = List.of("i-1", "i-2");
+        return assertTimeoutPreemptively(AMPLE.multipliedBy(4), () -> client.processBatch("crm", spec,
+                ids.stream().map(id -> Json.object().put("itemId", id)).toList(), ids, AMPLE));
+    }
+
+    /** A request as the server read it, on the server's n-th connection (from 1). */
+    record Request(int connection, Map<String, String> headers, byte[] body) {
+        String header(String name) {
+            return headers.get(name.toLowerCase(Locale.ROOT));
+        }
+    }
+
+    /** What the server does with a request: writes these bytes (none: hangs up), then keeps the connection or closes it. */
+    record Reply(byte[] bytes, boolean close) {
+        static Reply json(int status, String body) {
+            return raw("HTTP/1.1 " + status + " Scripted\r\nContent-Type: application/json\r\nContent-Length: "
+                    + body.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + body);
+        }
+
+        static Reply raw(String answer) {
+            return raw(answer.getBytes(StandardCharsets.ISO_8859_1));
+        }
+
+        static Reply raw(byte[] answer) {
+            return new Reply(answer, false);
+        }
+
+        static Reply hangUp() {
+            return new Reply(new byte[0], true);
+        }
+
+        Reply thenClose() {
+            return new Reply(bytes, true);
+        }
+    }
+
+    /** Serves requests on kept-alive connections, each answered by the script given the request and its number on its connection (from 1). */
+    private static final class ScriptedServer implements AutoCloseable {
+        private final ServerSocket server;
+        private final boolean tls;
+        private final BiFunction<Request, Integer, Reply> script;
+        private final AtomicInteger connections = new AtomicInteger();
+        private final AtomicInteger closedByServer = new AtomicInteger();
+        private final AtomicInteger closedByClient = new AtomicInteger();
+        private final List<Request> requests = new CopyOnWriteArrayList<>();
+        private final List<Socket> open = new CopyOnWriteArrayList<>();
+
+        private ScriptedServer(ServerSocket server, boolean tls, BiFunction<Request, Integer, Reply> script) throws IOException {
+            this.server = server;
+            this.tls = tls;
+            this.script = script;
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            Thread.ofVirtual().name("scripted-handler").start(this::accept);
+        }
+
+        static ScriptedServer plain(BiFunction<Request, Integer, Reply> script) {
+            try {
+                return new ScriptedServer(new ServerSocket(), false, script);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        static ScriptedServer tls(SSLContext context, BiFunction<Request, Integer, Reply> script) {
+            try {
+                return new ScriptedServer(context.getServerSocketFactory().createServerSocket(), true, script);
+            } catch (IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        URI url() {
+            return URI.create((tls ? "https" : "http") + "://127.0.0.1:" + server.getLocalPort() + "/h");
+        }
+
+        int connections() {
+            return connections.get();
+        }
+
+        int closedByServer() {
+            return closedByServer.get();
+        }
+
+        int closedByClient() {
+            return closedByClient.get();
+        }
+
+        List<Request> requests() {
+            return List.copyOf(requests);
+        }
+
+        private void accept() {
+            while (!server.isClosed()) {
+                try {
+                    Socket socket = server.accept();
+                    open.add(socket);
+                    int connection = connections.incrementAndGet();
+                    Thread.ofVirtual().start(() -> serve(socket, connection));
+                } catch (IOException e) {
+                    return;
+                }
+            }
+        }
+
+        private void serve(Socket socket, int connection) {
+            try (socket) {
+                socket.setSoTimeout(30_000);
+                InputStream in = socket.getInputStream();
+                OutputStream out = socket.getOutputStream();
+                for (int n = 1; ; n++) {
+                    Map<String, String> headers = readHead(in);
+                    if (headers == null) {
+                        closedByClient.incrementAndGet();
+                        return;
+                    }
+                    byte[] body = in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0")));
+                    Request request = new Request(connection, headers, body);
+                    requests.add(request);
+                    Reply reply = script.apply(request, n);
+                    out.write(reply.bytes());
+                    out.flush();
+                    if (reply.close()) {
+                        closedByServer.incrementAndGet();
+                        return;
+                    }
+                }
+            } catch (IOException e) {
+                closedByClient.incrementAndGet();
+            }
+        }
+
+        /** The request's headers, names in lower case; null when the client closed the connection between requests. */
+        private static Map<String, String> readHead(InputStream in) throws IOException {
+            ByteArrayOutputStream head = new ByteArrayOutputStream();
+            int matched = 0;
+            byte[] end = {'\r', '\n', '\r', '\n'};
+            while (matched < 4) {
+                int b = in.read();
+                if (b < 0) {
+                    if (head.size() == 0) {
+                        return null;
+                    }
+                    throw new IOException("client closed inside a request head");
+                }
+                head.write(b);
+                matched = b == end[matched] ? matched + 1 : b == '\r' ? 1 : 0;
+            }
+            Map<String, String> headers = new LinkedHashMap<>();
+            String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
+            for (int i = 1; i < lines.length; i++) {
+                int colon = lines[i].indexOf(':');
+                headers.put(lines[i].substring(0, colon).toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
+            }
+            return headers;
+        }
+
+        @Override
+        public void close() {
+            try {
+                server.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+            for (Socket socket : open) {
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // closing anyway
+                }
+            }
+        }
+    }
+}
