@@ -67,7 +67,11 @@ public final class HandlerClient implements AutoCloseable {
     }
 
     HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics, SSLContext tls) {
-        this.http = new HandlerHttp(tls);
+        this(signing, urls, clock, costs, metrics, new HandlerHttp(tls));
+    }
+
+    HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics, HandlerHttp http) {
+        this.http = http;
         this.signing = signing;
         this.urls = urls;
         this.clock = clock;
@@ -247,11 +251,13 @@ public final class HandlerClient implements AutoCloseable {
                 return new NoReply(new Outcome.Failed(unresolvable.reason(), true));
             }
         }
-        String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
-        String pathAndQuery = uri.getRawQuery() == null ? path : path + "?" + uri.getRawQuery();
+        // Percent-encoded as a request line must be: a type's URL may hold characters outside ASCII.
+        URI ascii = URI.create(uri.toASCIIString());
+        String path = ascii.getRawPath() == null || ascii.getRawPath().isEmpty() ? "/" : ascii.getRawPath();
+        String pathAndQuery = ascii.getRawQuery() == null ? path : path + "?" + ascii.getRawQuery();
         try {
             HandlerHttp.Answer answer = http.post(target, () -> HandlerHttp.request(target, pathAndQuery, headers(secrets, body, idempotencyKey), body),
-                    status -> status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT,
+                    idempotencyKey != null, status -> status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT,
                     call);
             return new Replied(new HandlerAnswers.Reply(answer.status(), answer.retryAfter(), answer.body(), answer.bodyOverLimit()));
         } catch (IOException e) {

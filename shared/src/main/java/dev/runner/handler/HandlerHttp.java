@@ -19,12 +19,17 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntUnaryOperator;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -51,11 +56,17 @@ final class HandlerHttp {
      * gateways and load balancers in front of handlers (350 s, 60 s), which drop a connection
      * without telling either end, and past a Lambda freeze between invocations.
      */
-    static final long IDLE_TIMEOUT_NANOS = 30_000_000_000L;
+    static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
     /** Kept per handler host: more lanes than this calling one host at once open connections of their own. */
     static final int IDLE_PER_HOST = 64;
+    /** Kept in all, well inside Lambda's 1,024 file descriptors, which Postgres, Redis and SQS share. */
+    static final int IDLE_LIMIT = 256;
+    /** How often every host's idle connections are swept, at most. */
+    private static final Duration SWEEP_EVERY = Duration.ofSeconds(5);
     /** An answer's status line and headers (and a chunked body's trailers), all told. */
     static final int HEAD_LIMIT = 64 * 1024;
+    /** A chunk's size line, extensions included. */
+    static final int CHUNK_LINE_LIMIT = 4 * 1024;
     private static final int INTERIM_ANSWERS_LIMIT = 8;
     private static final int BUFFER = 16 * 1024;
 
@@ -98,34 +109,53 @@ final class HandlerHttp {
     }
 
     private final SSLSocketFactory tls;
+    /**
+     * Idle connections per handler host, the newest last. A connection is taken from the top only if it
+     * is younger than the idle timeout, goes to an address the call's check accepted, and shows no close
+     * or unasked-for bytes. Aged ones are closed as they reach the bottom of their host's pile, and
+     * every pile is swept every few seconds: neither a pile whose top stays warm nor a host no longer
+     * called keeps the sockets its handler closed.
+     */
     private final Map<String, ArrayDeque<Connection>> idle = new ConcurrentHashMap<>();
+    private final AtomicInteger idleCount = new AtomicInteger();
+    private final long idleTimeoutNanos;
+    private final long sweepEveryNanos;
+    private final AtomicLong nextSweep;
 
     HandlerHttp(SSLContext tls) {
+        this(tls, IDLE_TIMEOUT);
+    }
+
+    HandlerHttp(SSLContext tls, Duration idleTimeout) {
         this.tls = tls.getSocketFactory();
+        this.idleTimeoutNanos = idleTimeout.toNanos();
+        this.sweepEveryNanos = Math.min(SWEEP_EVERY.toNanos(), idleTimeoutNanos);
+        this.nextSweep = new AtomicLong(System.nanoTime() + sweepEveryNanos);
     }
 
     /**
-     * One POST, answered. {@code request} gives the request's bytes (head and body) and is asked again
-     * for a second send: a call that went out on a kept-alive connection which turned out to be closed
-     * before any byte of an answer came back is sent once more on a new connection, signed anew (a
-     * handler that remembers the message ids it took must not take the second send for a replay; the
-     * items' identity is their Idempotency-Key, as Go's client requires before it re-sends a POST).
-     * A call on a new connection is never sent twice.
+     * One POST, answered. A {@code replayable} call (one that carries an Idempotency-Key: item calls)
+     * that went out on a kept-alive connection which then ended before any byte of an answer is sent
+     * once more on a new connection, as Go's client does for such requests: mostly a connection the
+     * handler closed while idle as the call crossed it, but possibly one whose handler took the call and
+     * died before answering, which is why only calls the handler can recognise are sent again.
+     * {@code request} is asked again for the second send, which is signed anew (a handler that remembers
+     * the message ids it took must not take it for a replay). A call on a new connection, or one whose
+     * answer had begun, is never sent twice.
      *
      * @param bodyLimit what may be read of a body, by status; past it the connection is dropped
      */
-    Answer post(Target target, Supplier<byte[]> request, IntUnaryOperator bodyLimit, Call call) throws IOException {
-        Connection reused = takeIdle(target.key());
+    Answer post(Target target, Supplier<byte[]> request, boolean replayable, IntUnaryOperator bodyLimit, Call call) throws IOException {
+        Connection reused = takeIdle(target);
         if (reused != null) {
             call.attach(reused);
             try {
                 return exchange(reused, request.get(), bodyLimit, call);
             } catch (IOException e) {
                 reused.close();
-                if (reused.answerStarted || call.abandoned()) {
+                if (!replayable || reused.answerStarted || call.abandoned()) {
                     throw e;
                 }
-                // Closed by the handler while idle, and the close not yet seen: a new connection, once.
             }
         }
         Connection fresh = connect(target, call);
@@ -153,35 +183,25 @@ final class HandlerHttp {
 
     /** Closes every idle connection; calls made later connect again. */
     void closeIdle() {
-        for (ArrayDeque<Connection> connections : idle.values()) {
-            while (true) {
-                Connection connection;
-                synchronized (connections) {
-                    connection = connections.pollFirst();
-                }
-                if (connection == null) {
-                    break;
-                }
-                connection.close();
-            }
-        }
+        idle.values().forEach(connections -> closeFromBottom(connections, connection -> true));
     }
 
-    private Connection takeIdle(String key) {
-        ArrayDeque<Connection> connections = idle.get(key);
+    private Connection takeIdle(Target target) {
+        ArrayDeque<Connection> connections = idle.get(target.key());
         if (connections == null) {
             return null;
         }
+        long now = System.nanoTime();
         while (true) {
             Connection connection;
             synchronized (connections) {
-                // Last in, first out: the warmest connection, and the coldest ones age out at the bottom.
                 connection = connections.pollLast();
             }
             if (connection == null) {
                 return null;
             }
-            if (System.nanoTime() - connection.idleSince < IDLE_TIMEOUT_NANOS && connection.stillOpen()) {
+            idleCount.decrementAndGet();
+            if (!agedOut(connection, now) && target.addresses().contains(connection.address) && connection.stillOpen()) {
                 return connection;
             }
             connection.close();
@@ -189,18 +209,38 @@ final class HandlerHttp {
     }
 
     private void giveBack(Connection connection) {
-        connection.idleSince = System.nanoTime();
-        ArrayDeque<Connection> connections = idle.computeIfAbsent(connection.key, key -> new ArrayDeque<>());
-        Connection dropped = null;
+        long now = System.nanoTime();
+        connection.idleSince = now;
+        if (idleCount.incrementAndGet() > IDLE_LIMIT) {
+            idleCount.decrementAndGet();
+            connection.close();
+        } else {
+            ArrayDeque<Connection> connections = idle.computeIfAbsent(connection.key, key -> new ArrayDeque<>());
+            synchronized (connections) {
+                connections.addLast(connection);
+            }
+            closeFromBottom(connections, bottom -> agedOut(bottom, now) || connections.size() > IDLE_PER_HOST);
+        }
+        long due = nextSweep.get();
+        if (now - due >= 0 && nextSweep.compareAndSet(due, now + sweepEveryNanos)) {
+            idle.values().forEach(pile -> closeFromBottom(pile, bottom -> agedOut(bottom, now)));
+        }
+    }
+
+    private boolean agedOut(Connection connection, long now) {
+        return now - connection.idleSince >= idleTimeoutNanos;
+    }
+
+    /** Closes connections from the bottom of a pile (the longest idle) while {@code close} says so. */
+    private void closeFromBottom(ArrayDeque<Connection> connections, Predicate<Connection> close) {
+        List<Connection> closing = new ArrayList<>();
         synchronized (connections) {
-            connections.addLast(connection);
-            if (connections.size() > IDLE_PER_HOST) {
-                dropped = connections.pollFirst();
+            while (!connections.isEmpty() && close.test(connections.peekFirst())) {
+                closing.add(connections.pollFirst());
             }
         }
-        if (dropped != null) {
-            dropped.close();
-        }
+        idleCount.addAndGet(-closing.size());
+        closing.forEach(Connection::close);
     }
 
     /** The screened addresses in turn until one accepts; TLS is set up on the socket of the address that did. */
@@ -208,7 +248,7 @@ final class HandlerHttp {
         IOException failed = null;
         for (InetAddress address : target.addresses()) {
             SocketChannel channel = SocketChannel.open();
-            Connection connection = new Connection(target.key(), channel);
+            Connection connection = new Connection(target.key(), address, channel);
             call.attach(connection);
             try {
                 Socket socket = channel.socket();
@@ -322,6 +362,8 @@ final class HandlerHttp {
     /** A socket and what is read ahead of it. Used by one call at a time. */
     static final class Connection {
         private final String key;
+        /** The address connected to: a connection is reused only for a call whose check accepted it. */
+        private final InetAddress address;
         private final SocketChannel channel;
         private InputStream in;
         private OutputStream out;
@@ -335,10 +377,13 @@ final class HandlerHttp {
         private boolean reusable;
         private int headBytes;
 
-        private Connection(String key, SocketChannel channel) {
+        private Connection(String key, InetAddress address, SocketChannel channel) {
             this.key = key;
+            this.address = address;
             this.channel = channel;
         }
+
+
 
         private void open(Socket socket) throws IOException {
             in = socket.getInputStream();
@@ -422,7 +467,9 @@ final class HandlerHttp {
             boolean chunked = false;
             for (String line = readLine(); !line.isEmpty(); line = readLine()) {
                 int colon = line.indexOf(':');
-                if (colon <= 0 || line.charAt(0) == ' ' || line.charAt(0) == '\t' || line.charAt(colon - 1) == ' ') {
+                if (colon <= 0 || !isToken(line, colon)) {
+                    // A folded line, a space before the colon, a name with other characters: each read one way here and
+                    // another by some other parser, which is how answers are smuggled.
                     throw new MalformedAnswer("handler's answer has a malformed header line");
                 }
                 String name = line.substring(0, colon).toLowerCase(Locale.ROOT);
@@ -444,6 +491,18 @@ final class HandlerHttp {
                 }
             }
             return new Head(status, retryAfter, chunked ? -1 : contentLength, chunked, keepAlive && !(chunked && contentLength >= 0));
+        }
+
+        /** RFC 9110's token: the characters a header name may hold. */
+        private static boolean isToken(String text, int length) {
+            for (int i = 0; i < length; i++) {
+                char c = text.charAt(i);
+                boolean tchar = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+                if (!tchar) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         private static int parseStatus(String digits) throws MalformedAnswer {
@@ -515,7 +574,7 @@ final class HandlerHttp {
         private Body readChunked(int limit) throws IOException {
             ByteArrayOutputStream body = new ByteArrayOutputStream();
             while (true) {
-                long size = chunkSize(readLine());
+                long size = chunkSize(readChunkLine());
                 if (size == 0) {
                     break;
                 }
@@ -532,7 +591,7 @@ final class HandlerHttp {
                     position += n;
                     left -= n;
                 }
-                if (!readLine().isEmpty()) {
+                if (!readChunkLine().isEmpty()) {
                     throw new MalformedAnswer("handler's chunk is longer than its size");
                 }
             }
@@ -552,12 +611,24 @@ final class HandlerHttp {
             return Long.parseLong(hex, 16);
         }
 
-        /** A line of the head, without its CRLF (a bare LF is taken too); the head's bytes are counted against the limit. */
+        /** A line of the head (or the trailers), counted against the head's limit. */
         private String readLine() throws IOException {
+            String line = readLine(HEAD_LIMIT - headBytes, "answer head", HEAD_LIMIT);
+            headBytes += line.length() + 2;
+            return line;
+        }
+
+        /** A chunk's size line, or the end of its data: each line on its own limit, so that small chunks are not counted as a head. */
+        private String readChunkLine() throws IOException {
+            return readLine(CHUNK_LINE_LIMIT, "chunk size line", CHUNK_LINE_LIMIT);
+        }
+
+        /** A line without its CRLF (a bare LF is taken too), at most {@code room} bytes. */
+        private String readLine(int room, String what, int limit) throws IOException {
             StringBuilder line = new StringBuilder();
             while (true) {
                 if (position == end && !fill()) {
-                    throw new EOFException(answerStarted ? "handler closed the connection inside its answer's head"
+                    throw new EOFException(answerStarted ? "handler closed the connection inside its answer"
                             : "handler closed the connection without answering");
                 }
                 int start = position;
@@ -565,9 +636,8 @@ final class HandlerHttp {
                     position++;
                 }
                 int length = position - start;
-                headBytes += length + (position < end ? 1 : 0);
-                if (headBytes > HEAD_LIMIT) {
-                    throw new MalformedAnswer("handler's answer head is larger than " + HEAD_LIMIT / 1024 + " KiB");
+                if (line.length() + length + (position < end ? 1 : 0) > room) {
+                    throw new MalformedAnswer("handler's " + what + " is larger than " + (limit >= 1024 ? limit / 1024 + " KiB" : limit + " bytes"));
                 }
                 line.append(new String(buffer, start, length, StandardCharsets.ISO_8859_1));
                 if (position < end) {

@@ -6,6 +6,7 @@ import dev.runner.integration.Direction;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.json.Json;
 import dev.runner.metrics.Metrics;
+import dev.runner.testing.FakeDns;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,13 +29,18 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -164,6 +170,8 @@ class HandlerHttpIT {
         answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "not chunked");
         answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "hexadecimal");
         answers.put("HTTP/1.1 200 OK\r\n Folded: yes\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding\t: chunked\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "0".repeat(5000) + "1\r\nx\r\n0\r\n\r\n", "chunk size line");
         answers.put("ICY 200 OK\r\n\r\n{}", "status line");
         answers.put("HTTP/1.1 2x0 OK\r\n\r\n", "three digits");
         answers.forEach((answer, says) -> {
@@ -195,6 +203,89 @@ class HandlerHttpIT {
         }
     }
 
+    @Test
+    void aCallWithoutAnIdempotencyKeyIsNotSentAgainWhenItsReusedConnectionEnds() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> n == 2 ? Reply.hangUp() : Reply.json(200, "{\"items\":[]}"))) {
+            HandlerClient client = client();
+            assertEquals(0, assertDoesNotThrow(() -> fetch(client, server)).items().size());
+            HandlerClient.HandlerCallException failed = assertThrows(HandlerClient.HandlerCallException.class, () -> fetch(client, server));
+            assertTrue(failed.failure().retryable() && failed.failure().error().startsWith("handler unreachable"), failed.failure().error());
+            assertEquals(2, server.requests().size(), "a fetch carries no Idempotency-Key: the handler could not tell a second send");
+        }
+    }
+
+    @Test
+    void idleConnectionsBelowAWarmOneAreClosedWhenTheyAgeOut() {
+        int burst = 6;
+        CountDownLatch together = new CountDownLatch(burst);
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> {
+            together.countDown();
+            awaitQuietly(together);
+            return Reply.json(200, "{}");
+        })) {
+            HandlerClient client = client(new HandlerHttp(defaultTls(), Duration.ofMillis(300)));
+            try (ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (int i = 0; i < burst; i++) {
+                    String itemId = "burst-" + i;
+                    calls.submit(() -> process(client, server, itemId));
+                }
+            }
+            assertEquals(burst, server.connections());
+
+            // One call at a time keeps the top connection warm; the ones under it age out and are closed by the client.
+            await().atMost(AMPLE).pollInterval(Duration.ofMillis(50)).until(() -> {
+                assertEquals(SUCCEEDED, process(client, server, "trickle"));
+                return server.closedByClient() == burst - 1;
+            });
+            assertEquals(burst, server.connections(), "the warm connection carried every later call");
+        }
+    }
+
+    @Test
+    void aKeptAliveConnectionIsReusedOnlyForACallWhoseCheckAcceptedItsAddress() {
+        String host = "moved-handler.test";
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.json(200, "{}"))) {
+            HandlerClient client = client();
+            URI url = URI.create("http://" + host + ":" + server.url().getPort() + "/h");
+            FakeDns.answer(host, "127.0.0.1");
+            assertEquals(SUCCEEDED, process(client, url, "i-1"));
+            // The name moves to another allowed address, where nothing listens: the kept-alive connection to the first is not used.
+            FakeDns.answer(host, "127.0.0.2");
+            Outcome.Failed moved = assertInstanceOf(Outcome.Failed.class, process(client, url, "i-2"));
+            assertTrue(moved.retryable() && moved.error().contains("ConnectException"), moved.error());
+            assertEquals(1, server.requests().size());
+        } finally {
+            FakeDns.forget(host);
+        }
+    }
+
+    @Test
+    void aFetchPageSentInSmallChunksIsReadWhole() {
+        StringBuilder page = new StringBuilder("{\"items\":[");
+        for (int i = 0; i < 3000; i++) {
+            page.append(i == 0 ? "" : ",").append("{\"externalId\":\"e-").append(i).append("\"}");
+        }
+        String json = page.append("]}").toString();
+        StringBuilder chunked = new StringBuilder("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        for (int at = 0; at < json.length(); at += 8) {
+            String chunk = json.substring(at, Math.min(json.length(), at + 8));
+            chunked.append(Integer.toHexString(chunk.length())).append("\r\n").append(chunk).append("\r\n");
+        }
+        String answer = chunked.append("0\r\n\r\n").toString();
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw(answer))) {
+            assertEquals(3000, assertDoesNotThrow(() -> fetch(client(), server)).items().size());
+        }
+    }
+
+    @Test
+    void aUrlWithCharactersOutsideAsciiIsSentPercentEncoded() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.json(200, "{}"))) {
+            URI url = URI.create("http://127.0.0.1:" + server.url().getPort() + "/caf\u00e9/\u0100");
+            assertEquals(SUCCEEDED, process(client(), url, "i-1"));
+            assertEquals("/caf%C3%A9/%C4%80/process", server.requests().getFirst().target());
+        }
+    }
+
     private static void assertMalformed(Outcome outcome, String says) {
         Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, outcome);
         assertTrue(failed.retryable(), failed.error());
@@ -206,7 +297,19 @@ class HandlerHttpIT {
     }
 
     private static HandlerClient client(SSLContext tls) {
-        return new HandlerClient(SigningSecrets.fixed("transport-test-secret"), LOOPBACK, Clock.systemUTC(), CostTracker.NONE, Metrics.NONE, tls);
+        return client(new HandlerHttp(tls));
+    }
+
+    private static HandlerClient client(HandlerHttp http) {
+        return new HandlerClient(SigningSecrets.fixed("transport-test-secret"), LOOPBACK, Clock.systemUTC(), CostTracker.NONE, Metrics.NONE, http);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static SSLContext defaultTls() {
@@ -218,9 +321,18 @@ class HandlerHttpIT {
     }
 
     private static Outcome process(HandlerClient client, ScriptedServer server, String itemId) {
-        HandlerSpec spec = new HandlerSpec("scripted", server.url(), Direction.INBOUND, false, new HandlerSpec.Configs(0, 0, 10, 10_000));
+        return process(client, server.url(), itemId);
+    }
+
+    private static Outcome process(HandlerClient client, URI url, String itemId) {
+        HandlerSpec spec = new HandlerSpec("scripted", url, Direction.INBOUND, false, new HandlerSpec.Configs(0, 0, 10, 10_000));
         return assertTimeoutPreemptively(AMPLE.multipliedBy(4),
                 () -> client.process("crm", spec, Json.object().put("itemId", itemId), itemId, AMPLE));
+    }
+
+    private static HandlerClient.Page fetch(HandlerClient client, ScriptedServer server) throws HandlerClient.HandlerCallException {
+        HandlerSpec spec = new HandlerSpec("scripted", server.url(), Direction.INBOUND, false, new HandlerSpec.Configs(0, 0, 10, 10_000));
+        return client.fetch("crm", spec, Json.object(), AMPLE);
     }
 
     private static Map<String, Outcome> batch(HandlerClient client, ScriptedServer server) {
@@ -231,7 +343,7 @@ class HandlerHttpIT {
     }
 
     /** A request as the server read it, on the server's n-th connection (from 1). */
-    record Request(int connection, Map<String, String> headers, byte[] body) {
+    record Request(int connection, String target, Map<String, String> headers, byte[] body) {
         String header(String name) {
             return headers.get(name.toLowerCase(Locale.ROOT));
         }
@@ -341,7 +453,7 @@ class HandlerHttpIT {
                         return;
                     }
                     byte[] body = in.readNBytes(Integer.parseInt(headers.getOrDefault("content-length", "0")));
-                    Request request = new Request(connection, headers, body);
+                    Request request = new Request(connection, headers.remove(":target"), headers, body);
                     requests.add(request);
                     Reply reply = script.apply(request, n);
                     out.write(reply.bytes());
@@ -374,6 +486,7 @@ class HandlerHttpIT {
             }
             Map<String, String> headers = new LinkedHashMap<>();
             String[] lines = head.toString(StandardCharsets.ISO_8859_1).split("\r\n");
+            headers.put(":target", lines[0].split(" ")[1]);
             for (int i = 1; i < lines.length; i++) {
                 int colon = lines[i].indexOf(':');
                 headers.put(lines[i].substring(0, colon).toLowerCase(Locale.ROOT), lines[i].substring(colon + 1).strip());
