@@ -1,31 +1,47 @@
 package dev.runner.json;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 
 /**
  * JSON through Jackson's tree model only: messages and contracts are read and written field by
  * field by their own records, so nothing depends on reflective data binding (cold start) and
  * every missing or mistyped field gets a message that names it.
+ *
+ * <p>Trees are read and written with jackson-core's streaming parser and generator, not through an
+ * {@code ObjectMapper}: building one and looking up its serializers loads ≈ 450 of databind's
+ * classes (≈ 100 ms of every function's cold start), for trees the streaming API reads and writes
+ * alike: the same node types (ints as int, long or big integer nodes by size, decimals as double
+ * nodes), duplicate keys last-one-wins, and trailing content refused, as
+ * {@code readTree} with {@code FAIL_ON_TRAILING_TOKENS} did, with its message.
  */
 public final class Json {
 
-    private static final ObjectMapper MAPPER = new ObjectMapper()
-            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final JsonFactory FACTORY = new JsonFactory();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private Json() {}
 
     public static ObjectNode object() {
-        return JsonNodeFactory.instance.objectNode();
+        return NODES.objectNode();
     }
 
     public static ArrayNode array() {
-        return JsonNodeFactory.instance.arrayNode();
+        return NODES.arrayNode();
     }
 
     /** Parses or throws {@link InvalidJsonException} with a short reason (never the whole input). */
@@ -33,10 +49,12 @@ public final class Json {
         if (text == null || text.isBlank()) {
             throw new InvalidJsonException("body is empty");
         }
-        try {
-            return MAPPER.readTree(text);
+        try (JsonParser parser = FACTORY.createParser(text)) {
+            return readDocument(parser);
         } catch (JsonProcessingException e) {
             throw new InvalidJsonException("not valid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read JSON from a string", e);
         }
     }
 
@@ -44,29 +62,114 @@ public final class Json {
         if (bytes == null || bytes.length == 0) {
             throw new InvalidJsonException("body is empty");
         }
-        try {
-            return MAPPER.readTree(bytes);
-        } catch (java.io.IOException e) {
+        try (JsonParser parser = FACTORY.createParser(bytes)) {
+            return readDocument(parser);
+        } catch (IOException e) {
             throw new InvalidJsonException("not valid JSON: " + (e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage()));
         }
     }
 
     public static String write(JsonNode node) {
-        try {
-            return MAPPER.writeValueAsString(node);
-        } catch (JsonProcessingException e) {
+        StringWriter out = new StringWriter();
+        try (JsonGenerator generator = FACTORY.createGenerator(out)) {
+            write(node, generator);
+        } catch (IOException e) {
             throw new IllegalStateException("cannot write JSON", e);
         }
+        return out.toString();
     }
 
     public static byte[] writeBytes(JsonNode node) {
-        try {
-            return MAPPER.writeValueAsBytes(node);
-        } catch (JsonProcessingException e) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try (JsonGenerator generator = FACTORY.createGenerator(out)) {
+            write(node, generator);
+        } catch (IOException e) {
             throw new IllegalStateException("cannot write JSON", e);
         }
+        return out.toByteArray();
     }
 
+    /** One value and nothing after it; input of whitespace alone is the missing node. */
+    private static JsonNode readDocument(JsonParser parser) throws IOException {
+        if (parser.nextToken() == null) {
+            return MissingNode.getInstance();
+        }
+        JsonNode value = read(parser);
+        JsonToken trailing = parser.nextToken();
+        if (trailing != null) {
+            throw new JsonParseException(parser, "Trailing token (of type " + trailing + ") found after value (bound as `"
+                    + JsonNode.class.getName() + "`): not allowed as per `DeserializationFeature.FAIL_ON_TRAILING_TOKENS`");
+        }
+        return value;
+    }
+
+    /** The value at the parser's current token (the parser limits nesting to 1,000 levels, so recursion is bounded). */
+    private static JsonNode read(JsonParser parser) throws IOException {
+        return switch (parser.currentToken()) {
+            case START_OBJECT -> {
+                ObjectNode object = NODES.objectNode();
+                for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
+                    parser.nextToken();
+                    object.replace(name, read(parser));
+                }
+                yield object;
+            }
+            case START_ARRAY -> {
+                ArrayNode array = NODES.arrayNode();
+                while (parser.nextToken() != JsonToken.END_ARRAY) {
+                    array.add(read(parser));
+                }
+                yield array;
+            }
+            case VALUE_STRING -> NODES.textNode(parser.getText());
+            case VALUE_NUMBER_INT -> switch (parser.getNumberType()) {
+                case INT -> NODES.numberNode(parser.getIntValue());
+                case LONG -> NODES.numberNode(parser.getLongValue());
+                default -> NODES.numberNode(parser.getBigIntegerValue());
+            };
+            case VALUE_NUMBER_FLOAT -> NODES.numberNode(parser.getDoubleValue());
+            case VALUE_TRUE -> NODES.booleanNode(true);
+            case VALUE_FALSE -> NODES.booleanNode(false);
+            case VALUE_NULL -> NODES.nullNode();
+            // END_ARRAY where a value should be, an unclosed document (null): the parser reports those itself.
+            default -> throw new JsonParseException(parser, "Unexpected token (" + parser.currentToken() + ")");
+        };
+    }
+
+    private static void write(JsonNode node, JsonGenerator generator) throws IOException {
+        switch (node.getNodeType()) {
+            case OBJECT -> {
+                generator.writeStartObject();
+                for (var field : node.properties()) {
+                    generator.writeFieldName(field.getKey());
+                    write(field.getValue(), generator);
+                }
+                generator.writeEndObject();
+            }
+            case ARRAY -> {
+                generator.writeStartArray();
+                for (JsonNode element : node) {
+                    write(element, generator);
+                }
+                generator.writeEndArray();
+            }
+            case STRING -> generator.writeString(node.textValue());
+            case NUMBER -> {
+                switch (node.numberType()) {
+                    case INT -> generator.writeNumber(node.intValue());
+                    case LONG -> generator.writeNumber(node.longValue());
+                    case BIG_INTEGER -> generator.writeNumber(node.bigIntegerValue());
+                    case FLOAT -> generator.writeNumber(node.floatValue());
+                    case DOUBLE -> generator.writeNumber(node.doubleValue());
+                    case BIG_DECIMAL -> generator.writeNumber(node.decimalValue());
+                }
+            }
+            case BOOLEAN -> generator.writeBoolean(node.booleanValue());
+            case BINARY -> generator.writeBinary(node.binaryValue());
+            case NULL, MISSING -> generator.writeNull();
+            case POJO -> throw new IllegalStateException("a tree holding a Java object (POJONode) has no JSON of its own: put its fields");
+        }
+    }
     /** A required text field, or {@link InvalidJsonException} naming it. */
     public static String text(JsonNode node, String field) {
         JsonNode value = node.get(field);
