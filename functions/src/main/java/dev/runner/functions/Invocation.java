@@ -47,12 +47,12 @@ final class Invocation {
     /**
      * For Lambda's constructor, after the function built what it uses: the connections of its main
      * path start opening on other threads while the runtime client gets ready and the first event
-     * arrives, and the SnapStart hooks are registered (and held here, for as long as the function
+     * arrives, the metrics' writer is primed on another, and the SnapStart hooks are registered (and held here, for as long as the function
      * lives). {@code -Drunner.openAtInit=false} leaves both out, for the cold-start bench to compare.
      */
     void openAtInit(Runner.Connection... mainPath) {
         if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
-            snapStart = SnapStartHooks.openAndRegister(root, Set.of(mainPath));
+            snapStart = SnapStartHooks.openAndRegister(root, Set.of(mainPath), InvocationMetrics::primePublisher);
         }
     }
 

@@ -14,9 +14,13 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What a function's root does around a SnapStart snapshot, on real Redis and Postgres: at init the
@@ -45,15 +49,30 @@ class SnapStartHooksIT {
     }
 
     @Test
-    void theCheckpointWaitsForTheConnectionsOpenedAtInitAndClosesThemAndTheRestoreOpensThemAgain() throws Exception {
+    void theCheckpointWaitsForTheConnectionsOpenedAndThePrimingStartedAtInitClosesTheConnectionsAndTheRestoreOpensThemAgain() throws Exception {
         try (Runner root = new Runner(stack.config(), Clock.systemUTC())) {
             long redisClientsBefore = redisClients();
             HikariPoolMXBean pool = ((HikariDataSource) root.database().dataSource()).getHikariPoolMXBean();
 
-            SnapStartHooks hooks = SnapStartHooks.openAndRegister(root, Set.of(Runner.Connection.DATABASE, Runner.Connection.REDIS));
+            CountDownLatch primingMayEnd = new CountDownLatch(1);
+            AtomicBoolean primed = new AtomicBoolean();
+            SnapStartHooks hooks = SnapStartHooks.openAndRegister(root, Set.of(Runner.Connection.DATABASE, Runner.Connection.REDIS), () -> {
+                try {
+                    primingMayEnd.await();
+                    primed.set(true);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
             await().atMost(Duration.ofSeconds(10)).until(() -> pool.getTotalConnections() == 1 && redisClients() == redisClientsBefore + 1);
 
+            // Priming still running when the checkpoint comes: it ends 200 ms later, and the checkpoint must wait for it.
+            Thread.ofVirtual().start(() -> {
+                LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
+                primingMayEnd.countDown();
+            });
             hooks.beforeCheckpoint(null);
+            assertTrue(primed.get(), "the checkpoint waited for the priming started at init");
             await().atMost(Duration.ofSeconds(5)).until(() -> pool.getTotalConnections() == 0 && redisClients() == redisClientsBefore);
 
             hooks.afterRestore(null);

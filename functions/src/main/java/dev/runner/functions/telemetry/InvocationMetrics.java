@@ -33,6 +33,11 @@ public final class InvocationMetrics implements Metrics {
         publisher = Objects.requireNonNull(replacement, "publisher");
     }
 
+    /** Readies the publisher before the first invocation publishes ({@link MetricsPublisher#prime}); for a function's init. */
+    public static void primePublisher() {
+        publisher.prime();
+    }
+
     /** A started recording; closing it publishes what the invocation reported. */
     public final class Recording implements AutoCloseable {
         private final MetricsRecording recording = new MetricsRecording();

@@ -8,6 +8,10 @@ public interface MetricsPublisher {
 
     void publish(List<MetricRecord> records);
 
+    /** Does at init what the first publish would do on a request's path (load and link the writer), writing nothing. */
+    default void prime() {
+    }
+
     /** CloudWatch EMF on stdout, which Lambda sends to CloudWatch Logs, written by Powertools. */
     MetricsPublisher EMF_ON_STDOUT = new PowertoolsMetricsPublisher();
 }

@@ -7,6 +7,9 @@ import org.junit.jupiter.api.Test;
 import software.amazon.cloudwatchlogs.emf.config.EnvironmentConfigurationProvider;
 import software.amazon.cloudwatchlogs.emf.environment.Environments;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -119,6 +122,19 @@ class PowertoolsMetricsPublisherTest {
         assertTrue(MetricsPublisher.EMF_ON_STDOUT instanceof PowertoolsMetricsPublisher);
         assertEquals(Environments.Lambda, EnvironmentConfigurationProvider.getConfig().getEnvironmentOverride(),
                 "Lambda's environment: stdout, no probe of the metadata endpoints");
+    }
+
+    @Test
+    void primingAtInitWritesNoLine() {
+        PrintStream stdout = System.out;
+        ByteArrayOutputStream written = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(written, true, StandardCharsets.UTF_8));
+        try {
+            MetricsPublisher.EMF_ON_STDOUT.prime();
+        } finally {
+            System.setOut(stdout);
+        }
+        assertEquals("", written.toString(StandardCharsets.UTF_8), "a primed record is not a metric");
     }
 
     @Test
