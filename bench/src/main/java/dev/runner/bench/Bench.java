@@ -145,6 +145,9 @@ public final class Bench {
             System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqsByOperation());
             System.out.printf("  handler calls: %d; JVM peak RSS %d MB%n", stack.handlers.calls("import").size(), BenchStack.peakRssMb());
             CostReport.print(items, used);
+            if (Integer.getInteger("bench.pgTop", 0) > 0) {
+                System.out.print(stack.topStatements(Integer.getInteger("bench.pgTop")));
+            }
             var itemWorker = used.invocations().functions().get("ItemWorkerFunction");
             if (itemWorker != null) {
                 System.out.printf("  item worker CPU %.4f ms/item; goal <= %.2f (half the reference worker's %.2f)%n",

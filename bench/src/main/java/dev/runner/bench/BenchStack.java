@@ -285,6 +285,32 @@ final class BenchStack implements AutoCloseable {
                 runtime.invocations(), CpuMeter.read(postmaster), null);
     }
 
+    /**
+     * The statements that took Postgres the most time since it started (warm-up included), with their
+     * calls, rows and mean time: where its CPU per item goes ({@code -Dbench.pgTop=N} after W1).
+     */
+    synchronized String topStatements(int n) {
+        scalar("select 1", null, null); // opens the watcher connection
+        StringBuilder top = new StringBuilder("  Postgres's top statements by total time (warm-up included):\n");
+        try (var statement = watcher.prepareStatement("""
+                select total_exec_time, calls, rows, mean_exec_time, regexp_replace(query, '\\s+', ' ', 'g')
+                from pg_stat_statements s join pg_roles r on r.oid = s.userid
+                where r.rolname <> ? order by total_exec_time desc limit ?""")) {
+            statement.setString(1, WATCHER_ROLE);
+            statement.setInt(2, n);
+            try (var rows = statement.executeQuery()) {
+                while (rows.next()) {
+                    String query = rows.getString(5);
+                    top.append(String.format("    %8.0f ms %7d calls %8d rows %6.3f ms mean  %s%n", rows.getDouble(1), rows.getLong(2),
+                            rows.getLong(3), rows.getDouble(4), query.length() > 160 ? query.substring(0, 160) + "…" : query));
+                }
+            }
+        } catch (java.sql.SQLException e) {
+            top.append("    (not read: ").append(e.getMessage()).append(")\n");
+        }
+        return top.toString();
+    }
+
     /** Postgres's own count of the statements it ran for everyone but the benchmark's watcher. */
     private synchronized PgStatements postgresStatements() {
         scalar("select 1", null, null); // opens the watcher connection
