@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -169,9 +170,16 @@ final class HandlerHttp {
 
     private Answer exchange(Connection connection, byte[] request, IntUnaryOperator bodyLimit, Call call) throws IOException {
         connection.answerStarted = false;
-        connection.out.write(request);
-        connection.out.flush();
-        Answer answer = connection.readAnswer(bodyLimit);
+        Answer answer;
+        try {
+            connection.out.write(request);
+            connection.out.flush();
+            answer = connection.readAnswer(bodyLimit);
+        } catch (IOException writeOrRead) {
+            // A handler may answer a request it refuses (413, 401) before reading all of it, and close: the write then fails,
+            // but its answer, already here, is the call's outcome. Anything else is the failure it was.
+            answer = connection.answerAfterFailedWrite(bodyLimit).orElseThrow(() -> writeOrRead);
+        }
         call.detach();
         if (connection.reusable) {
             giveBack(connection);
@@ -414,6 +422,18 @@ final class HandlerHttp {
                 channel.close();
             } catch (IOException ignored) {
                 // closed either way
+            }
+        }
+
+        /** An answer that arrived whole before a write failed; empty when none had begun (or it is not whole). */
+        private Optional<Answer> answerAfterFailedWrite(IntUnaryOperator bodyLimit) {
+            if (answerStarted || !channel.isOpen()) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(readAnswer(bodyLimit));
+            } catch (IOException e) {
+                return Optional.empty();
             }
         }
 

@@ -38,6 +38,7 @@ import java.util.function.BiFunction;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -286,6 +287,30 @@ class HandlerHttpIT {
         }
     }
 
+    @Test
+    void anAnswerSentBeforeALargeRequestWasReadIsTheCallsOutcome() throws Exception {
+        // A handler that refuses a large request after its head, as a proxy enforcing a body limit does, and closes.
+        try (ServerSocket refusing = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread.ofVirtual().start(() -> {
+                try (Socket socket = refusing.accept()) {
+                    ScriptedServer.readHead(socket.getInputStream());
+                    socket.getOutputStream().write("HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .getBytes(StandardCharsets.ISO_8859_1));
+                } catch (IOException e) {
+                    // the test's assertion says what came of it
+                }
+            });
+            URI url = URI.create("http://127.0.0.1:" + refusing.getLocalPort() + "/h");
+            HandlerSpec spec = new HandlerSpec("scripted", url, Direction.INBOUND, false, new HandlerSpec.Configs(0, 0, 10, 10_000));
+            var item = Json.object().put("itemId", "i-1").put("blob", "x".repeat(32 * 1024 * 1024));
+            Outcome outcome = assertTimeoutPreemptively(AMPLE.multipliedBy(4), () -> client().process("crm", spec, item, "i-1", AMPLE));
+
+            Outcome.Failed refused = assertInstanceOf(Outcome.Failed.class, outcome);
+            assertFalse(refused.retryable(), refused.error());
+            assertTrue(refused.error().contains("413"), refused.error());
+        }
+    }
+
     private static void assertMalformed(Outcome outcome, String says) {
         Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, outcome);
         assertTrue(failed.retryable(), failed.error());
@@ -469,7 +494,7 @@ class HandlerHttpIT {
         }
 
         /** The request's headers, names in lower case; null when the client closed the connection between requests. */
-        private static Map<String, String> readHead(InputStream in) throws IOException {
+        static Map<String, String> readHead(InputStream in) throws IOException {
             ByteArrayOutputStream head = new ByteArrayOutputStream();
             int matched = 0;
             byte[] end = {'\r', '\n', '\r', '\n'};
