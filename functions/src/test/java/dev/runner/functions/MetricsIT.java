@@ -3,7 +3,6 @@ package dev.runner.functions;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.functions.telemetry.EmfLines;
 import dev.runner.functions.telemetry.InvocationMetrics;
-import dev.runner.functions.telemetry.MetricsPublisher;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
 import org.junit.jupiter.api.AfterAll;
@@ -55,7 +54,7 @@ class MetricsIT {
 
     @AfterAll
     static void restoreEmf() {
-        InvocationMetrics.publishTo(MetricsPublisher.EMF_ON_STDOUT);
+        InvocationMetrics.publishTo(InvocationMetrics.EMF_ON_STDOUT);
     }
 
     @Test

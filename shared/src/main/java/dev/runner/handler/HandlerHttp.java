@@ -431,7 +431,9 @@ final class HandlerHttp {
                 return Optional.empty();
             }
             try {
-                return Optional.of(readAnswer(bodyLimit));
+                Answer answer = readAnswer(bodyLimit);
+                reusable = false;
+                return Optional.of(answer);
             } catch (IOException e) {
                 return Optional.empty();
             }
@@ -593,8 +595,16 @@ final class HandlerHttp {
 
         private Body readChunked(int limit) throws IOException {
             ByteArrayOutputStream body = new ByteArrayOutputStream();
+            long framing = 0;
             while (true) {
-                long size = chunkSize(readChunkLine());
+                String sizeLine = readChunkLine();
+                // Framing is bounded by the data it frames (as Go's client bounds it since CVE-2023-39326): a handler
+                // cannot make the client read megabytes of chunk extensions around a few bytes.
+                framing += sizeLine.length() + 2;
+                if (framing > HEAD_LIMIT + body.size()) {
+                    throw new MalformedAnswer("handler's chunk framing is larger than the data it frames");
+                }
+                long size = chunkSize(sizeLine);
                 if (size == 0) {
                     break;
                 }

@@ -173,6 +173,8 @@ class HandlerHttpIT {
         answers.put("HTTP/1.1 200 OK\r\n Folded: yes\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
         answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding\t: chunked\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
         answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "0".repeat(5000) + "1\r\nx\r\n0\r\n\r\n", "chunk size line");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + ("1;" + "e".repeat(4000) + "\r\nx\r\n").repeat(40) + "0\r\n\r\n",
+                "chunk framing");
         answers.put("ICY 200 OK\r\n\r\n{}", "status line");
         answers.put("HTTP/1.1 2x0 OK\r\n\r\n", "three digits");
         answers.forEach((answer, says) -> {

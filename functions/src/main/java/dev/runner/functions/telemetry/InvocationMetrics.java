@@ -22,7 +22,14 @@ public final class InvocationMetrics implements Metrics {
     public static final InvocationMetrics INSTANCE = new InvocationMetrics();
 
     private static final Logger log = LoggerFactory.getLogger(InvocationMetrics.class);
-    private static volatile MetricsPublisher publisher = MetricsPublisher.EMF_ON_STDOUT;
+    /**
+     * CloudWatch EMF on stdout, which Lambda sends to CloudWatch Logs, written by Powertools. Here, not on
+     * {@link MetricsPublisher}: an interface with a default method is initialised with its implementations,
+     * and a constant there holding one would make two threads loading both wait on each other.
+     */
+    public static final MetricsPublisher EMF_ON_STDOUT = new PowertoolsMetricsPublisher();
+
+    private static volatile MetricsPublisher publisher = EMF_ON_STDOUT;
 
     private final InvocationLocal<MetricsRecording> recordings = new InvocationLocal<>();
 

@@ -11,7 +11,4 @@ public interface MetricsPublisher {
     /** Does at init what the first publish would do on a request's path (load and link the writer), writing nothing. */
     default void prime() {
     }
-
-    /** CloudWatch EMF on stdout, which Lambda sends to CloudWatch Logs, written by Powertools. */
-    MetricsPublisher EMF_ON_STDOUT = new PowertoolsMetricsPublisher();
 }

@@ -119,7 +119,7 @@ class PowertoolsMetricsPublisherTest {
 
     @Test
     void withoutAwsEmfEnvironmentTheLinesStillGoToStdoutNeverToAnAgent() {
-        assertTrue(MetricsPublisher.EMF_ON_STDOUT instanceof PowertoolsMetricsPublisher);
+        assertTrue(InvocationMetrics.EMF_ON_STDOUT instanceof PowertoolsMetricsPublisher);
         assertEquals(Environments.Lambda, EnvironmentConfigurationProvider.getConfig().getEnvironmentOverride(),
                 "Lambda's environment: stdout, no probe of the metadata endpoints");
     }
@@ -130,7 +130,7 @@ class PowertoolsMetricsPublisherTest {
         ByteArrayOutputStream written = new ByteArrayOutputStream();
         System.setOut(new PrintStream(written, true, StandardCharsets.UTF_8));
         try {
-            MetricsPublisher.EMF_ON_STDOUT.prime();
+            InvocationMetrics.EMF_ON_STDOUT.prime();
         } finally {
             System.setOut(stdout);
         }
