@@ -256,10 +256,9 @@ public final class HandlerClient implements AutoCloseable {
         String path = ascii.getRawPath() == null || ascii.getRawPath().isEmpty() ? "/" : ascii.getRawPath();
         String pathAndQuery = ascii.getRawQuery() == null ? path : path + "?" + ascii.getRawQuery();
         try {
-            HandlerHttp.Answer answer = http.post(target, () -> HandlerHttp.request(target, pathAndQuery, headers(secrets, body, idempotencyKey), body),
+            return new Replied(http.post(target, () -> HandlerHttp.request(target, pathAndQuery, headers(secrets, body, idempotencyKey), body),
                     idempotencyKey != null, status -> status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT,
-                    call);
-            return new Replied(new HandlerAnswers.Reply(answer.status(), answer.retryAfter(), answer.body(), answer.bodyOverLimit()));
+                    call));
         } catch (IOException e) {
             return new NoReply(failure(e, deadlineMs));
         }

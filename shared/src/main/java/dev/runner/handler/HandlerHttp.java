@@ -92,9 +92,6 @@ final class HandlerHttp {
         }
     }
 
-    /** The answer's status, its {@code Retry-After}, and its body up to the limit the status was given. */
-    record Answer(int status, String retryAfter, byte[] body, boolean bodyOverLimit) {}
-
     /** The connection was not accepted within {@link #CONNECT_TIMEOUT_MS}. */
     static final class ConnectTimeout extends IOException {
         ConnectTimeout(String message) {
@@ -146,7 +143,7 @@ final class HandlerHttp {
      *
      * @param bodyLimit what may be read of a body, by status; past it the connection is dropped
      */
-    Answer post(Target target, Supplier<byte[]> request, boolean replayable, IntUnaryOperator bodyLimit, Call call) throws IOException {
+    HandlerAnswers.Reply post(Target target, Supplier<byte[]> request, boolean replayable, IntUnaryOperator bodyLimit, Call call) throws IOException {
         Connection reused = takeIdle(target);
         if (reused != null) {
             call.attach(reused);
@@ -168,9 +165,9 @@ final class HandlerHttp {
         }
     }
 
-    private Answer exchange(Connection connection, byte[] request, IntUnaryOperator bodyLimit, Call call) throws IOException {
+    private HandlerAnswers.Reply exchange(Connection connection, byte[] request, IntUnaryOperator bodyLimit, Call call) throws IOException {
         connection.answerStarted = false;
-        Answer answer;
+        HandlerAnswers.Reply answer;
         try {
             connection.out.write(request);
             connection.out.flush();
@@ -426,12 +423,12 @@ final class HandlerHttp {
         }
 
         /** An answer that arrived whole before a write failed; empty when none had begun (or it is not whole). */
-        private Optional<Answer> answerAfterFailedWrite(IntUnaryOperator bodyLimit) {
+        private Optional<HandlerAnswers.Reply> answerAfterFailedWrite(IntUnaryOperator bodyLimit) {
             if (answerStarted || !channel.isOpen()) {
                 return Optional.empty();
             }
             try {
-                Answer answer = readAnswer(bodyLimit);
+                HandlerAnswers.Reply answer = readAnswer(bodyLimit);
                 reusable = false;
                 return Optional.of(answer);
             } catch (IOException e) {
@@ -439,7 +436,7 @@ final class HandlerHttp {
             }
         }
 
-        private Answer readAnswer(IntUnaryOperator bodyLimit) throws IOException {
+        private HandlerAnswers.Reply readAnswer(IntUnaryOperator bodyLimit) throws IOException {
             reusable = false;
             headBytes = 0;
             Head head = readHead();
@@ -464,7 +461,7 @@ final class HandlerHttp {
                 framed = false;
             }
             reusable = framed && !body.overLimit() && head.keepAlive() && position == end;
-            return new Answer(head.status(), head.retryAfter(), body.bytes(), body.overLimit());
+            return new HandlerAnswers.Reply(head.status(), head.retryAfter(), body.bytes(), body.overLimit());
         }
 
         private record Body(byte[] bytes, boolean overLimit) {}
