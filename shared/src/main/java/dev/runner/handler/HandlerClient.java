@@ -79,7 +79,8 @@ public final class HandlerClient implements AutoCloseable {
         this.metrics = metrics;
     }
 
-    private static SSLContext defaultTls() {
+    /** The JVM's default TLS context: what a handler client trusts unless a test gives it another. */
+    static SSLContext defaultTls() {
         try {
             return SSLContext.getDefault();
         } catch (NoSuchAlgorithmException e) {
@@ -243,7 +244,7 @@ public final class HandlerClient implements AutoCloseable {
         HandlerHttp.Target target;
         switch (urls.verdict(uri)) {
             case HandlerUrlPolicy.Verdict.Accepted accepted ->
-                    target = new HandlerHttp.Target("https".equalsIgnoreCase(uri.getScheme()), uri.getHost(), port(uri), accepted.addresses());
+                    target = HandlerHttp.Target.of(uri, accepted.addresses());
             case HandlerUrlPolicy.Verdict.Refused refused -> {
                 return refused(refused.reason());
             }
@@ -262,10 +263,6 @@ public final class HandlerClient implements AutoCloseable {
         } catch (IOException e) {
             return new NoReply(failure(e, deadlineMs));
         }
-    }
-
-    private static int port(URI uri) {
-        return uri.getPort() >= 0 ? uri.getPort() : "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
 
     /**

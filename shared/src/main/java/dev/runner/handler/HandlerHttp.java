@@ -16,6 +16,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -78,6 +79,12 @@ final class HandlerHttp {
             if (addresses.isEmpty()) {
                 throw new IllegalArgumentException("a handler target needs at least one screened address");
             }
+        }
+
+        /** A handler URL's target: its scheme, its host as the URL writes it, its port or the scheme's. */
+        static Target of(URI url, List<InetAddress> addresses) {
+            boolean tls = "https".equalsIgnoreCase(url.getScheme());
+            return new Target(tls, url.getHost(), url.getPort() >= 0 ? url.getPort() : defaultPort(tls), addresses);
         }
 
         /** Host names are case-insensitive and may end in the root's dot; the port is always written out. */
@@ -305,10 +312,13 @@ final class HandlerHttp {
         return bytes;
     }
 
+    /** The host as the URL names it (an IPv6 literal in its brackets), with the port unless it is the scheme's. */
     private static String hostHeader(Target target) {
-        String host = target.host().indexOf(':') >= 0 && !target.host().startsWith("[") ? "[" + target.host() + "]" : target.host();
-        boolean defaultPort = target.port() == (target.tls() ? 443 : 80);
-        return defaultPort ? host : host + ":" + target.port();
+        return target.port() == defaultPort(target.tls()) ? target.host() : target.host() + ":" + target.port();
+    }
+
+    private static int defaultPort(boolean tls) {
+        return tls ? 443 : 80;
     }
 
     /** Header values are Runner's own (signatures, ids); a line break in one would be a bug that splits the request. */

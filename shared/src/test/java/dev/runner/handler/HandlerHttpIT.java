@@ -226,7 +226,7 @@ class HandlerHttpIT {
             awaitQuietly(together);
             return Reply.json(200, "{}");
         })) {
-            HandlerClient client = client(new HandlerHttp(defaultTls(), Duration.ofMillis(300)));
+            HandlerClient client = client(new HandlerHttp(HandlerClient.defaultTls(), Duration.ofMillis(300)));
             try (ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor()) {
                 for (int i = 0; i < burst; i++) {
                     String itemId = "burst-" + i;
@@ -320,7 +320,7 @@ class HandlerHttpIT {
     }
 
     private static HandlerClient client() {
-        return client(defaultTls());
+        return client(HandlerClient.defaultTls());
     }
 
     private static HandlerClient client(SSLContext tls) {
@@ -336,14 +336,6 @@ class HandlerHttpIT {
             latch.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    private static SSLContext defaultTls() {
-        try {
-            return SSLContext.getDefault();
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 
