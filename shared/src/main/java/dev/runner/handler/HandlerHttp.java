@@ -145,8 +145,12 @@ final class HandlerHttp {
      * handler closed while idle as the call crossed it, but possibly one whose handler took the call and
      * died before answering, which is why only calls the handler can recognise are sent again.
      * {@code request} is asked again for the second send, which is signed anew (a handler that remembers
-     * the message ids it took must not take it for a replay). A call on a new connection, or one whose
-     * answer had begun, is never sent twice.
+     * the message ids it took must not take it for a replay). A {@code 408} answered on a kept-alive
+     * connection counts as such an end: servers (nginx, Apache, load balancers) write one when they time
+     * out a connection left idle, and the call that crossed it was not taken (RFC 9110 15.5.9 lets it be
+     * repeated on a new connection). Chromium sends any call again on that 408; Go's client, which reads
+     * idle connections, drops one a 408 arrives on, as {@code stillOpen} does here. A call on a new
+     * connection, or one whose answer had begun otherwise, is never sent twice.
      *
      * @param bodyLimit what may be read of a body, by status; past it the connection is dropped
      */
@@ -155,7 +159,10 @@ final class HandlerHttp {
         if (reused != null) {
             call.attach(reused);
             try {
-                return exchange(reused, request.get(), bodyLimit, call);
+                HandlerAnswers.Reply answer = exchange(reused, request.get(), bodyLimit, call);
+                if (!replayable || answer.status() != 408) {
+                    return answer;
+                }
             } catch (IOException e) {
                 reused.close();
                 if (!replayable || reused.answerStarted || call.abandoned()) {
@@ -470,7 +477,8 @@ final class HandlerHttp {
                 body = readToEnd(limit);
                 framed = false;
             }
-            reusable = framed && !body.overLimit() && head.keepAlive() && position == end;
+            // After a 408 the handler stopped reading the request: what it left of it may still be on the connection.
+            reusable = framed && !body.overLimit() && head.keepAlive() && position == end && head.status() != 408;
             return new HandlerAnswers.Reply(head.status(), head.retryAfter(), body.bytes(), body.overLimit());
         }
 

@@ -134,6 +134,46 @@ class HandlerHttpIT {
     }
 
     @Test
+    void anItemCallAnswered408OnAReusedConnectionIsSentOnceMoreOnANewConnectionWhichIsNotPooled() {
+        // The 408 a server writes as it times out an idle kept-alive connection, landing on the call that crossed it.
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> request.connection() == 1 && n == 2 ? Reply.json(408, "{}") : Reply.json(200, "{}"))) {
+            HandlerClient client = client();
+            assertEquals(SUCCEEDED, process(client, server, "i-1"));
+            assertEquals(SUCCEEDED, process(client, server, "i-2"));
+
+            List<Request> requests = server.requests();
+            assertEquals(3, requests.size());
+            assertEquals(2, requests.get(2).connection());
+            assertEquals("i-2", requests.get(2).header("idempotency-key"));
+            await().atMost(AMPLE).until(() -> server.closedByClient() == 1);
+            assertEquals(SUCCEEDED, process(client, server, "i-3"));
+            assertEquals(2, server.requests().get(3).connection(), "the next call went on the new connection");
+            assertEquals(2, server.connections());
+        }
+    }
+
+    @Test
+    void a408OnANewConnectionIsTheCallsOutcomeAndItsConnectionIsNotPooled() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.json(408, "{}"))) {
+            Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, process(client(), server, "i-1"));
+            assertTrue(failed.retryable() && failed.error().startsWith("handler answered 408"), failed.error());
+            assertEquals(1, server.requests().size());
+            await().atMost(AMPLE).until(() -> server.closedByClient() == 1);
+        }
+    }
+
+    @Test
+    void aFetchAnswered408OnAReusedConnectionIsNotSentAgain() {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> n == 2 ? Reply.json(408, "{}") : Reply.json(200, "{\"items\":[]}"))) {
+            HandlerClient client = client();
+            assertEquals(0, assertDoesNotThrow(() -> fetch(client, server)).items().size());
+            HandlerClient.HandlerCallException failed = assertThrows(HandlerClient.HandlerCallException.class, () -> fetch(client, server));
+            assertTrue(failed.failure().retryable() && failed.failure().error().startsWith("handler answered 408"), failed.failure().error());
+            assertEquals(2, server.requests().size(), "a fetch carries no Idempotency-Key: the handler could not tell a second send");
+        }
+    }
+
+    @Test
     void answersFramedByChunksOrByTheConnectionsEndAreReadWhole() {
         String results = "{\"results\":[{\"itemId\":\"i-1\",\"ok\":true},{\"itemId\":\"i-2\",\"ok\":false,\"error\":\"no\"}]}";
         String chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
