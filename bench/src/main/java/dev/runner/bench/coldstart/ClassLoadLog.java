@@ -2,6 +2,7 @@ package dev.runner.bench.coldstart;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -80,8 +81,24 @@ final class ClassLoadLog {
     }
 
     static ClassLoadLog read(Path file) {
+        return read(file, 0);
+    }
+
+    /**
+     * The loads logged after the first {@code offset} bytes of the file: after a restore, whose
+     * clock CRIU shifts (the restored process sees its monotonic clock go on from the checkpoint),
+     * so only the file's position tells what was loaded after it.
+     */
+    static ClassLoadLog read(Path file, long offset) {
         List<Load> loads = new ArrayList<>();
-        try (Stream<String> lines = Files.lines(file)) {
+        String text;
+        try {
+            byte[] bytes = Files.readAllBytes(file);
+            text = new String(bytes, (int) Math.min(offset, bytes.length), (int) Math.max(0, bytes.length - offset), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        try (Stream<String> lines = text.lines()) {
             lines.forEach(line -> {
                 int end = line.indexOf("ns] ");
                 if (line.startsWith("[") && end > 0) {
@@ -90,10 +107,13 @@ final class ClassLoadLog {
                     loads.add(new Load(Long.parseLong(line.substring(1, end)), space < 0 ? rest : rest.substring(0, space)));
                 }
             });
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
         return new ClassLoadLog(loads);
+    }
+
+    /** Every class the log holds, gaps charged from the first load on. */
+    Phase all() {
+        return loads.isEmpty() ? phase(0, 0) : phase(loads.getFirst().nanos(), Long.MAX_VALUE);
     }
 
     /** Classes loaded in [from, to), gaps charged from {@code from} on. */

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 import java.util.stream.Stream;
 
@@ -34,8 +35,15 @@ import java.util.stream.Stream;
  * handlers: one taking an SQS event (what the runtime client's event serializer costs) and one
  * taking a stream (no serializer at all).
  *
+ * <p>{@code --snapstart} times SnapStart's path instead: each function's init runs as Lambda runs it
+ * for a snapshot (the runtime client calls the CRaC hooks, then asks for {@code /restore/next}),
+ * the process is checkpointed there and restored by CRIU ({@link Criu}, built by
+ * {@code bench/snapstart/build-criu}), and the start is timed from the restore to the first answer,
+ * beside hello-world restored the same way and hello-world started fresh (the issue's baseline).
+ *
  * <pre>
  * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines]
+ *      [--snapstart [--criu PATH]]
  *      [--code functions/target/runner-functions.zip | JAR | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
  *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
  * </pre>
@@ -47,7 +55,8 @@ public final class ColdStart {
     private static final String HELLO = "Hello";
     /** The application's own classes: gaps between their loads are its steps. */
     private static final String APPLICATION = "dev.runner.";
-    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--code JAR|ZIP|DIR] [--jar-in-lib]"
+    private static final String HELLO_FRESH = "HelloFresh";
+    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--snapstart [--criu PATH]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
             + " [--java-tool-options \"…\"] [--jvm \"…\"] [--vs <the same setup options>]…";
 
     /**
@@ -80,14 +89,16 @@ public final class ColdStart {
     }
 
     /** The command line. */
-    record Options(int reps, List<String> only, boolean classes, boolean baselines, List<Setup> setups, Path template, Path events,
-                   Path runtime, Path work) {
+    record Options(int reps, List<String> only, boolean classes, boolean baselines, boolean snapStart, Path criu, List<Setup> setups,
+                   Path template, Path events, Path runtime, Path work) {
 
         static Options parse(String[] args) {
             int reps = 5;
             List<String> only = List.of();
             boolean classes = true;
             boolean baselines = false;
+            boolean snapStart = false;
+            Path criu = null;
             List<Setup> setups = new ArrayList<>();
             Setup setup = Setup.asDeployed();
             for (int i = 0; i < args.length; i++) {
@@ -97,6 +108,8 @@ public final class ColdStart {
                     case "--only" -> only = Arrays.asList(value(args, ++i, arg).split(","));
                     case "--no-classes" -> classes = false;
                     case "--baselines" -> baselines = true;
+                    case "--snapstart" -> snapStart = true;
+                    case "--criu" -> criu = Path.of(value(args, ++i, arg));
                     case "--code" -> setup = new Setup(Path.of(value(args, ++i, arg)), setup.jarInLib(), setup.javaToolOptions(), setup.jvm());
                     case "--jar-in-lib" -> setup = new Setup(setup.code(), true, setup.javaToolOptions(), setup.jvm());
                     case "--java-tool-options" -> setup = new Setup(setup.code(), setup.jarInLib(), value(args, ++i, arg), setup.jvm());
@@ -113,7 +126,7 @@ public final class ColdStart {
             if (reps < 1) {
                 throw new IllegalArgumentException("--reps < 1: " + reps);
             }
-            return new Options(reps, only, classes, baselines, setups, Path.of("template.yaml"), Path.of("events"),
+            return new Options(reps, only, classes, baselines, snapStart, criu, setups, Path.of("template.yaml"), Path.of("events"),
                     Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
         }
 
@@ -141,6 +154,9 @@ public final class ColdStart {
         }
 
         String classes() {
+            if (log != null && logged.restore() != null) {
+                return String.format(Locale.ROOT, "%,d after the restore", log.all().classes());
+            }
             return log == null ? "–" : String.format(Locale.ROOT, "%,d + %,d", log.phase(logged.startNanos(), logged.firstNextNanos()).classes(),
                     log.phase(logged.firstNextNanos(), logged.answeredNanos() + 1).classes());
         }
@@ -165,6 +181,8 @@ public final class ColdStart {
     static List<List<Result>> run(Options options) {
         Path work = fresh(options.work());
         LambdaJvm jvm = LambdaJvm.locate(options.runtime());
+        Criu criu = !options.snapStart() ? null : Criu.locate(options.criu()).orElseThrow(() -> new IllegalStateException(
+                "--snapstart needs CRIU, and none runs here: build it with bench/snapstart/build-criu (as root), or give --criu PATH"));
         try (var stack = ColdStartStack.start(options.template(), options.events()); var api = RuntimeApi.start()) {
             List<List<Subject>> setups = new ArrayList<>();
             for (Setup setup : options.setups()) {
@@ -173,6 +191,11 @@ public final class ColdStart {
             System.out.printf("%nCold start: each function and a hello-world handler in a fresh JVM through the Lambda runtime"
                     + " interface client (%s), %d starts each (median), JVM %s with the java21 runtime's options%n",
                     runtimeClient(options.runtime()), options.reps(), Runtime.version());
+            if (criu != null) {
+                System.out.printf("SnapStart's path: init for a snapshot, checkpointed at /restore/next and restored by %s;"
+                        + " timed from the restore to the first answer%n", criu.binary());
+                setups.forEach(subjects -> subjects.add(1, freshHello(subjects.getFirst())));
+            }
 
             // The first start pays for the page cache and this JVM's own warm-up: not counted.
             jvm.run(setups.getFirst().getFirst(), List.of(stack.event(HELLO, api.cfnResponseUrl())), api, List.of(),
@@ -181,7 +204,9 @@ public final class ColdStart {
             for (int rep = 1; rep <= options.reps(); rep++) {
                 for (int s = 0; s < setups.size(); s++) {
                     for (Subject subject : setups.get(s)) {
-                        var sample = start(jvm, stack, api, subject, List.of(), work.resolve(s + "-" + subject.label() + "-" + rep + ".log"));
+                        String name = s + "-" + subject.label() + "-" + rep;
+                        var sample = start(jvm, stack, api, subject, List.of(), work.resolve(name + ".log"),
+                                snapshot(criu, subject, work.resolve(name + ".images"), () -> {}));
                         samples.computeIfAbsent(subject, k -> new ArrayList<>()).add(sample);
                         if (sample.failed()) {
                             System.out.printf("  %s start %d failed: %s%n", subject.label(), rep, abbreviate(sample.answer(), 300));
@@ -197,8 +222,10 @@ public final class ColdStart {
                     ClassLoadLog log = null;
                     if (options.classes()) {
                         Path file = work.resolve(s + "-" + subject.label() + "-classes.log");
-                        logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"));
-                        log = logged.failed() ? null : ClassLoadLog.read(file);
+                        AtomicLong checkpointedAt = new AtomicLong();
+                        logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"),
+                                snapshot(criu, subject, work.resolve(s + "-" + subject.label() + "-logged.images"), () -> checkpointedAt.set(file.toFile().length())));
+                        log = logged.failed() ? null : ClassLoadLog.read(file, checkpointedAt.get());
                     }
                     setupResults.add(new Result(subject, samples.get(subject), logged, log));
                 }
@@ -207,12 +234,18 @@ public final class ColdStart {
             for (int s = 0; s < results.size(); s++) {
                 System.out.printf("%nSetup %d: %s%n  JAVA_TOOL_OPTIONS=%s%n", s + 1, options.setups().get(s).label(),
                         setups.get(s).getFirst().environment().getOrDefault("JAVA_TOOL_OPTIONS", "(none)"));
-                table(results.get(s));
+                if (criu != null) {
+                    restoredTable(results.get(s));
+                } else {
+                    table(results.get(s));
+                }
             }
             if (results.size() > 1) {
                 comparison(options.setups(), results);
             }
-            if (options.classes()) {
+            if (options.classes() && criu != null) {
+                afterTheRestore(results.getFirst());
+            } else if (options.classes()) {
                 whereItGoes(results.getFirst());
             }
             return results;
@@ -220,10 +253,25 @@ public final class ColdStart {
     }
 
     private static LambdaJvm.Sample start(LambdaJvm jvm, ColdStartStack stack, RuntimeApi api, Subject subject,
-                                          List<String> diagnostics, Path log) {
-        List<String> events = List.of(stack.event(subject.logicalId(), api.cfnResponseUrl()),
-                stack.event(subject.logicalId(), api.cfnResponseUrl()));
-        return jvm.run(subject, events, api, diagnostics, log, TIMEOUT);
+                                          List<String> diagnostics, Path log, LambdaJvm.Snapshot snapshot) {
+        String function = subject.logicalId().equals(HELLO_FRESH) ? HELLO : subject.logicalId();
+        List<String> events = List.of(stack.event(function, api.cfnResponseUrl()), stack.event(function, api.cfnResponseUrl()));
+        LambdaJvm.Sample sample = jvm.run(subject, events, api, diagnostics, log, TIMEOUT, snapshot);
+        if (snapshot != null) {
+            fresh(snapshot.images()).toFile().delete();
+        }
+        return sample;
+    }
+
+    /** How to restore this subject's start: none without CRIU, and none for the fresh baseline. */
+    private static LambdaJvm.Snapshot snapshot(Criu criu, Subject subject, Path images, Runnable atCheckpoint) {
+        return criu == null || subject.logicalId().equals(HELLO_FRESH) ? null : new LambdaJvm.Snapshot(criu, images, atCheckpoint);
+    }
+
+    /** Hello-world started fresh, beside the restored starts: the baseline the goal is stated against. */
+    private static Subject freshHello(Subject hello) {
+        return new Subject(HELLO_FRESH, hello.name(), hello.handler(), hello.arn(), hello.memoryMb(), hello.timeout(), hello.taskRoot(),
+                hello.environment(), hello.jvmOptions());
     }
 
     /** Hello first (the baseline, with the same options), then the template's functions, narrowed by --only. */
@@ -293,6 +341,45 @@ public final class ColdStart {
                     result.median(LambdaJvm.Sample::firstInvokeMs),
                     result.median(LambdaJvm.Sample::warmMs), result.classes(), abbreviate(answer, 48),
                     result.failures() > 0 ? " (" + result.failures() + " failed)" : "", warning);
+        }
+    }
+
+    /**
+     * The restored starts: from CRIU's restore to the first answer, beside hello-world restored and
+     * hello-world started fresh (the second row). CPU is the restored process's, from the restore on.
+     */
+    private static void restoredTable(List<Result> results) {
+        double restoredHello = results.getFirst().median(LambdaJvm.Sample::totalMs);
+        double freshHello = results.get(1).median(LambdaJvm.Sample::totalMs);
+        double restoredHelloCpu = results.getFirst().median(LambdaJvm.Sample::cpuTotalMs);
+        System.out.printf("| function | restore → answer ms | × hello restored | × hello fresh | CPU ms | × hello restored | restore ms"
+                + " | 1st invoke ms | 2nd invoke ms | init to checkpoint ms (CPU) | image MB | classes | answer |%n");
+        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
+        for (Result result : results) {
+            double total = result.median(LambdaJvm.Sample::totalMs);
+            double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
+            boolean restored = !result.subject().logicalId().equals(HELLO_FRESH);
+            String answer = result.samples().stream().filter(s -> !s.failed()).findFirst().map(LambdaJvm.Sample::answer).orElse("failed");
+            String warning = tookMainPath(answer) ? "" : " **not its main path: fix its event in ColdStartStack**";
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %,.0f | %,.0f | %,.0f (%,.0f) | %s | %s | %s%s%s |%n",
+                    result.subject().label(), total, restored ? String.format(Locale.ROOT, "%.2f", total / restoredHello) : "–",
+                    total / freshHello, cpu, restored ? String.format(Locale.ROOT, "%.2f", cpu / restoredHelloCpu) : "–",
+                    restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().restoreMs())) : "–",
+                    result.median(LambdaJvm.Sample::firstInvokeMs), result.median(LambdaJvm.Sample::warmMs),
+                    result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
+                    restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().imageBytes() / 1e6)) : "–",
+                    restored ? result.classes() : "–", abbreviate(answer, 40),
+                    result.failures() > 0 ? " (" + result.failures() + " failed)" : "", warning);
+        }
+    }
+
+    /** What each restored function still loaded after the restore: what the snapshot's init did not reach. */
+    private static void afterTheRestore(List<Result> results) {
+        System.out.printf("%nClasses loaded after the restore (one more start each, logging class loads), by library:%n");
+        for (Result result : results) {
+            if (result.log() != null && result.logged().restore() != null) {
+                System.out.printf("  %-12s %s%n", result.subject().label(), libraries(result.log().all()));
+            }
         }
     }
 

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 
@@ -40,7 +41,28 @@ final class LambdaJvm {
      * steadier than wall time on a shared machine.
      */
     record Sample(double totalMs, double initMs, double firstInvokeMs, double warmMs, double cpuInitMs, double cpuTotalMs,
-                  boolean failed, String answer, long startNanos, long firstNextNanos, long answeredNanos) {}
+                  boolean failed, String answer, long startNanos, long firstNextNanos, long answeredNanos, Restore restore) {
+
+        static Sample failed(String why, long startNanos) {
+            return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why, startNanos, 0, 0, null);
+        }
+    }
+
+    /**
+     * A start restored from a checkpoint instead of a fresh one: the sample's total and CPU then run
+     * from the restore to the first answer (the process's CPU after the restore; CRIU's own is not
+     * counted), its init from process start to the checkpoint (SnapStart's init, off any request's path).
+     *
+     * @param restoreMs  CRIU's restore, from its start until the process runs again
+     * @param imageBytes the checkpoint's size
+     */
+    record Restore(double restoreMs, long imageBytes) {}
+
+    /**
+     * How a start is restored: by {@code criu}, through {@code images}; {@code atCheckpoint} runs
+     * when the init asks for {@code /restore/next}, before the process is dumped.
+     */
+    record Snapshot(Criu criu, Path images, Runnable atCheckpoint) {}
 
     private final Path java;
     private final List<Path> runtimeJars;
@@ -93,9 +115,13 @@ final class LambdaJvm {
     }
 
     /** The command line, options first, as the runtime's bootstrap builds it; the subject's own options after the runtime's. */
-    List<String> command(Subject subject, List<String> diagnostics) {
+    List<String> command(Subject subject, List<String> diagnostics, boolean restorable) {
         int memoryMb = subject.memoryMb();
         List<String> command = new ArrayList<>();
+        if (restorable) {
+            // CRIU dumps a process tree whose session it leads; setsid execs in place (same pid).
+            command.add("/usr/bin/setsid");
+        }
         command.add(java.toString());
         command.add("-XX:MaxHeapSize=" + memoryMb * 1024L * 85 / 100 + "k");
         command.add("-XX:+UseSerialGC");
@@ -120,36 +146,74 @@ final class LambdaJvm {
      * once every event is answered. The process's output goes to {@code log}.
      */
     Sample run(Subject subject, List<String> events, RuntimeApi api, List<String> diagnostics, Path log, Duration timeout) {
+        return run(subject, events, api, diagnostics, log, timeout, null);
+    }
+
+    /**
+     * As {@link #run(Subject, List, RuntimeApi, List, Path, Duration)}, but a SnapStart init: after
+     * its hooks the process is checkpointed and restored through {@code snapshot}, and the figures
+     * are those of the restored start ({@link Restore}).
+     */
+    Sample run(Subject subject, List<String> events, RuntimeApi api, List<String> diagnostics, Path log, Duration timeout,
+               Snapshot snapshot) {
         var session = api.open(events, subject.arn(), subject.timeout().toMillis());
-        var builder = new ProcessBuilder(command(subject, diagnostics))
+        var builder = new ProcessBuilder(command(subject, diagnostics, snapshot != null))
                 .directory(subject.taskRoot().toFile())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         builder.environment().clear();
-        builder.environment().putAll(lambdaEnvironment(subject, api));
+        builder.environment().putAll(lambdaEnvironment(subject, api, snapshot != null));
+        if (snapshot != null) {
+            // A pipe to this JVM could not be restored; a file can.
+            builder.redirectInput(new File("/dev/null"));
+        }
         Process process = null;
+        AtomicReference<ProcessHandle> live = new AtomicReference<>();
+        AtomicLong restoreStarted = new AtomicLong();
         long start = System.nanoTime();
         try {
             process = builder.start();
+            live.set(process.toHandle());
             Process started = process;
             AtomicLong cpuAtInit = new AtomicLong(-1);
             AtomicLong cpuAtAnswer = new AtomicLong(-1);
-            session.watch(() -> cpuAtInit.set(cpuNanos(started)), () -> cpuAtAnswer.set(cpuNanos(started)));
+            session.watch(() -> cpuAtInit.compareAndSet(-1, cpuNanos(live.get())), () -> cpuAtAnswer.set(cpuNanos(live.get())));
+            if (snapshot != null) {
+                session.checkpointWith(() -> {
+                    cpuAtInit.set(cpuNanos(started.toHandle()));
+                    snapshot.atCheckpoint().run();
+                    snapshot.criu().dump(started.pid(), snapshot.images());
+                    try {
+                        // The restore takes the same pid: it must have been reaped.
+                        started.waitFor();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException(e);
+                    }
+                    restoreStarted.set(System.nanoTime());
+                    snapshot.criu().restore(snapshot.images());
+                    live.set(ProcessHandle.of(started.pid()).orElseThrow(() -> new IllegalStateException("restored process gone")));
+                });
+            }
             boolean done = session.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
             List<RuntimeApi.Answer> answers = session.answers();
             if (!done || session.initError() != null || answers.size() < events.size()) {
                 String why = session.initError() != null ? "init error " + session.initError()
                         : !done ? "no answer within " + timeout : answers.size() + " of " + events.size() + " answered";
-                return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why + "; log " + log, start, 0, 0);
+                return Sample.failed(why + "; log " + log, start);
             }
             RuntimeApi.Answer first = answers.getFirst();
             RuntimeApi.Answer last = answers.getLast();
             boolean failed = answers.stream().anyMatch(RuntimeApi.Answer::error);
-            return new Sample(ms(first.answeredNanos() - start), ms(session.firstNextNanos() - start),
+            long initEnd = snapshot == null ? session.firstNextNanos() : session.checkpointNanos();
+            long coldFrom = snapshot == null ? start : restoreStarted.get();
+            Restore restore = snapshot == null ? null
+                    : new Restore(ms(session.restoredNanos() - restoreStarted.get()), Criu.imageBytes(snapshot.images()));
+            return new Sample(ms(first.answeredNanos() - coldFrom), ms(initEnd - start),
                     ms(first.answeredNanos() - first.handedOutNanos()),
                     answers.size() > 1 ? ms(last.answeredNanos() - last.handedOutNanos()) : Double.NaN,
                     cpuAtInit.get() < 0 ? Double.NaN : ms(cpuAtInit.get()), cpuAtAnswer.get() < 0 ? Double.NaN : ms(cpuAtAnswer.get()),
-                    failed, first.body(), start, session.firstNextNanos(), first.answeredNanos());
+                    failed, first.body(), start, session.firstNextNanos(), first.answeredNanos(), restore);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + builder.command().getFirst(), e);
         } catch (InterruptedException e) {
@@ -164,12 +228,16 @@ final class LambdaJvm {
                     Thread.currentThread().interrupt();
                 }
             }
+            ProcessHandle restored = live.get();
+            if (restored != null && restored.isAlive()) {
+                restored.destroyForcibly();
+            }
             session.end();
         }
     }
 
     /** The variables Lambda sets for every function, then the function's own. */
-    private static Map<String, String> lambdaEnvironment(Subject subject, RuntimeApi api) {
+    private static Map<String, String> lambdaEnvironment(Subject subject, RuntimeApi api, boolean snapStart) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", "/usr/local/bin:/usr/bin:/bin");
         env.put("LANG", "en_US.UTF-8");
@@ -181,7 +249,7 @@ final class LambdaJvm {
         env.put("AWS_LAMBDA_FUNCTION_NAME", subject.name());
         env.put("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", Integer.toString(subject.memoryMb()));
         env.put("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST");
-        env.put("AWS_LAMBDA_INITIALIZATION_TYPE", "on-demand");
+        env.put("AWS_LAMBDA_INITIALIZATION_TYPE", snapStart ? "snap-start" : "on-demand");
         env.put("AWS_LAMBDA_LOG_GROUP_NAME", "/aws/lambda/" + subject.name());
         env.put("AWS_LAMBDA_LOG_STREAM_NAME", "2026/01/01/[$LATEST]coldstart");
         env.put("AWS_SESSION_TOKEN", "local-session-token");
@@ -189,7 +257,7 @@ final class LambdaJvm {
         return env;
     }
 
-    private static long cpuNanos(Process process) {
+    private static long cpuNanos(ProcessHandle process) {
         return process.info().totalCpuDuration().map(Duration::toNanos).orElse(-1L);
     }
 

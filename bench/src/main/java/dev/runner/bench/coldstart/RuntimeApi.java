@@ -19,8 +19,10 @@ import java.util.concurrent.TimeUnit;
  * hands out the events of one {@link Session} to whichever process asks, one at a time, and
  * notes when each request arrives (System.nanoTime, comparable with the JVM's {@code tn} log
  * decoration). Once a session's events are served, {@code next} blocks until the session ends,
- * as Lambda freezes an idle environment. It also takes the CloudFormation answer MigrateFunction
- * PUTs to its ResponseURL ({@code /cfn-response}).
+ * as Lambda freezes an idle environment. A SnapStart init ends with {@code /restore/next}: the
+ * session's checkpoint runs (the harness snapshots and restores the process) before it is answered,
+ * as Lambda answers it only in a restored environment. It also takes the CloudFormation answer
+ * MigrateFunction PUTs to its ResponseURL ({@code /cfn-response}).
  */
 final class RuntimeApi implements AutoCloseable {
 
@@ -39,10 +41,15 @@ final class RuntimeApi implements AutoCloseable {
         private final CountDownLatch ended = new CountDownLatch(1);
         private int served;
         private long firstNextNanos;
+        private long checkpointNanos;
+        private long restoredNanos;
         private long[] handedOut;
         private String initError;
         private Runnable onFirstNext = () -> {};
         private Runnable onFirstAnswer = () -> {};
+        private Runnable checkpoint = () -> {
+            throw new IllegalStateException("a SnapStart init, and no checkpoint set for this session");
+        };
 
         Session(List<String> events, String functionArn, long timeoutMs) {
             this.events = List.copyOf(events);
@@ -72,6 +79,20 @@ final class RuntimeApi implements AutoCloseable {
         synchronized void watch(Runnable firstNext, Runnable firstAnswer) {
             this.onFirstNext = firstNext;
             this.onFirstAnswer = firstAnswer;
+        }
+
+        /** Runs when a SnapStart init asks for {@code /restore/next}; returns once the process is restored. */
+        synchronized void checkpointWith(Runnable checkpointAndRestore) {
+            this.checkpoint = checkpointAndRestore;
+        }
+
+        /** When a SnapStart init asked for {@code /restore/next} (its hooks had run), and when it was restored; 0 if not. */
+        synchronized long checkpointNanos() {
+            return checkpointNanos;
+        }
+
+        synchronized long restoredNanos() {
+            return restoredNanos;
         }
 
         /** When the process first asked for an event: the end of its init phase, as Lambda counts it. */
@@ -114,6 +135,18 @@ final class RuntimeApi implements AutoCloseable {
 
         private synchronized void initFailed(String body) {
             initError = body;
+        }
+
+        private void checkpoint(long now) {
+            Runnable run;
+            synchronized (this) {
+                checkpointNanos = now;
+                run = checkpoint;
+            }
+            run.run();
+            synchronized (this) {
+                restoredNanos = System.nanoTime();
+            }
         }
     }
 
@@ -175,7 +208,16 @@ final class RuntimeApi implements AutoCloseable {
             current.answer(path.substring("invocation/".length(), path.length() - "/error".length()), true,
                     new String(body, StandardCharsets.UTF_8), now);
             send(exchange, 202, new byte[0]);
-        } else if (path.equals("init/error")) {
+        } else if (path.equals("restore/next") && exchange.getRequestMethod().equals("GET")) {
+            try {
+                current.checkpoint(now);
+            } catch (RuntimeException e) {
+                current.initFailed("checkpoint failed: " + e.getMessage());
+                send(exchange, 500, new byte[0]);
+                return;
+            }
+            send(exchange, 200, new byte[0]);
+        } else if (path.equals("init/error") || path.equals("restore/error")) {
             current.initFailed(new String(body, StandardCharsets.UTF_8));
             send(exchange, 202, new byte[0]);
         } else {

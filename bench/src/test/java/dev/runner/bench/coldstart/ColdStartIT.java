@@ -1,11 +1,13 @@
 package dev.runner.bench.coldstart;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -40,8 +42,32 @@ class ColdStartIT {
     }
 
     @Test
+    void aSnapStartInitIsCheckpointedAtRestoreNextAndItsRestoredProcessAnswers() throws Exception {
+        Path built = Path.of("target/criu/criu");
+        var criu = Criu.locate(Files.isExecutable(built) ? built : null);
+        Assumptions.assumeTrue(criu.isPresent(), "no CRIU runs here (bench/snapstart/build-criu builds it, as root): the SnapStart path is not tried");
+        Files.createDirectories(WORK);
+        var jvm = LambdaJvm.locate(Path.of("target/lambda-runtime"));
+        var hello = new Subject("Hello", "runner-hello", HelloFunction.class.getName() + "::handleRequest",
+                "arn:aws:lambda:us-east-1:000000000000:function:runner-hello", 512, Duration.ofSeconds(30),
+                TaskRoot.hello(WORK, Path.of("target/lambda-runtime/hello-lib")), java.util.Map.of(), List.of());
+        var checkpointed = new AtomicBoolean();
+        try (var api = RuntimeApi.start()) {
+            var sample = jvm.run(hello, List.of("{\"a\":1}", "{\"a\":1,\"b\":2}"), api, List.of(), WORK.resolve("hello-restored.log"),
+                    Duration.ofSeconds(30), new LambdaJvm.Snapshot(criu.get(), WORK.resolve("hello-images"), () -> checkpointed.set(true)));
+
+            assertFalse(sample.failed(), sample.answer());
+            assertTrue(checkpointed.get(), "the init asked for /restore/next");
+            // criu dump ends the process it dumps: whatever answered was restored.
+            assertEquals("\"hello 1\"", sample.answer());
+            assertTrue(sample.restore().restoreMs() > 0 && sample.restore().imageBytes() > 0, sample.toString());
+            assertTrue(sample.totalMs() < (sample.answeredNanos() - sample.startNanos()) / 1e6, "timed from the restore: " + sample);
+        }
+    }
+
+    @Test
     void aTemplateFunctionAnswersItsEventOnTheEmbeddedServers() {
-        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false,
+        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false, false, null,
                 List.of(new ColdStart.Setup(PROJECT.resolve("functions/target/runner-functions.zip"), false, null, List.of())),
                 PROJECT.resolve("template.yaml"), PROJECT.resolve("events"), Path.of("target/lambda-runtime"), WORK);
 

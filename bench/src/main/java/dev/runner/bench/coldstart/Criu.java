@@ -1,0 +1,108 @@
+package dev.runner.bench.coldstart;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * CRIU (criu.org) standing in for Lambda SnapStart: it checkpoints a function's JVM once its init
+ * is done and restores it, so the harness can time a restored start. CRIU is what CRaC JVMs
+ * checkpoint with; Lambda snapshots the whole microVM instead, and restores from a tiered cache,
+ * loading pages as they are touched, where CRIU here reads the image from the page cache at once.
+ * The figures are therefore a floor for Lambda's restore, not a copy of it.
+ *
+ * <p>The process keeps its TCP connections across the checkpoint ({@code --tcp-established}, TCP
+ * repair): it is waiting on the Runtime API's answer to {@code /restore/next} on one of them, as a
+ * function does while Lambda takes its snapshot. Built by {@code bench/snapstart/build-criu}.
+ */
+final class Criu {
+
+    private static final Path BUILT = Path.of("bench/target/criu/criu");
+
+    private final Path binary;
+
+    private Criu(Path binary) {
+        this.binary = binary;
+    }
+
+    /** {@code configured} if given, else the one build-criu made, else {@code criu} on the PATH; empty if none runs here. */
+    static Optional<Criu> locate(Path configured) {
+        List<Path> candidates = new ArrayList<>();
+        if (configured != null) {
+            candidates.add(configured);
+        } else {
+            candidates.add(BUILT);
+            Stream.of(System.getenv().getOrDefault("PATH", "").split(":")).filter(dir -> !dir.isEmpty())
+                    .map(dir -> Path.of(dir, "criu")).forEach(candidates::add);
+        }
+        return candidates.stream().filter(Files::isExecutable).findFirst().map(Criu::new).filter(Criu::works);
+    }
+
+    /** What {@link #locate} found, for the report. */
+    Path binary() {
+        return binary;
+    }
+
+    /** Dumps the process tree rooted at {@code pid} into {@code images}; the process ends. */
+    void dump(long pid, Path images) {
+        criu(images, "dump.log", "dump", "-t", Long.toString(pid), "-D", images.toString(), "--tcp-established",
+                "--network-lock", "skip");
+    }
+
+    /** Restores what {@link #dump} wrote; returns once the process runs again (it is then init's child, not ours). */
+    void restore(Path images) {
+        criu(images, "restore.log", "restore", "-D", images.toString(), "--tcp-established", "--restore-detached");
+    }
+
+    /** The size of a checkpoint's image files, in bytes. */
+    static long imageBytes(Path images) {
+        try (Stream<Path> files = Files.list(images)) {
+            return files.mapToLong(file -> file.toFile().length()).sum();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private boolean works() {
+        try {
+            Process check = new ProcessBuilder(binary.toString(), "check").redirectErrorStream(true).start();
+            String output = new String(check.getInputStream().readAllBytes());
+            return check.waitFor(30, TimeUnit.SECONDS) && check.exitValue() == 0 && output.contains("Looks good");
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void criu(Path images, String log, String... arguments) {
+        List<String> command = new ArrayList<>(List.of(binary.toString()));
+        command.addAll(List.of(arguments));
+        command.addAll(List.of("-o", log, "-v2"));
+        try {
+            Files.createDirectories(images);
+            Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(images.resolve(log + ".out").toFile()).start();
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                throw new IllegalStateException("criu " + arguments[0] + " took over 60 s; see " + images.resolve(log));
+            }
+            if (process.exitValue() != 0) {
+                throw new IllegalStateException("criu " + arguments[0] + " failed (exit " + process.exitValue() + "); see "
+                        + images.resolve(log));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run " + binary, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
