@@ -111,6 +111,11 @@ final class ClassLoadLog {
         return new ClassLoadLog(loads);
     }
 
+    /** The classes' names, in the order they loaded. */
+    List<String> classNames() {
+        return loads.stream().map(Load::className).toList();
+    }
+
     /** Every class the log holds, gaps charged from the first load on. */
     Phase all() {
         return loads.isEmpty() ? phase(0, 0) : phase(loads.getFirst().nanos(), Long.MAX_VALUE);

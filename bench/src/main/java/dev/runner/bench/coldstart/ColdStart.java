@@ -40,10 +40,13 @@ import java.util.stream.Stream;
  * the process is checkpointed there and restored by CRIU ({@link Criu}, built by
  * {@code bench/snapstart/build-criu}), and the start is timed from the restore to the first answer,
  * beside hello-world restored the same way and hello-world started fresh (the issue's baseline).
+ * {@code --write-class-lists DIR} (with {@code --snapstart}) starts the functions without their class
+ * priming and writes, per function, the classes its first invocation loaded after the restore:
+ * the lists the functions prime before a checkpoint ({@code functions/src/main/resources/dev/runner/functions/prime}).
  *
  * <pre>
  * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines]
- *      [--snapstart [--criu PATH]]
+ *      [--snapstart [--criu PATH] [--write-class-lists DIR]]
  *      [--code functions/target/runner-functions.zip | JAR | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
  *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
  * </pre>
@@ -56,7 +59,7 @@ public final class ColdStart {
     /** The application's own classes: gaps between their loads are its steps. */
     private static final String APPLICATION = "dev.runner.";
     private static final String HELLO_FRESH = "HelloFresh";
-    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--snapstart [--criu PATH]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
+    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--snapstart [--criu PATH] [--write-class-lists DIR]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
             + " [--java-tool-options \"…\"] [--jvm \"…\"] [--vs <the same setup options>]…";
 
     /**
@@ -89,8 +92,8 @@ public final class ColdStart {
     }
 
     /** The command line. */
-    record Options(int reps, List<String> only, boolean classes, boolean baselines, boolean snapStart, Path criu, List<Setup> setups,
-                   Path template, Path events, Path runtime, Path work) {
+    record Options(int reps, List<String> only, boolean classes, boolean baselines, boolean snapStart, Path criu, Path classLists,
+                   List<Setup> setups, Path template, Path events, Path runtime, Path work) {
 
         static Options parse(String[] args) {
             int reps = 5;
@@ -99,6 +102,7 @@ public final class ColdStart {
             boolean baselines = false;
             boolean snapStart = false;
             Path criu = null;
+            Path classLists = null;
             List<Setup> setups = new ArrayList<>();
             Setup setup = Setup.asDeployed();
             for (int i = 0; i < args.length; i++) {
@@ -110,6 +114,7 @@ public final class ColdStart {
                     case "--baselines" -> baselines = true;
                     case "--snapstart" -> snapStart = true;
                     case "--criu" -> criu = Path.of(value(args, ++i, arg));
+                    case "--write-class-lists" -> classLists = Path.of(value(args, ++i, arg));
                     case "--code" -> setup = new Setup(Path.of(value(args, ++i, arg)), setup.jarInLib(), setup.javaToolOptions(), setup.jvm());
                     case "--jar-in-lib" -> setup = new Setup(setup.code(), true, setup.javaToolOptions(), setup.jvm());
                     case "--java-tool-options" -> setup = new Setup(setup.code(), setup.jarInLib(), value(args, ++i, arg), setup.jvm());
@@ -123,10 +128,19 @@ public final class ColdStart {
                 }
             }
             setups.add(setup);
+            if (classLists != null && !snapStart) {
+                throw new IllegalArgumentException("--write-class-lists lists what a restored start loads: it needs --snapstart");
+            }
+            if (classLists != null) {
+                // Listed from starts that prime nothing, or each list would shrink to what the last one missed.
+                setups.replaceAll(s -> new Setup(s.code(), s.jarInLib(), s.javaToolOptions(),
+                        Stream.concat(s.jvm().stream(), Stream.of("-Drunner.primeClasses=false")).toList()));
+            }
             if (reps < 1) {
                 throw new IllegalArgumentException("--reps < 1: " + reps);
             }
-            return new Options(reps, only, classes, baselines, snapStart, criu, setups, Path.of("template.yaml"), Path.of("events"),
+            return new Options(reps, only, classes || classLists != null, baselines, snapStart, criu, classLists, setups,
+                    Path.of("template.yaml"), Path.of("events"),
                     Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
         }
 
@@ -244,7 +258,7 @@ public final class ColdStart {
                 comparison(options.setups(), results);
             }
             if (options.classes() && criu != null) {
-                afterTheRestore(results.getFirst());
+                afterTheRestore(results.getFirst(), work, options.classLists());
             } else if (options.classes()) {
                 whereItGoes(results.getFirst());
             }
@@ -374,13 +388,35 @@ public final class ColdStart {
     }
 
     /** What each restored function still loaded after the restore: what the snapshot's init did not reach. */
-    private static void afterTheRestore(List<Result> results) {
-        System.out.printf("%nClasses loaded after the restore (one more start each, logging class loads), by library:%n");
+    private static void afterTheRestore(List<Result> results, Path work, Path classLists) {
+        System.out.printf("%nClasses loaded after the restore (one more start each, logging class loads), by library;"
+                + " their names in %s/<function>-after-restore.txt:%n", work);
         for (Result result : results) {
             if (result.log() != null && result.logged().restore() != null) {
                 System.out.printf("  %-12s %s%n", result.subject().label(), libraries(result.log().all()));
+                try {
+                    Files.write(work.resolve(result.subject().label() + "-after-restore.txt"), result.log().classNames());
+                    if (classLists != null && !result.subject().logicalId().startsWith(HELLO)) {
+                        writeClassList(classLists, result);
+                    }
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
             }
         }
+    }
+
+    /** The function's list for {@code ClassPriming}: named classes only (a lambda's hidden class has no name to load by). */
+    private static void writeClassList(Path dir, Result result) throws IOException {
+        String handlerClass = result.subject().handler().split("::")[0];
+        Path file = dir.resolve(handlerClass.substring(handlerClass.lastIndexOf('.') + 1) + ".classes");
+        List<String> lines = new ArrayList<>();
+        lines.add("# The classes " + result.subject().label() + "'s first invocation loaded after a SnapStart restore, primed before the checkpoint.");
+        lines.add("# Written by: ColdStart --snapstart --write-class-lists (bench/README.md). A stale list only primes less.");
+        result.log().classNames().stream().filter(name -> name.indexOf('/') < 0).distinct().forEach(lines::add);
+        Files.createDirectories(dir);
+        Files.write(file, lines);
+        System.out.printf("  wrote %s (%,d classes)%n", file, lines.size() - 2);
     }
 
     /**

@@ -26,7 +26,8 @@ import java.util.stream.Stream;
  *
  * <p>The options are those the java17/java21 runtimes were seen to pass (heap at 85 % of the
  * function's memory, SerialGC, C1 only, CDS on); the runtime's own CDS archive of its classes is
- * not public, so the JDK's default archive stands in for it.
+ * not public, so the JDK's default archive stands in for it. {@code -XX:MaxRAM} gives the JVM the
+ * memory Lambda's VM has: the function's.
  */
 final class LambdaJvm {
 
@@ -123,6 +124,10 @@ final class LambdaJvm {
             command.add("/usr/bin/setsid");
         }
         command.add(java.toString());
+        // The JVM sizes its initial heap and young generation from the machine's memory (1/64, 1/3 of
+        // that): Lambda's VM has the function's memory, this machine far more, and a young generation
+        // 25 times too large would leave init's garbage in memory (and in a snapshot) instead of collecting it.
+        command.add("-XX:MaxRAM=" + memoryMb + "m");
         command.add("-XX:MaxHeapSize=" + memoryMb * 1024L * 85 / 100 + "k");
         command.add("-XX:+UseSerialGC");
         command.add("-Xshare:auto");
