@@ -28,7 +28,7 @@ public final class ApiFunction implements RequestStreamHandler {
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ApiFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
+        invocation.openAtInit(ApiFunction.class, Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -25,7 +25,7 @@ public final class DeadLetterFunction implements RequestStreamHandler {
     public DeadLetterFunction() {
         this(Invocation.lambdaRoot());
         // Its main path is Postgres only.
-        invocation.openAtInit(Runner.Connection.DATABASE);
+        invocation.openAtInit(DeadLetterFunction.class, Runner.Connection.DATABASE);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

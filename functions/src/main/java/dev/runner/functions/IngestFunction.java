@@ -27,7 +27,7 @@ public final class IngestFunction implements RequestStreamHandler {
     public IngestFunction() {
         this(Invocation.lambdaRoot());
         // Its main path is Postgres only.
-        invocation.openAtInit(Runner.Connection.DATABASE);
+        invocation.openAtInit(IngestFunction.class, Runner.Connection.DATABASE);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -47,12 +47,14 @@ final class Invocation {
     /**
      * For Lambda's constructor, after the function built what it uses: the connections of its main
      * path start opening on other threads while the runtime client gets ready and the first event
-     * arrives, the metrics' writer is primed on another, and the SnapStart hooks are registered (and held here, for as long as the function
-     * lives). {@code -Drunner.openAtInit=false} leaves both out, for the cold-start bench to compare.
+     * arrives, the metrics' writer is primed on another, and the SnapStart hooks are registered (and
+     * held here, for as long as the function lives), which also prime {@code function}'s classes
+     * before a checkpoint. {@code -Drunner.openAtInit=false} leaves it all out, for the cold-start
+     * bench to compare.
      */
-    void openAtInit(Runner.Connection... mainPath) {
+    void openAtInit(Class<?> function, Runner.Connection... mainPath) {
         if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
-            snapStart = SnapStartHooks.openAndRegister(root, Set.of(mainPath), InvocationMetrics::primePublisher);
+            snapStart = SnapStartHooks.openAndRegister(root, function, Set.of(mainPath), InvocationMetrics::primePublisher);
         }
     }
 

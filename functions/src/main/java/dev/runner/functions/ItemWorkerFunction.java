@@ -28,7 +28,7 @@ public final class ItemWorkerFunction implements RequestStreamHandler {
     public ItemWorkerFunction() {
         this(Invocation.lambdaRoot());
         // Its main path reads and writes Postgres and Redis; SQS only for deferrals, retries and failures.
-        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS);
+        invocation.openAtInit(ItemWorkerFunction.class, Runner.Connection.DATABASE, Runner.Connection.REDIS);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -38,8 +38,10 @@ public final class MigrateFunction implements RequestStreamHandler {
     private final CloudFormationResponse response;
     private final Invocation invocation = new Invocation();
 
+    /** Lambda's constructor: connects nowhere; a SnapStart snapshot still gets its classes and the metrics' writer primed. */
     public MigrateFunction() {
         this(System.getenv());
+        invocation.openAtInit(MigrateFunction.class);
     }
 
     /** Nothing is read or opened until a Create or Update arrives: a bad environment still gets its answer to CloudFormation. */

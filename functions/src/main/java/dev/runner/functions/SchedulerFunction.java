@@ -30,7 +30,7 @@ public final class SchedulerFunction implements RequestStreamHandler {
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public SchedulerFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
+        invocation.openAtInit(SchedulerFunction.class, Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -7,6 +7,7 @@ import org.crac.Core;
 import org.crac.Resource;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -15,8 +16,10 @@ import java.util.Set;
  * login secret, the Redis connection, the SQS client), which also loads pgjdbc's, Lettuce's, the
  * SDK's and Jackson's classes for those paths, and primes what every first invocation does besides
  * (the metrics' EMF writer). Before the checkpoint this waits for that to finish, so the
- * snapshot holds the loaded and initialised classes, then closes the connections, which would be
- * dead after a restore; after the restore they start opening again, beside the first request.
+ * snapshot holds the loaded and initialised classes, loads the classes the function's first
+ * invocation would ({@link ClassPriming}), then closes the connections, which would be dead after
+ * a restore; after the restore they start opening again, beside the first request. A function
+ * with no root (Migrate) has nothing to open or close; its classes are primed all the same.
  * Without SnapStart (or a CRaC JVM) the hooks are never called and the opening at init stands.
  * The function holds this object: CRaC keeps only weak references to what is registered.
  */
@@ -26,15 +29,20 @@ final class SnapStartHooks implements Resource {
     /** Lambda allows the checkpoint hooks 10 s in all; the opening at init is normally done well before. */
     private static final Duration OPENING_WAIT = Duration.ofSeconds(8);
 
+    /** Whether to prime the function's classes at the checkpoint; the cold-start bench turns it off to list them. */
+    private static final boolean PRIME_CLASSES = Boolean.parseBoolean(System.getProperty("runner.primeClasses", "true"));
+
     private final Runner root;
+    private final Class<?> function;
     private final Set<Runner.Connection> connections;
     private final Thread priming;
     private volatile Runner.Opening opening;
 
-    private SnapStartHooks(Runner root, Set<Runner.Connection> connections, Runnable prime) {
+    private SnapStartHooks(Runner root, Class<?> function, Set<Runner.Connection> connections, Runnable prime) {
         this.root = root;
+        this.function = function;
         this.connections = connections;
-        this.opening = root.openInBackground(connections);
+        this.opening = open();
         this.priming = Thread.ofPlatform().name("runner-prime").daemon().start(() -> {
             try {
                 prime.run();
@@ -45,12 +53,12 @@ final class SnapStartHooks implements Resource {
     }
 
     /**
-     * Starts opening what the function's path connects to, and {@code prime} (work every first
-     * invocation would otherwise do, connecting nowhere) on a thread of its own; registers the hooks.
-     * Keep the result.
+     * Starts opening what the function's path connects to ({@code root} null: nothing), and
+     * {@code prime} (work every first invocation would otherwise do, connecting nowhere) on a thread
+     * of its own; registers the hooks. Keep the result.
      */
-    static SnapStartHooks openAndRegister(Runner root, Set<Runner.Connection> connections, Runnable prime) {
-        SnapStartHooks hooks = new SnapStartHooks(root, Set.copyOf(connections), prime);
+    static SnapStartHooks openAndRegister(Runner root, Class<?> function, Set<Runner.Connection> connections, Runnable prime) {
+        SnapStartHooks hooks = new SnapStartHooks(root, function, Set.copyOf(connections), prime);
         Core.getGlobalContext().register(hooks);
         return hooks;
     }
@@ -61,11 +69,23 @@ final class SnapStartHooks implements Resource {
         if (!opening.await(OPENING_WAIT) || !priming.join(OPENING_WAIT.minusNanos(System.nanoTime() - started))) {
             LOG.warn("connections still opening (or priming) at the checkpoint; closing what is open", "waited", OPENING_WAIT);
         }
-        root.disconnect();
+        if (PRIME_CLASSES) {
+            // Here, not at init: the main thread waits in the runtime client and the openers are
+            // done, so no other thread initialises classes alongside (no class-init deadlock),
+            // and a start without SnapStart does not pay for it.
+            ClassPriming.load(function);
+        }
+        if (root != null) {
+            root.disconnect();
+        }
     }
 
     @Override
     public void afterRestore(Context<? extends Resource> context) {
-        opening = root.openInBackground(connections);
+        opening = open();
+    }
+
+    private Runner.Opening open() {
+        return root == null ? new Runner.Opening(List.of()) : root.openInBackground(connections);
     }
 }

@@ -26,7 +26,7 @@ public final class WebhookFunction implements RequestStreamHandler {
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public WebhookFunction() {
         this(Invocation.lambdaRoot());
-        invocation.openAtInit(Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
+        invocation.openAtInit(WebhookFunction.class, Runner.Connection.DATABASE, Runner.Connection.REDIS, Runner.Connection.QUEUES);
     }
 
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */

@@ -20,15 +20,34 @@ import java.util.concurrent.locks.LockSupport;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * What a function's root does around a SnapStart snapshot, on real Redis and Postgres: at init the
  * connections open on their own threads; before the checkpoint the hooks wait for them and close
- * them (they would be dead after a restore); after the restore they open again. CRaC's JVM is not
- * here: the test calls the hooks as Lambda's runtime would.
+ * them (they would be dead after a restore), and load the classes listed for the function; after
+ * the restore they open again. CRaC's JVM is not here: the test calls the hooks as Lambda's runtime
+ * would (the cold-start bench's --snapstart checkpoints a real one with CRIU).
  */
 class SnapStartHooksIT {
+
+    private static volatile boolean primedClassInitialised;
+    private static volatile boolean randomSourceInitialised;
+
+    /** Listed in prime/SnapStartHooksIT.classes (test resources). */
+    static final class PrimedAtTheCheckpoint {
+        static {
+            primedClassInitialised = true;
+        }
+    }
+
+    /** Listed too, but a class whose name says it seeds randomness is never primed into a snapshot. */
+    static final class RandomSource {
+        static {
+            randomSourceInitialised = true;
+        }
+    }
 
     private static TestStack stack;
     private static RedisClient observer;
@@ -56,7 +75,7 @@ class SnapStartHooksIT {
 
             CountDownLatch primingMayEnd = new CountDownLatch(1);
             AtomicBoolean primed = new AtomicBoolean();
-            SnapStartHooks hooks = SnapStartHooks.openAndRegister(root, Set.of(Runner.Connection.DATABASE, Runner.Connection.REDIS), () -> {
+            SnapStartHooks hooks = SnapStartHooks.openAndRegister(root, SnapStartHooksIT.class, Set.of(Runner.Connection.DATABASE, Runner.Connection.REDIS), () -> {
                 try {
                     primingMayEnd.await();
                     primed.set(true);
@@ -71,8 +90,11 @@ class SnapStartHooksIT {
                 LockSupport.parkNanos(Duration.ofMillis(200).toNanos());
                 primingMayEnd.countDown();
             });
+            assertFalse(primedClassInitialised, "the listed classes wait for the checkpoint");
             hooks.beforeCheckpoint(null);
             assertTrue(primed.get(), "the checkpoint waited for the priming started at init");
+            assertTrue(primedClassInitialised, "the checkpoint loaded and initialised the function's listed classes");
+            assertFalse(randomSourceInitialised, "a class that would seed randomness into the snapshot is left out");
             await().atMost(Duration.ofSeconds(5)).until(() -> pool.getTotalConnections() == 0 && redisClients() == redisClientsBefore);
 
             hooks.afterRestore(null);
