@@ -236,10 +236,10 @@ public final class ColdStart {
                     ClassLoadLog log = null;
                     if (options.classes()) {
                         Path file = work.resolve(s + "-" + subject.label() + "-classes.log");
-                        AtomicLong checkpointedAt = new AtomicLong();
+                        AtomicLong dumpedAt = new AtomicLong();
                         logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"),
-                                snapshot(criu, subject, work.resolve(s + "-" + subject.label() + "-logged.images"), () -> checkpointedAt.set(file.toFile().length())));
-                        log = logged.failed() ? null : ClassLoadLog.read(file, checkpointedAt.get());
+                                snapshot(criu, subject, work.resolve(s + "-" + subject.label() + "-logged.images"), () -> dumpedAt.set(file.toFile().length())));
+                        log = logged.failed() ? null : ClassLoadLog.read(file, dumpedAt.get());
                     }
                     setupResults.add(new Result(subject, samples.get(subject), logged, log));
                 }
@@ -278,8 +278,8 @@ public final class ColdStart {
     }
 
     /** How to restore this subject's start: none without CRIU, and none for the fresh baseline. */
-    private static LambdaJvm.Snapshot snapshot(Criu criu, Subject subject, Path images, Runnable atCheckpoint) {
-        return criu == null || subject.logicalId().equals(HELLO_FRESH) ? null : new LambdaJvm.Snapshot(criu, images, atCheckpoint);
+    private static LambdaJvm.Snapshot snapshot(Criu criu, Subject subject, Path images, Runnable whileDumped) {
+        return criu == null || subject.logicalId().equals(HELLO_FRESH) ? null : new LambdaJvm.Snapshot(criu, images, whileDumped);
     }
 
     /** Hello-world started fresh, beside the restored starts: the baseline the goal is stated against. */

@@ -60,10 +60,10 @@ final class LambdaJvm {
     record Restore(double restoreMs, long imageBytes) {}
 
     /**
-     * How a start is restored: by {@code criu}, through {@code images}; {@code atCheckpoint} runs
-     * when the init asks for {@code /restore/next}, before the process is dumped.
+     * How a start is restored: by {@code criu}, through {@code images}; {@code whileDumped} runs
+     * between the dump and the restore (what the process wrote until then is complete).
      */
-    record Snapshot(Criu criu, Path images, Runnable atCheckpoint) {}
+    record Snapshot(Criu criu, Path images, Runnable whileDumped) {}
 
     private final Path java;
     private final List<Path> runtimeJars;
@@ -186,7 +186,6 @@ final class LambdaJvm {
             if (snapshot != null) {
                 session.checkpointWith(() -> {
                     cpuAtInit.set(cpuNanos(started.toHandle()));
-                    snapshot.atCheckpoint().run();
                     snapshot.criu().dump(started.pid(), snapshot.images());
                     try {
                         // The restore takes the same pid: it must have been reaped.
@@ -195,6 +194,7 @@ final class LambdaJvm {
                         Thread.currentThread().interrupt();
                         throw new IllegalStateException(e);
                     }
+                    snapshot.whileDumped().run();
                     restoreStarted.set(System.nanoTime());
                     snapshot.criu().restore(snapshot.images());
                     live.set(ProcessHandle.of(started.pid()).orElseThrow(() -> new IllegalStateException("restored process gone")));

@@ -57,7 +57,7 @@ class ColdStartIT {
                     Duration.ofSeconds(30), new LambdaJvm.Snapshot(criu.get(), WORK.resolve("hello-images"), () -> checkpointed.set(true)));
 
             assertFalse(sample.failed(), sample.answer());
-            assertTrue(checkpointed.get(), "the init asked for /restore/next");
+            assertTrue(checkpointed.get(), "the init asked for /restore/next, and was dumped");
             // criu dump ends the process it dumps: whatever answered was restored.
             assertEquals("\"hello 1\"", sample.answer());
             assertTrue(sample.restore().restoreMs() > 0 && sample.restore().imageBytes() > 0, sample.toString());
