@@ -6,58 +6,93 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
 import java.nio.charset.StandardCharsets;
-import java.util.regex.Pattern;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.random.RandomGenerator;
 
 /**
  * Loads and initialises, before a SnapStart checkpoint, the classes a function's first invocation
  * after a restore would load: the snapshot then holds them, and the first request does not pay
- * for reading, verifying and initialising them (≈ 250 classes, half its time, for the item
- * worker). The list is {@code prime/<FunctionClass>.classes} beside the function's class, written
- * by the cold-start bench ({@code ColdStart --snapstart --write-class-lists}) from what a restored
- * start loaded. A stale list only primes less: names that no longer exist are skipped.
+ * for reading, verifying and initialising them (AWS's SnapStart guide calls it preloading). The
+ * list is {@code prime/<FunctionClass>.classes} beside the function's class, written by the
+ * cold-start bench ({@code ColdStart --snapstart --write-class-lists}) from what a restored start
+ * loaded; a function without a list primes nothing. A stale list only primes less: names that no
+ * longer exist are skipped.
  *
- * <p>Not primed: hidden classes (lambdas; they have no name to load) and classes whose
- * initialisation seeds randomness ({@link java.util.UUID}'s holder, the JDK's random sources),
- * which a snapshot would hand to every environment restored from it.
+ * <p>Loaded but left uninitialised: classes with a static random generator (a {@link
+ * java.util.Random}, {@link java.security.SecureRandom} or any {@link RandomGenerator}, as
+ * {@code store.Ids} and {@code security.StandardWebhooks} hold): initialised here, the generator
+ * would be in the snapshot, shared by every environment restored from it. Initialised after the
+ * restore, each environment makes its own.
  */
 final class ClassPriming {
 
     private static final Log LOG = Log.of(ClassPriming.class);
-    private static final Pattern SEEDS_RANDOMNESS = Pattern.compile(".*(Random|UUID\\$Holder|SeedGenerator|NativePRNG|DRBG).*");
+
+    /** What one priming did. */
+    record Primed(int initialised, int loadedOnly, List<String> missing) {}
 
     private ClassPriming() {}
 
-    /** Loads and initialises {@code function}'s listed classes; returns how many. */
-    static int load(Class<?> function) {
+    /**
+     * Loads {@code function}'s listed classes, and initialises those without a static generator.
+     *
+     * @throws IllegalStateException when a class's initialiser fails: left so, the class would be
+     *                               unusable in every environment restored from the snapshot, so the
+     *                               snapshot (and the version's publication) must fail instead
+     */
+    static Primed load(Class<?> function) {
         String list = "prime/" + function.getSimpleName() + ".classes";
-        int loaded = 0;
-        int missing = 0;
+        int initialised = 0;
+        int loadedOnly = 0;
+        List<String> missing = new ArrayList<>();
         try (InputStream in = function.getResourceAsStream(list)) {
             if (in == null) {
-                return 0;
+                return new Primed(0, 0, List.of());
             }
             var reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
                 String name = line.strip();
-                if (!primable(name)) {
+                if (name.isEmpty() || name.startsWith("#")) {
+                    continue;
+                }
+                Class<?> loaded;
+                try {
+                    loaded = Class.forName(name, false, function.getClassLoader());
+                    if (holdsAGenerator(loaded)) {
+                        loadedOnly++;
+                        continue;
+                    }
+                } catch (ClassNotFoundException | LinkageError stale) {
+                    missing.add(name);
                     continue;
                 }
                 try {
                     Class.forName(name, true, function.getClassLoader());
-                    loaded++;
-                } catch (ClassNotFoundException | LinkageError e) {
-                    missing++;
+                    initialised++;
+                } catch (ExceptionInInitializerError | NoClassDefFoundError e) {
+                    throw new IllegalStateException("class " + name + " failed to initialise before the checkpoint: " + e, e);
+                } catch (ClassNotFoundException e) {
+                    missing.add(name);
                 }
             }
         } catch (IOException e) {
             LOG.warn("class list unreadable; the first invocation loads its classes itself", "list", list, "error", e);
         }
-        LOG.info("classes primed for the snapshot", "function", function.getSimpleName(), "loaded", loaded, "missing", missing);
-        return loaded;
+        LOG.info("classes primed for the snapshot", "function", function.getSimpleName(), "initialised", initialised,
+                "loadedOnly", loadedOnly, "missing", missing.size(), "firstMissing", missing.stream().limit(5).toList());
+        return new Primed(initialised, loadedOnly, List.copyOf(missing));
     }
 
-    static boolean primable(String name) {
-        return !name.isEmpty() && !name.startsWith("#") && name.indexOf('/') < 0 && !SEEDS_RANDOMNESS.matcher(name).matches();
+    private static boolean holdsAGenerator(Class<?> type) {
+        for (Field field : type.getDeclaredFields()) {
+            if (Modifier.isStatic(field.getModifiers()) && RandomGenerator.class.isAssignableFrom(field.getType())) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -18,15 +18,18 @@ import java.util.Set;
  * (the metrics' EMF writer). Before the checkpoint this waits for that to finish, so the
  * snapshot holds the loaded and initialised classes, loads the classes the function's first
  * invocation would ({@link ClassPriming}), then closes the connections, which would be dead after
- * a restore; after the restore they start opening again, beside the first request. A function
- * with no root (Migrate) has nothing to open or close; its classes are primed all the same.
+ * a restore; after the restore they start opening again, beside the first request. Migrate has
+ * no root and no class list: its hooks only wait for the metrics' writer to be primed.
  * Without SnapStart (or a CRaC JVM) the hooks are never called and the opening at init stands.
  * The function holds this object: CRaC keeps only weak references to what is registered.
  */
 final class SnapStartHooks implements Resource {
 
     private static final Log LOG = Log.of(SnapStartHooks.class);
-    /** Lambda allows the checkpoint hooks 10 s in all; the opening at init is normally done well before. */
+    /**
+     * The hooks before a checkpoint count towards Lambda's init limit (130 s, or the function's
+     * timeout if longer); a healthy opening takes milliseconds, so this only bounds a stuck one.
+     */
     private static final Duration OPENING_WAIT = Duration.ofSeconds(8);
 
     /** Whether to prime the function's classes at the checkpoint; the cold-start bench turns it off to list them. */
@@ -66,17 +69,21 @@ final class SnapStartHooks implements Resource {
     @Override
     public void beforeCheckpoint(Context<? extends Resource> context) throws InterruptedException {
         long started = System.nanoTime();
-        if (!opening.await(OPENING_WAIT) || !priming.join(OPENING_WAIT.minusNanos(System.nanoTime() - started))) {
-            LOG.warn("connections still opening (or priming) at the checkpoint; closing what is open", "waited", OPENING_WAIT);
-        }
-        if (PRIME_CLASSES) {
-            // Here, not at init: the main thread waits in the runtime client and the openers are
-            // done, so no other thread initialises classes alongside (no class-init deadlock),
-            // and a start without SnapStart does not pay for it.
-            ClassPriming.load(function);
-        }
-        if (root != null) {
-            root.disconnect();
+        boolean settled = opening.await(OPENING_WAIT) && priming.join(OPENING_WAIT.minusNanos(System.nanoTime() - started));
+        try {
+            if (!settled) {
+                LOG.warn("connections still opening (or priming) at the checkpoint; classes not primed, closing what is open",
+                        "waited", OPENING_WAIT);
+            } else if (PRIME_CLASSES) {
+                // Only once the openers and the priming are done: the threads still alive (Netty's
+                // event loops, Hikari's housekeeper) are idle, so no other thread initialises
+                // classes alongside this one, in an order that could deadlock with it.
+                ClassPriming.load(function);
+            }
+        } finally {
+            if (root != null) {
+                root.disconnect();
+            }
         }
     }
 
