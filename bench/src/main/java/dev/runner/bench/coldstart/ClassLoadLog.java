@@ -81,20 +81,22 @@ final class ClassLoadLog {
     }
 
     static ClassLoadLog read(Path file) {
-        return read(file, 0);
+        return read(file, 0, Long.MAX_VALUE);
     }
 
     /**
-     * The loads logged after the first {@code offset} bytes of the file: after a restore, whose
-     * clock CRIU shifts (the restored process sees its monotonic clock go on from the checkpoint),
-     * so only the file's position tells what was loaded after it.
+     * The loads logged between two positions in the file, {@code from} up to {@code to}: after a
+     * restore, whose clock CRIU shifts (the restored process sees its monotonic clock go on from
+     * the checkpoint), only the file's position tells what was loaded after it.
      */
-    static ClassLoadLog read(Path file, long offset) {
+    static ClassLoadLog read(Path file, long from, long to) {
         List<Load> loads = new ArrayList<>();
         String text;
         try {
             byte[] bytes = Files.readAllBytes(file);
-            text = new String(bytes, (int) Math.min(offset, bytes.length), (int) Math.max(0, bytes.length - offset), StandardCharsets.UTF_8);
+            int start = (int) Math.min(from, bytes.length);
+            int end = (int) Math.min(to, bytes.length);
+            text = new String(bytes, start, Math.max(0, end - start), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

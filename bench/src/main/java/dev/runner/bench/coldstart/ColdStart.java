@@ -220,7 +220,7 @@ public final class ColdStart {
                     for (Subject subject : setups.get(s)) {
                         String name = s + "-" + subject.label() + "-" + rep;
                         var sample = start(jvm, stack, api, subject, List.of(), work.resolve(name + ".log"),
-                                snapshot(criu, subject, work.resolve(name + ".images"), () -> {}));
+                                snapshot(criu, subject, work.resolve(name + ".images"), () -> {}, () -> {}));
                         samples.computeIfAbsent(subject, k -> new ArrayList<>()).add(sample);
                         if (sample.failed()) {
                             System.out.printf("  %s start %d failed: %s%n", subject.label(), rep, abbreviate(sample.answer(), 300));
@@ -237,9 +237,11 @@ public final class ColdStart {
                     if (options.classes()) {
                         Path file = work.resolve(s + "-" + subject.label() + "-classes.log");
                         AtomicLong dumpedAt = new AtomicLong();
+                        AtomicLong answeredAt = new AtomicLong(Long.MAX_VALUE);
                         logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"),
-                                snapshot(criu, subject, work.resolve(s + "-" + subject.label() + "-logged.images"), () -> dumpedAt.set(file.toFile().length())));
-                        log = logged.failed() ? null : ClassLoadLog.read(file, dumpedAt.get());
+                                snapshot(criu, subject, work.resolve(s + "-" + subject.label() + "-logged.images"), () -> dumpedAt.set(file.toFile().length()),
+                                        () -> answeredAt.set(file.toFile().length())));
+                        log = logged.failed() ? null : ClassLoadLog.read(file, dumpedAt.get(), answeredAt.get());
                     }
                     setupResults.add(new Result(subject, samples.get(subject), logged, log));
                 }
@@ -268,18 +270,23 @@ public final class ColdStart {
 
     private static LambdaJvm.Sample start(LambdaJvm jvm, ColdStartStack stack, RuntimeApi api, Subject subject,
                                           List<String> diagnostics, Path log, LambdaJvm.Snapshot snapshot) {
-        String function = subject.logicalId().equals(HELLO_FRESH) ? HELLO : subject.logicalId();
+        String function = isFreshHello(subject) ? HELLO : subject.logicalId();
         List<String> events = List.of(stack.event(function, api.cfnResponseUrl()), stack.event(function, api.cfnResponseUrl()));
         LambdaJvm.Sample sample = jvm.run(subject, events, api, diagnostics, log, TIMEOUT, snapshot);
-        if (snapshot != null) {
+        if (snapshot != null && !sample.failed()) {
+            // A failed one keeps its images and CRIU's logs, which its failure names.
             fresh(snapshot.images()).toFile().delete();
         }
         return sample;
     }
 
+    private static boolean isFreshHello(Subject subject) {
+        return subject.logicalId().equals(HELLO_FRESH);
+    }
+
     /** How to restore this subject's start: none without CRIU, and none for the fresh baseline. */
-    private static LambdaJvm.Snapshot snapshot(Criu criu, Subject subject, Path images, Runnable whileDumped) {
-        return criu == null || subject.logicalId().equals(HELLO_FRESH) ? null : new LambdaJvm.Snapshot(criu, images, whileDumped);
+    private static LambdaJvm.Snapshot snapshot(Criu criu, Subject subject, Path images, Runnable whileDumped, Runnable atFirstAnswer) {
+        return criu == null || isFreshHello(subject) ? null : new LambdaJvm.Snapshot(criu, images, whileDumped, atFirstAnswer);
     }
 
     /** Hello-world started fresh, beside the restored starts: the baseline the goal is stated against. */
@@ -347,14 +354,11 @@ public final class ColdStart {
         System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
         for (Result result : results) {
             double total = result.median(LambdaJvm.Sample::totalMs);
-            String answer = result.samples().stream().filter(s -> !s.failed()).findFirst().map(LambdaJvm.Sample::answer).orElse("failed");
             double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
-            String warning = tookMainPath(answer) ? "" : " **not its main path: fix its event in ColdStartStack**";
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %,.0f | %.2f | %,.0f (%,.0f) | %,.0f | %,.0f | %s | %s%s%s |%n", result.subject().label(), total,
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %.2f | %,.0f | %.2f | %,.0f (%,.0f) | %,.0f | %,.0f | %s | %s |%n", result.subject().label(), total,
                     total / baseline, cpu, cpu / cpuBaseline, result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
                     result.median(LambdaJvm.Sample::firstInvokeMs),
-                    result.median(LambdaJvm.Sample::warmMs), result.classes(), abbreviate(answer, 48),
-                    result.failures() > 0 ? " (" + result.failures() + " failed)" : "", warning);
+                    result.median(LambdaJvm.Sample::warmMs), result.classes(), answerCell(result, 48));
         }
     }
 
@@ -367,24 +371,28 @@ public final class ColdStart {
         double freshHello = results.get(1).median(LambdaJvm.Sample::totalMs);
         double restoredHelloCpu = results.getFirst().median(LambdaJvm.Sample::cpuTotalMs);
         System.out.printf("| function | restore → answer ms | × hello restored | × hello fresh | CPU ms | × hello restored | restore ms"
-                + " | 1st invoke ms | 2nd invoke ms | init to checkpoint ms (CPU) | image MB | classes | answer |%n");
+                + " | 1st invoke ms | 2nd invoke ms | init ms (CPU) | image MB | classes | answer |%n");
         System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
         for (Result result : results) {
             double total = result.median(LambdaJvm.Sample::totalMs);
             double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
-            boolean restored = !result.subject().logicalId().equals(HELLO_FRESH);
-            String answer = result.samples().stream().filter(s -> !s.failed()).findFirst().map(LambdaJvm.Sample::answer).orElse("failed");
-            String warning = tookMainPath(answer) ? "" : " **not its main path: fix its event in ColdStartStack**";
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %,.0f | %,.0f | %,.0f (%,.0f) | %s | %s | %s%s%s |%n",
+            boolean restored = !isFreshHello(result.subject());
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %,.0f | %,.0f | %,.0f (%,.0f) | %s | %s | %s |%n",
                     result.subject().label(), total, restored ? String.format(Locale.ROOT, "%.2f", total / restoredHello) : "–",
                     total / freshHello, cpu, restored ? String.format(Locale.ROOT, "%.2f", cpu / restoredHelloCpu) : "–",
                     restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().restoreMs())) : "–",
                     result.median(LambdaJvm.Sample::firstInvokeMs), result.median(LambdaJvm.Sample::warmMs),
                     result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
                     restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().imageBytes() / 1e6)) : "–",
-                    restored ? result.classes() : "–", abbreviate(answer, 40),
-                    result.failures() > 0 ? " (" + result.failures() + " failed)" : "", warning);
+                    restored ? result.classes() : "–", answerCell(result, 40));
         }
+    }
+
+    /** A subject's first answer, abbreviated, with its failed starts and a warning when it missed its main path. */
+    private static String answerCell(Result result, int width) {
+        String answer = result.samples().stream().filter(s -> !s.failed()).findFirst().map(LambdaJvm.Sample::answer).orElse("failed");
+        String warning = tookMainPath(answer) ? "" : " **not its main path: fix its event in ColdStartStack**";
+        return abbreviate(answer, width) + (result.failures() > 0 ? " (" + result.failures() + " failed)" : "") + warning;
     }
 
     /** What each restored function still loaded after the restore: what the snapshot's init did not reach. */
@@ -396,7 +404,7 @@ public final class ColdStart {
                 System.out.printf("  %-12s %s%n", result.subject().label(), libraries(result.log().all()));
                 try {
                     Files.write(work.resolve(result.subject().label() + "-after-restore.txt"), result.log().classNames());
-                    if (classLists != null && !result.subject().logicalId().startsWith(HELLO)) {
+                    if (classLists != null) {
                         writeClassList(classLists, result);
                     }
                 } catch (IOException e) {
@@ -406,13 +414,20 @@ public final class ColdStart {
         }
     }
 
-    /** The function's list for {@code ClassPriming}: named classes only (a lambda's hidden class has no name to load by). */
+    /**
+     * Rewrites the function's list for {@code ClassPriming}, if it has one (a function opts in by
+     * having a list): named classes only, a lambda's hidden class has no name to load by.
+     */
     private static void writeClassList(Path dir, Result result) throws IOException {
         String handlerClass = result.subject().handler().split("::")[0];
         Path file = dir.resolve(handlerClass.substring(handlerClass.lastIndexOf('.') + 1) + ".classes");
+        if (!Files.isRegularFile(file)) {
+            return;
+        }
         List<String> lines = new ArrayList<>();
         lines.add("# The classes " + result.subject().label() + "'s first invocation loaded after a SnapStart restore, primed before the checkpoint.");
-        lines.add("# Written by: ColdStart --snapstart --write-class-lists (bench/README.md). A stale list only primes less.");
+        lines.add("# Written by ColdStart --snapstart --write-class-lists (bench/README.md) on Java " + Runtime.version()
+                + "; the functions run on Java 21, where the JDK's own names differ a little. A stale list only primes less.");
         result.log().classNames().stream().filter(name -> name.indexOf('/') < 0).distinct().forEach(lines::add);
         Files.createDirectories(dir);
         Files.write(file, lines);

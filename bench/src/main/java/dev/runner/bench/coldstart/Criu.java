@@ -49,7 +49,12 @@ final class Criu {
         return binary;
     }
 
-    /** Dumps the process tree rooted at {@code pid} into {@code images}; the process ends. */
+    /**
+     * Dumps the process tree rooted at {@code pid} into {@code images}; the process ends. Its TCP
+     * connections are kept in repair mode, which sends nothing to the peer when they close: the
+     * network lock (firewall rules against the peer's packets meanwhile) is not needed with a peer
+     * that is waiting to answer, and would need iptables or nftables here.
+     */
     void dump(long pid, Path images) {
         criu(images, "dump.log", "dump", "-t", Long.toString(pid), "-D", images.toString(), "--tcp-established",
                 "--network-lock", "skip");
@@ -60,10 +65,10 @@ final class Criu {
         criu(images, "restore.log", "restore", "-D", images.toString(), "--tcp-established", "--restore-detached");
     }
 
-    /** The size of a checkpoint's image files, in bytes. */
+    /** The size of a checkpoint's image files, in bytes (CRIU's logs beside them not counted). */
     static long imageBytes(Path images) {
         try (Stream<Path> files = Files.list(images)) {
-            return files.mapToLong(file -> file.toFile().length()).sum();
+            return files.filter(file -> file.getFileName().toString().endsWith(".img")).mapToLong(file -> file.toFile().length()).sum();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

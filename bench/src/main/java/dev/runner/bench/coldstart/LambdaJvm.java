@@ -32,6 +32,8 @@ import java.util.stream.Stream;
 final class LambdaJvm {
 
     static final String MAIN = "com.amazonaws.services.lambda.runtime.api.client.AWSLambda";
+    /** A dump and a restore take each up to a minute before {@link Criu} gives up on them. */
+    private static final Duration CHECKPOINT_WAIT = Duration.ofMinutes(3);
     private static final String JNI_PROPERTY = "com.amazonaws.services.lambda.runtime.api.client.runtimeapi.NativeClient.JNI";
     private static final String RIC_JAR_PREFIX = "aws-lambda-java-runtime-interface-client";
 
@@ -51,8 +53,9 @@ final class LambdaJvm {
 
     /**
      * A start restored from a checkpoint instead of a fresh one: the sample's total and CPU then run
-     * from the restore to the first answer (the process's CPU after the restore; CRIU's own is not
-     * counted), its init from process start to the checkpoint (SnapStart's init, off any request's path).
+     * from the restore to the first answer (the process's CPU from the end of the restore on: CRIU
+     * copies the image in from inside the restored task, which counts as the task's), its init from
+     * process start to the checkpoint (SnapStart's init, off any request's path).
      *
      * @param restoreMs  CRIU's restore, from its start until the process runs again
      * @param imageBytes the checkpoint's size
@@ -61,9 +64,10 @@ final class LambdaJvm {
 
     /**
      * How a start is restored: by {@code criu}, through {@code images}; {@code whileDumped} runs
-     * between the dump and the restore (what the process wrote until then is complete).
+     * between the dump and the restore (what the process wrote until then is complete), and
+     * {@code atFirstAnswer} when the restored process first answers.
      */
-    record Snapshot(Criu criu, Path images, Runnable whileDumped) {}
+    record Snapshot(Criu criu, Path images, Runnable whileDumped, Runnable atFirstAnswer) {}
 
     private final Path java;
     private final List<Path> runtimeJars;
@@ -182,7 +186,13 @@ final class LambdaJvm {
             Process started = process;
             AtomicLong cpuAtInit = new AtomicLong(-1);
             AtomicLong cpuAtAnswer = new AtomicLong(-1);
-            session.watch(() -> cpuAtInit.compareAndSet(-1, cpuNanos(live.get())), () -> cpuAtAnswer.set(cpuNanos(live.get())));
+            AtomicLong cpuAtRestore = new AtomicLong();
+            session.watch(() -> cpuAtInit.compareAndSet(-1, cpuNanos(live.get())), () -> {
+                cpuAtAnswer.set(cpuNanos(live.get()) - cpuAtRestore.get());
+                if (snapshot != null) {
+                    snapshot.atFirstAnswer().run();
+                }
+            });
             if (snapshot != null) {
                 session.checkpointWith(() -> {
                     cpuAtInit.set(cpuNanos(started.toHandle()));
@@ -198,6 +208,7 @@ final class LambdaJvm {
                     restoreStarted.set(System.nanoTime());
                     snapshot.criu().restore(snapshot.images());
                     live.set(ProcessHandle.of(started.pid()).orElseThrow(() -> new IllegalStateException("restored process gone")));
+                    cpuAtRestore.set(Math.max(0, cpuNanos(live.get())));
                 });
             }
             boolean done = session.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -232,6 +243,13 @@ final class LambdaJvm {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
+            }
+            try {
+                if (snapshot != null && !session.awaitCheckpoint(CHECKPOINT_WAIT)) {
+                    System.err.printf("a checkpoint of %s still runs after %s; its process may outlive this start%n", subject.label(), CHECKPOINT_WAIT);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             ProcessHandle restored = live.get();
             if (restored != null && restored.isAlive()) {

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -43,6 +44,7 @@ final class RuntimeApi implements AutoCloseable {
         private long firstNextNanos;
         private long checkpointNanos;
         private long restoredNanos;
+        private final CountDownLatch checkpointEnded = new CountDownLatch(1);
         private long[] handedOut;
         private String initError;
         private Runnable onFirstNext = () -> {};
@@ -143,10 +145,27 @@ final class RuntimeApi implements AutoCloseable {
                 checkpointNanos = now;
                 run = checkpoint;
             }
-            run.run();
-            synchronized (this) {
-                restoredNanos = System.nanoTime();
+            try {
+                run.run();
+                synchronized (this) {
+                    restoredNanos = System.nanoTime();
+                }
+            } finally {
+                checkpointEnded.countDown();
             }
+        }
+
+        /**
+         * Waits for a checkpoint under way to end (restored or failed), so a start that timed out
+         * does not leave a process restored after it, polling the next session; true if none runs.
+         */
+        boolean awaitCheckpoint(Duration timeout) throws InterruptedException {
+            synchronized (this) {
+                if (checkpointNanos == 0) {
+                    return true;
+                }
+            }
+            return checkpointEnded.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 

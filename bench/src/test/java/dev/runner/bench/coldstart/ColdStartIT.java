@@ -54,7 +54,7 @@ class ColdStartIT {
         var checkpointed = new AtomicBoolean();
         try (var api = RuntimeApi.start()) {
             var sample = jvm.run(hello, List.of("{\"a\":1}", "{\"a\":1,\"b\":2}"), api, List.of(), WORK.resolve("hello-restored.log"),
-                    Duration.ofSeconds(30), new LambdaJvm.Snapshot(criu.get(), WORK.resolve("hello-images"), () -> checkpointed.set(true)));
+                    Duration.ofSeconds(30), new LambdaJvm.Snapshot(criu.get(), WORK.resolve("hello-images"), () -> checkpointed.set(true), () -> {}));
 
             assertFalse(sample.failed(), sample.answer());
             assertTrue(checkpointed.get(), "the init asked for /restore/next, and was dumped");
