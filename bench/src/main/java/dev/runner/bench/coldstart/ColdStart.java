@@ -197,7 +197,7 @@ public final class ColdStart {
         LambdaJvm jvm = LambdaJvm.locate(options.runtime());
         Criu criu = !options.snapStart() ? null : Criu.locate(options.criu()).orElseThrow(() -> new IllegalStateException(
                 "--snapstart needs CRIU, and none runs here: build it with bench/snapstart/build-criu (as root), or give --criu PATH"));
-        try (var stack = ColdStartStack.start(options.template(), options.events()); var api = RuntimeApi.start()) {
+        try (var stack = ColdStartStack.start(options.template(), options.events())) {
             List<List<Subject>> setups = new ArrayList<>();
             for (Setup setup : options.setups()) {
                 setups.add(subjects(stack, options, setup, work));
@@ -212,14 +212,13 @@ public final class ColdStart {
             }
 
             // The first start pays for the page cache and this JVM's own warm-up: not counted.
-            jvm.run(setups.getFirst().getFirst(), List.of(stack.event(HELLO, api.cfnResponseUrl())), api, List.of(),
-                    work.resolve("warmup.log"), TIMEOUT);
+            start(jvm, stack, setups.getFirst().getFirst(), List.of(), work.resolve("warmup.log"), null);
             Map<Subject, List<LambdaJvm.Sample>> samples = new LinkedHashMap<>();
             for (int rep = 1; rep <= options.reps(); rep++) {
                 for (int s = 0; s < setups.size(); s++) {
                     for (Subject subject : setups.get(s)) {
                         String name = s + "-" + subject.label() + "-" + rep;
-                        var sample = start(jvm, stack, api, subject, List.of(), work.resolve(name + ".log"),
+                        var sample = start(jvm, stack, subject, List.of(), work.resolve(name + ".log"),
                                 snapshot(criu, subject, work.resolve(name + ".images"), () -> {}, () -> {}));
                         samples.computeIfAbsent(subject, k -> new ArrayList<>()).add(sample);
                         if (sample.failed()) {
@@ -238,7 +237,7 @@ public final class ColdStart {
                         Path file = work.resolve(s + "-" + subject.label() + "-classes.log");
                         AtomicLong dumpedAt = new AtomicLong();
                         AtomicLong answeredAt = new AtomicLong(Long.MAX_VALUE);
-                        logged = start(jvm, stack, api, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"),
+                        logged = start(jvm, stack, subject, List.of(ClassLoadLog.option(file)), work.resolve(s + "-" + subject.label() + "-logged.log"),
                                 snapshot(criu, subject, work.resolve(s + "-" + subject.label() + "-logged.images"), () -> dumpedAt.set(file.toFile().length()),
                                         () -> answeredAt.set(file.toFile().length())));
                         log = logged.failed() ? null : ClassLoadLog.read(file, dumpedAt.get(), answeredAt.get());
@@ -268,11 +267,19 @@ public final class ColdStart {
         }
     }
 
-    private static LambdaJvm.Sample start(LambdaJvm jvm, ColdStartStack stack, RuntimeApi api, Subject subject,
+    /**
+     * One start, against a Runtime API of its own: a process of an earlier start that has not died
+     * yet (a restored one is not this JVM's child, and its last {@code /next} may still be on the
+     * wire) cannot take this start's events from another port.
+     */
+    private static LambdaJvm.Sample start(LambdaJvm jvm, ColdStartStack stack, Subject subject,
                                           List<String> diagnostics, Path log, LambdaJvm.Snapshot snapshot) {
         String function = isFreshHello(subject) ? HELLO : subject.logicalId();
-        List<String> events = List.of(stack.event(function, api.cfnResponseUrl()), stack.event(function, api.cfnResponseUrl()));
-        LambdaJvm.Sample sample = jvm.run(subject, events, api, diagnostics, log, TIMEOUT, snapshot);
+        LambdaJvm.Sample sample;
+        try (var api = RuntimeApi.start()) {
+            List<String> events = List.of(stack.event(function, api.cfnResponseUrl()), stack.event(function, api.cfnResponseUrl()));
+            sample = jvm.run(subject, events, api, diagnostics, log, TIMEOUT, snapshot);
+        }
         if (snapshot != null && !sample.failed()) {
             // A failed one keeps its images and CRIU's logs, which its failure names.
             fresh(snapshot.images()).toFile().delete();

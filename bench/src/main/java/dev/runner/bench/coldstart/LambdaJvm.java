@@ -12,7 +12,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.jar.JarFile;
@@ -254,6 +256,13 @@ final class LambdaJvm {
             ProcessHandle restored = live.get();
             if (restored != null && restored.isAlive()) {
                 restored.destroyForcibly();
+                try {
+                    restored.onExit().get(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } catch (ExecutionException | TimeoutException e) {
+                    System.err.printf("the restored process of %s (pid %d) did not end%n", subject.label(), restored.pid());
+                }
             }
             session.end();
         }
