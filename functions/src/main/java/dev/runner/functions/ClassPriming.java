@@ -26,7 +26,9 @@ import java.util.random.RandomGenerator;
  * java.util.Random}, {@link java.security.SecureRandom} or any {@link RandomGenerator}, as
  * {@code store.Ids} and {@code security.StandardWebhooks} hold): initialised here, the generator
  * would be in the snapshot, shared by every environment restored from it. Initialised after the
- * restore, each environment makes its own.
+ * restore, each environment makes its own. Not primed at all: the JDK's own classes (a list names
+ * them for the JDK it was made on, and some start threads or set up {@code ThreadLocalRandom}'s
+ * seeder when initialised: {@code sun.nio.ch.Poller} does both).
  */
 final class ClassPriming {
 
@@ -56,7 +58,7 @@ final class ClassPriming {
             var reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
             for (String line = reader.readLine(); line != null; line = reader.readLine()) {
                 String name = line.strip();
-                if (name.isEmpty() || name.startsWith("#")) {
+                if (name.isEmpty() || name.startsWith("#") || isJdk(name)) {
                     continue;
                 }
                 Class<?> loaded;
@@ -73,10 +75,13 @@ final class ClassPriming {
                 try {
                     Class.forName(name, true, function.getClassLoader());
                     initialised++;
-                } catch (ExceptionInInitializerError | NoClassDefFoundError e) {
-                    throw new IllegalStateException("class " + name + " failed to initialise before the checkpoint: " + e, e);
                 } catch (ClassNotFoundException e) {
                     missing.add(name);
+                } catch (VirtualMachineError e) {
+                    throw e;
+                } catch (Error e) {
+                    // As an exception: Lambda's runtime client reports those (a failed snapshot), not errors.
+                    throw new IllegalStateException("class " + name + " failed to initialise before the checkpoint: " + e, e);
                 }
             }
         } catch (IOException e) {
@@ -85,6 +90,11 @@ final class ClassPriming {
         LOG.info("classes primed for the snapshot", "function", function.getSimpleName(), "initialised", initialised,
                 "loadedOnly", loadedOnly, "missing", missing.size(), "firstMissing", missing.stream().limit(5).toList());
         return new Primed(initialised, loadedOnly, List.copyOf(missing));
+    }
+
+    static boolean isJdk(String name) {
+        return name.startsWith("java.") || name.startsWith("javax.") || name.startsWith("jdk.") || name.startsWith("sun.")
+                || name.startsWith("com.sun.");
     }
 
     private static boolean holdsAGenerator(Class<?> type) {

@@ -80,10 +80,25 @@ final class SnapStartHooks implements Resource {
                 // classes alongside this one, in an order that could deadlock with it.
                 ClassPriming.load(function);
             }
-        } finally {
-            if (root != null) {
-                root.disconnect();
+        } catch (RuntimeException primingFailed) {
+            disconnect(primingFailed);
+            throw primingFailed;
+        }
+        disconnect(null);
+    }
+
+    /** Closes what is open; a failure here is added to {@code earlier}, which names the class that failed, if there is one. */
+    private void disconnect(RuntimeException earlier) {
+        if (root == null) {
+            return;
+        }
+        try {
+            root.disconnect();
+        } catch (RuntimeException e) {
+            if (earlier == null) {
+                throw e;
             }
+            earlier.addSuppressed(e);
         }
     }
 

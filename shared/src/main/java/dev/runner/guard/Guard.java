@@ -11,6 +11,7 @@ import dev.runner.trigger.Trigger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +24,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Admission of the item worker's batches against the pause flags, the integrations' circuit
@@ -66,6 +66,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * TenantWindowDeferrals for slots reserved ahead, RedisFailOpen for every fail-open.
  */
 public final class Guard {
+
+    private static final SecureRandom LEASE_NAMES = new SecureRandom();
 
     private static final Logger log = LoggerFactory.getLogger(Guard.class);
 
@@ -385,9 +387,15 @@ public final class Guard {
                 && nowMs - item.tenantSlotAt() < TENANT_WINDOW.toMillis() - SLOT_MARGIN.toMillis();
     }
 
-    /** Names one admission's leases: unique across workers, so a report releases exactly its own. */
+    /**
+     * Names one admission's leases: unique across workers, so a report releases exactly its own.
+     * From a {@link SecureRandom}, not {@code ThreadLocalRandom}: the latter's seeder, set up before
+     * a SnapStart snapshot, would be shared by every environment restored from it, which would
+     * then draw the same names; the JDK's default SecureRandom mixes fresh system entropy into
+     * every draw (AWS lists it as safe across snapshots).
+     */
     private static String leasePrefix() {
-        return Long.toHexString(ThreadLocalRandom.current().nextLong()) + Long.toHexString(System.nanoTime());
+        return Long.toHexString(LEASE_NAMES.nextLong()) + Long.toHexString(System.nanoTime());
     }
 
     /**

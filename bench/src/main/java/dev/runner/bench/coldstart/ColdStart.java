@@ -287,6 +287,10 @@ public final class ColdStart {
         return sample;
     }
 
+    private static boolean isJdk(String className) {
+        return ClassLoadLog.Library.of(className) == ClassLoadLog.Library.JDK;
+    }
+
     private static boolean isFreshHello(Subject subject) {
         return subject.logicalId().equals(HELLO_FRESH);
     }
@@ -433,9 +437,9 @@ public final class ColdStart {
         }
         List<String> lines = new ArrayList<>();
         lines.add("# The classes " + result.subject().label() + "'s first invocation loaded after a SnapStart restore, primed before the checkpoint.");
-        lines.add("# Written by ColdStart --snapstart --write-class-lists (bench/README.md) on Java " + Runtime.version()
-                + "; the functions run on Java 21, where the JDK's own names differ a little. A stale list only primes less.");
-        result.log().classNames().stream().filter(name -> name.indexOf('/') < 0).distinct().forEach(lines::add);
+        lines.add("# Written by ColdStart --snapstart --write-class-lists (bench/README.md). A stale list only primes less.");
+        // Named classes only (a lambda's hidden class has none), and not the JDK's, which the functions do not prime.
+        result.log().classNames().stream().filter(name -> name.indexOf('/') < 0 && !isJdk(name)).distinct().forEach(lines::add);
         Files.createDirectories(dir);
         Files.write(file, lines);
         System.out.printf("  wrote %s (%,d classes)%n", file, lines.size() - 2);

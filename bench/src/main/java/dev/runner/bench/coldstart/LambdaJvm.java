@@ -190,7 +190,8 @@ final class LambdaJvm {
             AtomicLong cpuAtAnswer = new AtomicLong(-1);
             AtomicLong cpuAtRestore = new AtomicLong();
             session.watch(() -> cpuAtInit.compareAndSet(-1, cpuNanos(live.get())), () -> {
-                cpuAtAnswer.set(cpuNanos(live.get()) - cpuAtRestore.get());
+                long cpu = cpuNanos(live.get());
+                cpuAtAnswer.set(cpu < 0 || cpuAtRestore.get() < 0 ? -1 : cpu - cpuAtRestore.get());
                 if (snapshot != null) {
                     snapshot.atFirstAnswer().run();
                 }
@@ -210,7 +211,7 @@ final class LambdaJvm {
                     restoreStarted.set(System.nanoTime());
                     snapshot.criu().restore(snapshot.images());
                     live.set(ProcessHandle.of(started.pid()).orElseThrow(() -> new IllegalStateException("restored process gone")));
-                    cpuAtRestore.set(Math.max(0, cpuNanos(live.get())));
+                    cpuAtRestore.set(cpuNanos(live.get()));
                 });
             }
             boolean done = session.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
