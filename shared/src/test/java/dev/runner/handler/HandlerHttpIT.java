@@ -164,13 +164,7 @@ class HandlerHttpIT {
 
     @Test
     void aFetchAnswered408OnAReusedConnectionIsNotSentAgain() {
-        try (ScriptedServer server = ScriptedServer.plain((request, n) -> n == 2 ? Reply.json(408, "{}") : Reply.json(200, "{\"items\":[]}"))) {
-            HandlerClient client = client();
-            assertEquals(0, assertDoesNotThrow(() -> fetch(client, server)).items().size());
-            HandlerClient.HandlerCallException failed = assertThrows(HandlerClient.HandlerCallException.class, () -> fetch(client, server));
-            assertTrue(failed.failure().retryable() && failed.failure().error().startsWith("handler answered 408"), failed.failure().error());
-            assertEquals(2, server.requests().size(), "a fetch carries no Idempotency-Key: the handler could not tell a second send");
-        }
+        assertASecondFetchIsNotSentAgain(Reply.json(408, "{}"), "handler answered 408");
     }
 
     @Test
@@ -248,11 +242,16 @@ class HandlerHttpIT {
 
     @Test
     void aCallWithoutAnIdempotencyKeyIsNotSentAgainWhenItsReusedConnectionEnds() {
-        try (ScriptedServer server = ScriptedServer.plain((request, n) -> n == 2 ? Reply.hangUp() : Reply.json(200, "{\"items\":[]}"))) {
+        assertASecondFetchIsNotSentAgain(Reply.hangUp(), "handler unreachable");
+    }
+
+    /** Two fetches on one kept-alive connection, the second met by {@code second}: its failure is the outcome, sent once. */
+    private void assertASecondFetchIsNotSentAgain(Reply second, String errorPrefix) {
+        try (ScriptedServer server = ScriptedServer.plain((request, n) -> n == 2 ? second : Reply.json(200, "{\"items\":[]}"))) {
             HandlerClient client = client();
             assertEquals(0, assertDoesNotThrow(() -> fetch(client, server)).items().size());
             HandlerClient.HandlerCallException failed = assertThrows(HandlerClient.HandlerCallException.class, () -> fetch(client, server));
-            assertTrue(failed.failure().retryable() && failed.failure().error().startsWith("handler unreachable"), failed.failure().error());
+            assertTrue(failed.failure().retryable() && failed.failure().error().startsWith(errorPrefix), failed.failure().error());
             assertEquals(2, server.requests().size(), "a fetch carries no Idempotency-Key: the handler could not tell a second send");
         }
     }
