@@ -38,7 +38,7 @@ public final class MigrateFunction implements RequestStreamHandler {
     private final CloudFormationResponse response;
     private final Invocation invocation = new Invocation();
 
-    /** Lambda's constructor: connects nowhere; a SnapStart snapshot still gets its classes and the metrics' writer primed. */
+    /** Lambda's constructor: connects nowhere; the metrics' writer is primed for a SnapStart snapshot (no class list: it runs once per deploy). */
     public MigrateFunction() {
         this(System.getenv());
         invocation.openAtInit(MigrateFunction.class);
