@@ -10,13 +10,13 @@ import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.security.SecureRandom;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
 
 /**
@@ -39,6 +39,13 @@ public final class AwsJsonClient {
     static final long ERROR_BASE_MILLIS = 100;
     static final long THROTTLE_BASE_MILLIS = 500;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * Retry waits' jitter. Not {@code ThreadLocalRandom}: its seeder sits in a SnapStart snapshot, so
+     * every environment restored from one would draw the same waits, and their retries against a
+     * throttled queue would arrive together. The JDK's default SecureRandom mixes fresh system
+     * entropy into each draw.
+     */
+    private static final SecureRandom JITTER = new SecureRandom();
 
     /** A service as its JSON protocol names it. */
     public record Service(String signingName, String targetPrefix, String contentType) {
@@ -254,7 +261,7 @@ public final class AwsJsonClient {
      * {@code baseMillis × 2^(retry − 1)}.
      */
     static long retryWait(int retry, long baseMillis) {
-        return ThreadLocalRandom.current().nextLong((baseMillis << (retry - 1)) + 1);
+        return JITTER.nextLong((baseMillis << (retry - 1)) + 1);
     }
 
     /** Waits before trying again; an interrupt ends the wait as a failure, the interrupt kept. */
