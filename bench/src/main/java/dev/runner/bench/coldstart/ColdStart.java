@@ -33,7 +33,9 @@ import java.util.stream.Stream;
  * compared in one run: each {@code --vs} starts another, and the starts of all setups are
  * interleaved, so a busy machine slows them alike. {@code --baselines} adds two more hello-world
  * handlers: one taking an SQS event (what the runtime client's event serializer costs) and one
- * taking a stream (no serializer at all).
+ * taking a stream (no serializer at all). {@code --floor} adds the floor of the libraries Runner must use
+ * ({@link FloorFunction}, in the functions' package without Runner's code): Powertools' metrics
+ * alone, then with a pgjdbc connection, then with a Lettuce connection too.
  *
  * <p>{@code --snapstart} times SnapStart's path instead: each function's init runs as Lambda runs it
  * for a snapshot (the runtime client calls the CRaC hooks, then asks for {@code /restore/next}),
@@ -45,7 +47,7 @@ import java.util.stream.Stream;
  * the lists the functions prime before a checkpoint ({@code functions/src/main/resources/dev/runner/functions/prime}).
  *
  * <pre>
- * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines]
+ * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines] [--floor]
  *      [--snapstart [--criu PATH] [--write-class-lists DIR]]
  *      [--code functions/target/runner-functions.zip | JAR | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
  *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
@@ -59,7 +61,9 @@ public final class ColdStart {
     /** The application's own classes: gaps between their loads are its steps. */
     private static final String APPLICATION = "dev.runner.";
     private static final String HELLO_FRESH = "HelloFresh";
-    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--snapstart [--criu PATH] [--write-class-lists DIR]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
+    /** The libraries' floor ({@link FloorFunction}); its rows are named Floor-metrics, Floor-metrics+postgres, … */
+    static final String FLOOR = "Floor";
+    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--floor] [--snapstart [--criu PATH] [--write-class-lists DIR]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
             + " [--java-tool-options \"…\"] [--jvm \"…\"] [--vs <the same setup options>]…";
 
     /**
@@ -92,14 +96,15 @@ public final class ColdStart {
     }
 
     /** The command line. */
-    record Options(int reps, List<String> only, boolean classes, boolean baselines, boolean snapStart, Path criu, Path classLists,
-                   List<Setup> setups, Path template, Path events, Path runtime, Path work) {
+    record Options(int reps, List<String> only, boolean classes, boolean baselines, boolean floor, boolean snapStart, Path criu,
+                   Path classLists, List<Setup> setups, Path template, Path events, Path runtime, Path work) {
 
         static Options parse(String[] args) {
             int reps = 5;
             List<String> only = List.of();
             boolean classes = true;
             boolean baselines = false;
+            boolean floor = false;
             boolean snapStart = false;
             Path criu = null;
             Path classLists = null;
@@ -112,6 +117,7 @@ public final class ColdStart {
                     case "--only" -> only = Arrays.asList(value(args, ++i, arg).split(","));
                     case "--no-classes" -> classes = false;
                     case "--baselines" -> baselines = true;
+                    case "--floor" -> floor = true;
                     case "--snapstart" -> snapStart = true;
                     case "--criu" -> criu = Path.of(value(args, ++i, arg));
                     case "--write-class-lists" -> classLists = Path.of(value(args, ++i, arg));
@@ -136,10 +142,13 @@ public final class ColdStart {
                 setups.replaceAll(s -> new Setup(s.code(), s.jarInLib(), s.javaToolOptions(),
                         Stream.concat(s.jvm().stream(), Stream.of("-Drunner.primeClasses=false")).toList()));
             }
+            if (floor && snapStart) {
+                throw new IllegalArgumentException("--floor measures a fresh JVM: the floor registers no SnapStart hooks");
+            }
             if (reps < 1) {
                 throw new IllegalArgumentException("--reps < 1: " + reps);
             }
-            return new Options(reps, only, classes || classLists != null, baselines, snapStart, criu, classLists, setups,
+            return new Options(reps, only, classes || classLists != null, baselines, floor, snapStart, criu, classLists, setups,
                     Path.of("template.yaml"), Path.of("events"),
                     Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
         }
@@ -324,6 +333,15 @@ public final class ColdStart {
         if (options.baselines()) {
             subjects.add(hello("HelloSqs", HelloSqsFunction.class, first, helloRoot, withToolOptions(helloEnvironment, setup.javaToolOptions()), setup));
             subjects.add(hello("HelloStream", HelloStreamFunction.class, first, helloRoot, withToolOptions(helloEnvironment, setup.javaToolOptions()), setup));
+        }
+        if (options.floor()) {
+            Path floorRoot = TaskRoot.floor(code, work);
+            for (var floor : List.of(List.of("metrics"), List.of("metrics", "postgres"), List.of("metrics", "postgres", "redis"))) {
+                String logicalId = FLOOR + "-" + String.join("+", floor);
+                subjects.add(new Subject(logicalId, "runner-floor", FloorFunction.class.getName() + "::handleRequest",
+                        "arn:aws:lambda:us-east-1:000000000000:function:runner-floor", first.memoryMb(), first.timeout(), floorRoot,
+                        withToolOptions(stack.floorEnvironment(first, floor), setup.javaToolOptions()), setup.jvm()));
+            }
         }
         for (FunctionDefinition function : functions) {
             Subject subject = new Subject(function.logicalId(), function.name(), function.handler(), stack.arn(function),

@@ -139,6 +139,19 @@ final class ColdStartStack implements AutoCloseable {
         return env;
     }
 
+    /**
+     * What {@link FloorFunction} sees: {@code like}'s environment (the runtime's options, EMF's settings,
+     * the servers' addresses), the parts it runs, and the database login in plain variables (the
+     * floor reads no secret).
+     */
+    Map<String, String> floorEnvironment(FunctionDefinition like, List<String> parts) {
+        Map<String, String> env = environment(like);
+        env.put("RUNNER_FLOOR", String.join(",", parts));
+        env.put("RUNNER_FLOOR_DB_USER", servers.endpoints().dbUser());
+        env.put("RUNNER_FLOOR_DB_PASSWORD", servers.endpoints().dbPassword());
+        return env;
+    }
+
     private void createSecrets(Map<String, String> environment) {
         var endpoints = servers.endpoints();
         for (SecretRole role : SecretRole.values()) {
@@ -181,6 +194,7 @@ final class ColdStartStack implements AutoCloseable {
                 yield event.toString();
             }
             case "Hello", "HelloStream" -> "{\"hello\":\"world\"}";
+            case String floor when floor.startsWith(ColdStart.FLOOR + "-") -> "{\"hello\":\"world\"}";
             case "HelloSqs" -> read("sqs-item-job.json").toString();
             default -> throw new IllegalArgumentException("no cold-start event for " + logicalId
                     + ": give it one in ColdStartStack.event (from an events/ file that takes its main path)");

@@ -61,20 +61,45 @@ final class TaskRoot {
                     }
                 }
             }
-            for (Class<?> handler : List.of(HelloFunction.class, HelloSqsFunction.class, HelloStreamFunction.class)) {
-                String resource = handler.getName().replace('.', '/') + ".class";
-                try (InputStream in = handler.getClassLoader().getResourceAsStream(resource)) {
-                    if (in == null) {
-                        throw new IllegalStateException(resource + " is not on the classpath");
-                    }
-                    Path target = root.resolve(resource);
-                    Files.createDirectories(target.getParent());
-                    Files.copy(in, target);
-                }
-            }
+            copyClasses(root, List.of(HelloFunction.class, HelloSqsFunction.class, HelloStreamFunction.class));
             return root;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A task root holding the functions' libraries ({@code lib/} of {@code functionsRoot}, laid out by
+     * {@link #of}) and {@link FloorFunction} instead of Runner's code: the libraries' own floor.
+     */
+    static Path floor(Path functionsRoot, Path workDir) {
+        try {
+            Path root = Files.createTempDirectory(workDir, "task-floor-");
+            Files.createDirectories(root.resolve("lib"));
+            try (var jars = Files.list(functionsRoot.resolve("lib"))) {
+                for (Path jar : jars.filter(p -> p.toString().endsWith(".jar") && !p.getFileName().toString().startsWith("runner-")).toList()) {
+                    Files.copy(jar, root.resolve("lib").resolve(jar.getFileName()));
+                }
+            }
+            copyClasses(root, List.of(FloorFunction.class));
+            return root;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Copies these classes' files (top-level classes without nested ones) under {@code root}. */
+    private static void copyClasses(Path root, List<Class<?>> classes) throws IOException {
+        for (Class<?> handler : classes) {
+            String resource = handler.getName().replace('.', '/') + ".class";
+            try (InputStream in = handler.getClassLoader().getResourceAsStream(resource)) {
+                if (in == null) {
+                    throw new IllegalStateException(resource + " is not on the classpath");
+                }
+                Path target = root.resolve(resource);
+                Files.createDirectories(target.getParent());
+                Files.copy(in, target);
+            }
         }
     }
 

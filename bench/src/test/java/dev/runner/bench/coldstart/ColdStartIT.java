@@ -66,17 +66,21 @@ class ColdStartIT {
     }
 
     @Test
-    void aTemplateFunctionAnswersItsEventOnTheEmbeddedServers() {
-        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false, false, null, null,
+    void aTemplateFunctionAndTheLibrariesFloorAnswerTheirEventsOnTheEmbeddedServers() {
+        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false, true, false, null, null,
                 List.of(new ColdStart.Setup(PROJECT.resolve("functions/target/runner-functions.zip"), false, null, List.of())),
                 PROJECT.resolve("template.yaml"), PROJECT.resolve("events"), Path.of("target/lambda-runtime"), WORK);
 
         List<ColdStart.Result> results = ColdStart.run(options).getFirst();
 
-        assertEquals(List.of("Hello", "DeadLetter"), results.stream().map(r -> r.subject().label()).toList());
-        var deadLetter = results.get(1).samples().getFirst();
+        assertEquals(List.of("Hello", "Floor-metrics", "Floor-metrics+postgres", "Floor-metrics+postgres+redis", "DeadLetter"),
+                results.stream().map(r -> r.subject().label()).toList());
+        var deadLetter = results.get(4).samples().getFirst();
         assertFalse(deadLetter.failed(), deadLetter.answer());
         assertEquals("{\"batchItemFailures\":[]}", deadLetter.answer());
         assertTrue(ColdStart.tookMainPath(deadLetter.answer()));
+        // The floor did what it stands for: each part reached its server.
+        assertEquals("\"floor metrics postgres=1 redis=PONG metrics\"", results.get(3).samples().getFirst().answer());
+        assertEquals("\"floor metrics metrics\"", results.get(1).samples().getFirst().answer());
     }
 }

@@ -1,0 +1,96 @@
+package dev.runner.bench.coldstart;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import software.amazon.lambda.powertools.metrics.Metrics;
+import software.amazon.lambda.powertools.metrics.MetricsFactory;
+import software.amazon.lambda.powertools.metrics.model.MetricUnit;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+
+/**
+ * The least a function can do with the libraries Runner is required to use, for the cold-start
+ * floor (ColdStart {@code --floor}): no Runner code, only what the mission and issue 10 name.
+ * {@code RUNNER_FLOOR} lists the parts, each started at init on a thread of its own (as Runner's
+ * root opens its connections) and awaited by the first invocation:
+ * <ul>
+ *   <li>{@code metrics}: one metric flushed by Powertools' metrics module (issue 10), at init and
+ *       again in the invocation, as every function publishes its invocation's metrics;</li>
+ *   <li>{@code postgres}: one pgjdbc connection (no pool, the login given, not read from Secrets
+ *       Manager) and {@code SELECT 1};</li>
+ *   <li>{@code redis}: one Lettuce connection (standalone, the plainest client) and {@code PING}.</li>
+ * </ul>
+ * Whatever a function of Runner costs above this row is Runner's; this row itself is the libraries'.
+ */
+public final class FloorFunction implements RequestHandler<java.util.Map<String, Object>, String> {
+
+    private final List<CompletableFuture<String>> parts = new ArrayList<>();
+    private final boolean metrics;
+
+    public FloorFunction() {
+        Set<String> named = Set.of(System.getenv().getOrDefault("RUNNER_FLOOR", "").split(","));
+        var threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
+        metrics = named.contains("metrics");
+        if (metrics) {
+            parts.add(CompletableFuture.supplyAsync(() -> flush("FloorInit"), threads));
+        }
+        if (named.contains("postgres")) {
+            parts.add(CompletableFuture.supplyAsync(FloorFunction::selectOne, threads));
+        }
+        if (named.contains("redis")) {
+            parts.add(CompletableFuture.supplyAsync(FloorFunction::ping, threads));
+        }
+    }
+
+    @Override
+    public String handleRequest(java.util.Map<String, Object> event, Context context) {
+        StringBuilder answer = new StringBuilder("floor");
+        for (CompletableFuture<String> part : parts) {
+            answer.append(' ').append(part.join());
+        }
+        if (metrics) {
+            answer.append(' ').append(flush("FloorInvocation"));
+        }
+        return answer.toString();
+    }
+
+    private static String flush(String name) {
+        Metrics metrics = MetricsFactory.getMetricsInstance();
+        metrics.setNamespace("RunnerFloor");
+        metrics.addMetric(name, 1, MetricUnit.COUNT);
+        metrics.flush();
+        return "metrics";
+    }
+
+    /** Left open, as a function's connection is for its next invocation. */
+    private static String selectOne() {
+        try {
+            Connection connection = DriverManager.getConnection(System.getenv("RUNNER_DATABASE_URL"),
+                    System.getenv("RUNNER_FLOOR_DB_USER"), System.getenv("RUNNER_FLOOR_DB_PASSWORD"));
+            try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery("SELECT 1")) {
+                rows.next();
+                return "postgres=" + rows.getInt(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("floor: Postgres", e);
+        }
+    }
+
+    /** Left open, as a function's connection is for its next invocation. */
+    private static String ping() {
+        StatefulRedisConnection<String, String> connection = RedisClient.create(RedisURI.create(System.getenv("RUNNER_REDIS_URL"))).connect();
+        return "redis=" + connection.sync().ping();
+    }
+}
