@@ -315,7 +315,11 @@ public final class ColdStart {
                 hello.environment(), hello.jvmOptions());
     }
 
-    /** Hello first (the baseline, with the same options), then the template's functions, narrowed by --only. */
+    /**
+     * Hello first (the baseline, with the same options), then with --baselines its SQS and stream
+     * variants, with --floor the libraries' floor (metrics; + Postgres; + Redis), then the template's
+     * functions, narrowed by --only.
+     */
     private static List<Subject> subjects(ColdStartStack stack, Options options, Setup setup, Path work) {
         List<String> only = options.only();
         List<FunctionDefinition> functions = stack.functions();
@@ -336,8 +340,10 @@ public final class ColdStart {
         }
         if (options.floor()) {
             Path floorRoot = TaskRoot.floor(code, work);
-            for (var floor : List.of(List.of("metrics"), List.of("metrics", "postgres"), List.of("metrics", "postgres", "redis"))) {
-                String logicalId = FLOOR + "-" + String.join("+", floor);
+            var metrics = FloorFunction.Part.METRICS;
+            var postgres = FloorFunction.Part.POSTGRES;
+            for (var floor : List.of(List.of(metrics), List.of(metrics, postgres), List.of(metrics, postgres, FloorFunction.Part.REDIS))) {
+                String logicalId = FLOOR + "-" + FloorFunction.Part.names(floor).replace(',', '+');
                 subjects.add(new Subject(logicalId, "runner-floor", FloorFunction.class.getName() + "::handleRequest",
                         "arn:aws:lambda:us-east-1:000000000000:function:runner-floor", first.memoryMb(), first.timeout(), floorRoot,
                         withToolOptions(stack.floorEnvironment(first, floor), setup.javaToolOptions()), setup.jvm()));

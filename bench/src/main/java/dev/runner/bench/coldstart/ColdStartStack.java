@@ -144,9 +144,9 @@ final class ColdStartStack implements AutoCloseable {
      * the servers' addresses), the parts it runs, and the database login in plain variables (the
      * floor reads no secret).
      */
-    Map<String, String> floorEnvironment(FunctionDefinition like, List<String> parts) {
+    Map<String, String> floorEnvironment(FunctionDefinition like, List<FloorFunction.Part> parts) {
         Map<String, String> env = environment(like);
-        env.put("RUNNER_FLOOR", String.join(",", parts));
+        env.put("RUNNER_FLOOR", FloorFunction.Part.names(parts));
         env.put("RUNNER_FLOOR_DB_USER", servers.endpoints().dbUser());
         env.put("RUNNER_FLOOR_DB_PASSWORD", servers.endpoints().dbPassword());
         return env;
@@ -193,8 +193,8 @@ final class ColdStartStack implements AutoCloseable {
                 event.put("RequestId", UUID.randomUUID().toString());
                 yield event.toString();
             }
-            case "Hello", "HelloStream" -> "{\"hello\":\"world\"}";
-            case String floor when floor.startsWith(ColdStart.FLOOR + "-") -> "{\"hello\":\"world\"}";
+            case String hello when hello.equals("Hello") || hello.equals("HelloStream") || hello.startsWith(ColdStart.FLOOR + "-") ->
+                    "{\"hello\":\"world\"}";
             case "HelloSqs" -> read("sqs-item-job.json").toString();
             default -> throw new IllegalArgumentException("no cold-start event for " + logicalId
                     + ": give it one in ColdStartStack.event (from an events/ file that takes its main path)");

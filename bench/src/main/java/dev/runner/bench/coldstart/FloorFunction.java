@@ -19,54 +19,78 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 
 /**
  * The least a function can do with the libraries Runner is required to use, for the cold-start
  * floor (ColdStart {@code --floor}): no Runner code, only what the mission and issue 10 name.
- * {@code RUNNER_FLOOR} lists the parts, each started at init on a thread of its own (as Runner's
+ * {@code RUNNER_FLOOR} lists the parts ({@link Part}), each started at init on a thread of its own (as Runner's
  * root opens its connections) and awaited by the first invocation:
  * <ul>
  *   <li>{@code metrics}: one metric flushed by Powertools' metrics module (issue 10), at init and
  *       again in the invocation, as every function publishes its invocation's metrics;</li>
  *   <li>{@code postgres}: one pgjdbc connection (no pool, the login given, not read from Secrets
  *       Manager) and {@code SELECT 1};</li>
- *   <li>{@code redis}: one Lettuce connection (standalone, the plainest client) and {@code PING}.</li>
+ *   <li>{@code redis}: one Lettuce connection (a standalone {@code RedisClient} with Lettuce's default
+ *       resources and handshake) and {@code PING}.</li>
  * </ul>
  * A stream handler, as Runner's functions are: the runtime client's event serializer is not part of
- * the floor. Whatever a function of Runner costs above this row is Runner's; this row itself is the
+ * the floor. Its task root has no Runner jar, so SLF4J finds no provider and logs nothing (Netty
+ * falls back to the JDK's logging): a few dozen classes fewer than a function loads. Whatever a function of Runner costs above this row is Runner's; this row itself is the
  * libraries'.
  */
 public final class FloorFunction implements RequestStreamHandler {
 
-    private final List<CompletableFuture<String>> parts = new ArrayList<>();
-    private final boolean metrics;
+    /** What the floor does, named in {@code RUNNER_FLOOR} in lower case, comma-separated. */
+    enum Part {
+        METRICS, POSTGRES, REDIS;
+
+        static String names(List<Part> parts) {
+            return String.join(",", parts.stream().map(part -> part.name().toLowerCase(Locale.ROOT)).toList());
+        }
+
+        static EnumSet<Part> parse(String names) {
+            EnumSet<Part> parts = EnumSet.noneOf(Part.class);
+            for (String name : names.split(",")) {
+                try {
+                    parts.add(Part.valueOf(name.strip().toUpperCase(Locale.ROOT)));
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("RUNNER_FLOOR names no part \"" + name + "\": metrics, postgres, redis", e);
+                }
+            }
+            return parts;
+        }
+    }
+
+    private final List<CompletableFuture<String>> opening = new ArrayList<>();
+    private final boolean flushesMetrics;
 
     public FloorFunction() {
-        Set<String> named = Set.of(System.getenv().getOrDefault("RUNNER_FLOOR", "").split(","));
+        EnumSet<Part> parts = Part.parse(System.getenv().getOrDefault("RUNNER_FLOOR", ""));
         var threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon().factory());
-        metrics = named.contains("metrics");
-        if (metrics) {
-            parts.add(CompletableFuture.supplyAsync(() -> flush("FloorInit"), threads));
+        flushesMetrics = parts.contains(Part.METRICS);
+        if (flushesMetrics) {
+            opening.add(CompletableFuture.supplyAsync(() -> flush("FloorInit"), threads));
         }
-        if (named.contains("postgres")) {
-            parts.add(CompletableFuture.supplyAsync(FloorFunction::selectOne, threads));
+        if (parts.contains(Part.POSTGRES)) {
+            opening.add(CompletableFuture.supplyAsync(FloorFunction::selectOne, threads));
         }
-        if (named.contains("redis")) {
-            parts.add(CompletableFuture.supplyAsync(FloorFunction::ping, threads));
+        if (parts.contains(Part.REDIS)) {
+            opening.add(CompletableFuture.supplyAsync(FloorFunction::ping, threads));
         }
     }
 
     @Override
     public void handleRequest(InputStream event, OutputStream output, Context context) throws IOException {
         StringBuilder answer = new StringBuilder("\"floor");
-        for (CompletableFuture<String> part : parts) {
+        for (CompletableFuture<String> part : opening) {
             answer.append(' ').append(part.join());
         }
-        if (metrics) {
+        if (flushesMetrics) {
             answer.append(' ').append(flush("FloorInvocation"));
         }
         output.write(answer.append('"').toString().getBytes(StandardCharsets.UTF_8));

@@ -74,10 +74,15 @@ final class TaskRoot {
      */
     static Path floor(Path functionsRoot, Path workDir) {
         try {
+            Path lib = functionsRoot.resolve("lib");
+            if (!Files.isDirectory(lib) || !hasRunnerJar(lib)) {
+                throw new IllegalStateException("--floor takes its libraries from the zip package's lib/ (functions/target/runner-functions.zip);"
+                        + " " + functionsRoot + " has no lib/ of jars with Runner's among them (--jar-in-lib, or a jar or directory given to --code)");
+            }
             Path root = Files.createTempDirectory(workDir, "task-floor-");
             Files.createDirectories(root.resolve("lib"));
-            try (var jars = Files.list(functionsRoot.resolve("lib"))) {
-                for (Path jar : jars.filter(p -> p.toString().endsWith(".jar") && !p.getFileName().toString().startsWith("runner-")).toList()) {
+            try (var jars = Files.list(lib)) {
+                for (Path jar : jars.filter(p -> p.toString().endsWith(".jar") && !isRunnerJar(p)).toList()) {
                     Files.copy(jar, root.resolve("lib").resolve(jar.getFileName()));
                 }
             }
@@ -88,9 +93,20 @@ final class TaskRoot {
         }
     }
 
-    /** Copies these classes' files (top-level classes without nested ones) under {@code root}. */
+    private static boolean isRunnerJar(Path jar) {
+        return jar.getFileName().toString().startsWith("runner-") && jar.toString().endsWith(".jar");
+    }
+
+    private static boolean hasRunnerJar(Path lib) throws IOException {
+        try (var jars = Files.list(lib)) {
+            return jars.anyMatch(TaskRoot::isRunnerJar);
+        }
+    }
+
+    /** Copies these classes' files, and their member classes' (an enum, a record), under {@code root}. */
     private static void copyClasses(Path root, List<Class<?>> classes) throws IOException {
         for (Class<?> handler : classes) {
+            copyClasses(root, List.of(handler.getDeclaredClasses()));
             String resource = handler.getName().replace('.', '/') + ".class";
             try (InputStream in = handler.getClassLoader().getResourceAsStream(resource)) {
                 if (in == null) {
