@@ -24,9 +24,12 @@ import java.util.random.RandomGenerator;
  *
  * <p>Loaded but left uninitialised: classes with a static random generator (a {@link
  * java.util.Random}, {@link java.security.SecureRandom} or any {@link RandomGenerator}, as
- * {@code store.Ids} and {@code security.StandardWebhooks} hold): initialised here, the generator
- * would be in the snapshot, shared by every environment restored from it. Initialised after the
- * restore, each environment makes its own. Not primed at all: the JDK's own classes (a list names
+ * {@code store.Ids} and {@code security.StandardWebhooks} hold): initialised here, most generators
+ * would be in the snapshot with their state, shared by every environment restored from it.
+ * Initialised after the restore, each environment makes its own. The JDK's default SecureRandom is
+ * safe in a snapshot (it mixes fresh system entropy into each draw; AWS lists it as safe), which
+ * {@code Guard} and {@code AwsJsonClient}, initialised at init, rely on; the field's type does not
+ * say which algorithm it holds, so every holder is left to the restore. Not primed at all: the JDK's own classes (a list names
  * them for the JDK it was made on, and some start threads or set up {@code ThreadLocalRandom}'s
  * seeder when initialised: {@code sun.nio.ch.Poller} does both).
  */
