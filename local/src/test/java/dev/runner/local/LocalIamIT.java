@@ -5,7 +5,6 @@ import dev.runner.aws.AwsKeys;
 import dev.runner.secrets.SecretUnavailableException;
 import dev.runner.secrets.SecretsManagerSource;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisConnectionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,8 +17,12 @@ import software.amazon.awssdk.services.secretsmanager.model.SecretsManagerExcept
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.SqsException;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -136,7 +139,7 @@ class LocalIamIT {
     }
 
     @Test
-    void redisRequiresTheTokenOfItsSecretAndTheFunctionsUseIt() {
+    void redisRequiresTheTokenOfItsSecretAndTheFunctionsUseIt() throws IOException {
         String runId = api.startRun(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY);
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200))
                 .until(() -> api.run(runId).path("status").asText(), "completed"::equals);
@@ -151,12 +154,19 @@ class LocalIamIT {
         } finally {
             authenticated.shutdown();
         }
-        RedisClient anonymous = RedisClient.create(withToken.replace(":" + token + "@", ""));
-        try {
-            var refused = assertThrows(RedisConnectionException.class, anonymous::connect);
-            assertTrue(String.valueOf(refused.getCause()).contains("NOAUTH"), String.valueOf(refused.getCause()));
-        } finally {
-            anonymous.shutdown();
+        assertTrue(anonymousPing(URI.create(withToken)).startsWith("-NOAUTH"), "without the token Redis refuses");
+    }
+
+    /**
+     * PING without AUTH, on a socket of its own: what the server answers a client without the token.
+     * Not through Lettuce, whose handshake fails there in more than one way (seen: its handshake
+     * handler gone from a pipeline the server had closed, instead of NOAUTH).
+     */
+    private static String anonymousPing(URI redis) throws IOException {
+        try (var socket = new Socket(redis.getHost(), redis.getPort())) {
+            socket.setSoTimeout(5_000);
+            socket.getOutputStream().write("*1\r\n$4\r\nPING\r\n".getBytes(StandardCharsets.US_ASCII));
+            return new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
         }
     }
 
