@@ -28,8 +28,8 @@ import java.util.concurrent.Executors;
 /**
  * The least a function can do with the libraries Runner is required to use, for the cold-start
  * floor (ColdStart {@code --floor}): no Runner code, only what the mission and issue 10 name.
- * {@code RUNNER_FLOOR} lists the parts ({@link Part}), each started at init on a thread of its own (as Runner's
- * root opens its connections) and awaited by the first invocation:
+ * {@code RUNNER_FLOOR} lists the parts ({@link Part}), each started at init on a thread of its own
+ * (as Runner's root opens its connections) and awaited by the first invocation:
  * <ul>
  *   <li>{@code metrics}: one metric flushed by Powertools' metrics module (issue 10), at init and
  *       again in the invocation, as every function publishes its invocation's metrics;</li>
@@ -40,8 +40,8 @@ import java.util.concurrent.Executors;
  * </ul>
  * A stream handler, as Runner's functions are: the runtime client's event serializer is not part of
  * the floor. Its task root has no Runner jar, so SLF4J finds no provider and logs nothing (Netty
- * falls back to the JDK's logging): a few dozen classes fewer than a function loads. Whatever a function of Runner costs above this row is Runner's; this row itself is the
- * libraries'.
+ * falls back to the JDK's logging): a few dozen classes fewer than a function loads. Whatever a
+ * function of Runner costs above this row is Runner's; this row itself is the libraries'.
  */
 public final class FloorFunction implements RequestStreamHandler {
 
