@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
  * The SDK's priming makes its two calls to its own canned server and nothing else: with every
@@ -51,6 +52,15 @@ class AwsSdkPrimingTest {
                 }
             });
             realEndpoints.stop(0);
+        }
+    }
+
+    /** The deployment package is the runtime classpath: the SDK's Apache and Netty clients must not be on it. */
+    @Test
+    void theSdksOnlyHttpClientIsTheUrlConnectionOne() {
+        for (String client : List.of("software.amazon.awssdk.http.apache.ApacheHttpClient",
+                "software.amazon.awssdk.http.apache5.Apache5HttpClient", "software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient")) {
+            assertThrows(ClassNotFoundException.class, () -> Class.forName(client), client + " is on the functions' classpath");
         }
     }
 }
