@@ -69,11 +69,25 @@ class ArchitectureTest {
                 .check(core);
     }
 
-    /** AWS is spoken by dev.runner.aws (SigV4, JSON protocol); the SDK's classes never load in a function. */
+    /** AWS only through the SDK's clients, built by the composition root and the SQS and Secrets Manager clients. */
     @Test
-    void theCoreLoadsNoneOfTheAwsSdk() {
+    void awsIsReachedOnlyThroughTheSdksClients() {
         noClasses().that().resideInAPackage("dev.runner..")
+                .and().resideOutsideOfPackages("dev.runner.aws..", "dev.runner.queue..", "dev.runner.secrets..", "dev.runner.app..")
                 .should().dependOnClassesThat().resideInAnyPackage("software.amazon.awssdk..")
+                .check(core);
+    }
+
+    /** Nothing hand-signs an AWS request or posts one itself: no signer of the SDK's used directly, no HTTP or HMAC of the JDK's beside the clients. */
+    @Test
+    void nothingSignsAwsRequestsByHand() {
+        noClasses().that().resideInAPackage("dev.runner..")
+                .should().dependOnClassesThat().resideInAnyPackage("software.amazon.awssdk.http.auth.aws.signer..",
+                        "software.amazon.awssdk.auth.signer..")
+                .check(core);
+        noClasses().that().resideInAnyPackage("dev.runner.aws..", "dev.runner.queue..", "dev.runner.secrets..")
+                .should().dependOnClassesThat().resideInAnyPackage("javax.crypto..", "java.net.http..")
+                .orShould().dependOnClassesThat().belongToAnyOf(java.net.HttpURLConnection.class)
                 .check(core);
     }
 }

@@ -28,7 +28,7 @@ import java.util.random.RandomGenerator;
  * would be in the snapshot with their state, shared by every environment restored from it.
  * Initialised after the restore, each environment makes its own. The JDK's default SecureRandom is
  * safe in a snapshot (it mixes fresh system entropy into each draw; AWS lists it as safe), which
- * {@code Guard} and {@code AwsJsonClient}, initialised at init, rely on; the field's type does not
+ * {@code Guard} and {@code aws.AwsClients}, initialised at init, rely on; the field's type does not
  * say which algorithm it holds, so every holder is left to the restore. Not primed at all: the
  * JDK's own classes (a list names them for the JDK it was made on, and some start threads or set
  * up {@code ThreadLocalRandom}'s seeder when initialised: {@code sun.nio.ch.Poller} does both).

@@ -1,7 +1,6 @@
 package dev.runner.local;
 
 import dev.runner.local.demo.DemoIntegration;
-import dev.runner.aws.AwsKeys;
 import dev.runner.secrets.SecretUnavailableException;
 import dev.runner.secrets.SecretsManagerSource;
 import io.lettuce.core.RedisClient;
@@ -9,6 +8,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
@@ -25,7 +25,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -127,15 +126,15 @@ class LocalIamIT {
 
     @Test
     void runnersOwnSecretsManagerClientReadsWhatItsRoleMayAndNamesTheRefusal() {
-        SecretsManagerSource webhook = new SecretsManagerSource(runtime.secretsEndpoint(), "us-east-1",
-                () -> new AwsKeys("runner-WebhookFunction", "local", "a-session-token"), Clock.systemUTC());
-
-        assertTrue(webhook.read("runner/database").contains("\"username\""));
-        SecretUnavailableException refused = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/api-key"));
-        assertTrue(refused.getMessage().startsWith("secret runner/api-key could not be read: AccessDeniedException: "), refused.getMessage());
-        assertFalse(refused.getMessage().contains(runtime.apiKey()), "the refusal does not carry the value");
-        SecretUnavailableException missing = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/no-such-secret"));
-        assertTrue(missing.getMessage().contains("(HTTP 400)"), missing.getMessage());
+        try (SecretsManagerSource webhook = new SecretsManagerSource(runtime.secretsEndpoint(), "us-east-1",
+                StaticCredentialsProvider.create(AwsSessionCredentials.create("runner-WebhookFunction", "local", "a-session-token")))) {
+            assertTrue(webhook.read("runner/database").contains("\"username\""));
+            SecretUnavailableException refused = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/api-key"));
+            assertTrue(refused.getMessage().startsWith("secret runner/api-key could not be read: AccessDeniedException: "), refused.getMessage());
+            assertFalse(refused.getMessage().contains(runtime.apiKey()), "the refusal does not carry the value");
+            SecretUnavailableException missing = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/no-such-secret"));
+            assertTrue(missing.getMessage().contains("(HTTP 400)"), missing.getMessage());
+        }
     }
 
     @Test

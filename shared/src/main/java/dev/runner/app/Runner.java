@@ -3,9 +3,6 @@ package dev.runner.app;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
-import dev.runner.aws.AwsException;
-import dev.runner.aws.AwsKeys;
-import dev.runner.aws.ContainerCredentials;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.QueueRole;
 import dev.runner.config.RunnerConfig;
@@ -52,6 +49,10 @@ import dev.runner.secrets.SecretsManagerSource;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
 import dev.runner.webhook.WebhookService;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 
 import java.net.URI;
 import java.time.Clock;
@@ -90,14 +91,14 @@ public final class Runner implements AutoCloseable {
     /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
     private volatile Grants served;
 
-    // Secrets Manager and SQS spoken directly (dev.runner.aws): no function loads the AWS SDK.
+    // Secrets Manager and SQS through the AWS SDK's clients (dev.runner.aws), each built once.
     private final Part<Secrets> secrets = part("secrets", () -> new Secrets(new SecretsManagerSource(
-            endpoint(config().secretsEndpoint()), config().awsRegion(), signingKeys(config().secretsEndpoint()), clock())));
+            endpoint(config().secretsEndpoint()), config().awsRegion(), credentialsFor(config().secretsEndpoint()))));
     private final Part<Database> db = part("database", () -> Database.connect(config().database().jdbcUrl(), databaseCredentials(),
             config().databasePoolSize(), costs()));
     private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
-            config().awsRegion(), signingKeys(config().sqsEndpoint()), clock(), costs(), this::allows));
-    private final Part<Supplier<AwsKeys>> roleKeys = part("roleKeys", this::roleKeys);
+            config().awsRegion(), credentialsFor(config().sqsEndpoint()), costs(), this::allows));
+    private final Part<AwsCredentialsProvider> roleCredentials = part("roleCredentials", this::roleCredentials);
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
             redisAuth(), Redis.DEFAULT_TIMEOUT, config().redisTrustedCertificates()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
@@ -310,39 +311,30 @@ public final class Runner implements AutoCloseable {
     }
 
     /**
-     * The keys requests to an AWS endpoint are signed with: the function's role's (below), else,
-     * for a server on this machine (an endpoint override and no keys given), placeholders.
+     * The credentials requests to an AWS endpoint are signed with: the function's role's (below),
+     * else, for a server on this machine (an endpoint override and no credentials given), placeholders.
      */
-    private Supplier<AwsKeys> signingKeys(String endpointOverride) {
+    private AwsCredentialsProvider credentialsFor(String endpointOverride) {
         if (endpointOverride != null && config.awsCredentials() == null && config.credentialsEndpoint() == null) {
-            AwsKeys local = new AwsKeys("local", "local", null);
-            return () -> local;
+            return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
         }
-        return roleKeys.get();
+        return roleCredentials.get();
     }
 
     /**
-     * The function's role credentials, one source for every AWS client: Lambda's environment
-     * ({@code AWS_ACCESS_KEY_ID}…; the local runtime gives each function its own), else the container
-     * credentials endpoint Lambda gives SnapStart functions instead, else a clear failure at first
-     * use (no profile files or instance metadata are read: Runner signs only inside Lambda or
-     * against a local server).
+     * The function's role credentials, one source for every AWS client: the keys in the root's
+     * environment ({@code AWS_ACCESS_KEY_ID}…: Lambda's, or the local runtime's for each function),
+     * else the SDK's default chain, which reads the container credentials endpoint Lambda gives
+     * SnapStart functions instead, at the first call and never into a snapshot ({@link RoleCredentials}).
      */
-    private Supplier<AwsKeys> roleKeys() {
-        RunnerConfig.AwsCredentials credentials = config.awsCredentials();
-        if (credentials != null) {
-            AwsKeys keys = new AwsKeys(credentials.accessKeyId(), credentials.secretAccessKey(), credentials.sessionToken());
-            return () -> keys;
+    private AwsCredentialsProvider roleCredentials() {
+        RunnerConfig.AwsCredentials given = config.awsCredentials();
+        if (given == null) {
+            return new RoleCredentials();
         }
-        RunnerConfig.CredentialsEndpoint endpoint = config.credentialsEndpoint();
-        if (endpoint != null) {
-            return new ContainerCredentials(URI.create(endpoint.uri()), endpoint::authorization, clock());
-        }
-        return () -> {
-            throw new AwsException(0, "NoCredentials", "no AWS credentials: Lambda sets AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and"
-                    + " AWS_SESSION_TOKEN (or AWS_CONTAINER_CREDENTIALS_FULL_URI under SnapStart); set them, or point"
-                    + " RUNNER_SQS_ENDPOINT / RUNNER_SECRETS_ENDPOINT at a local server", null);
-        };
+        return StaticCredentialsProvider.create(given.sessionToken() == null
+                ? AwsBasicCredentials.create(given.accessKeyId(), given.secretAccessKey())
+                : AwsSessionCredentials.create(given.accessKeyId(), given.secretAccessKey(), given.sessionToken()));
     }
 
     /** What a function's path connects to, for {@link #openInBackground}. */
@@ -368,7 +360,7 @@ public final class Runner implements AutoCloseable {
             }));
         }
         if (connections.contains(Connection.QUEUES)) {
-            threads.add(opener("queues", () -> queues().open()));
+            threads.add(opener("queues", this::queues));
         }
         threads.forEach(Thread::start);
         return new Opening(List.copyOf(threads));
@@ -402,9 +394,13 @@ public final class Runner implements AutoCloseable {
     /**
      * Closes the connections made so far and keeps every part: the next use connects again. Before a
      * SnapStart checkpoint, since a connection made before it is dead after a restore (Redis, Postgres,
-     * handlers; the AWS client's idle sockets are retried by the client).
+     * handlers; the AWS client's idle sockets are retried by the client), and forgets the role's
+     * credentials read so far, which the snapshot would otherwise hold.
      */
     public void disconnect() {
+        if (roleCredentials.isBuilt() && roleCredentials.get() instanceof RoleCredentials role) {
+            role.forget();
+        }
         if (redis.isBuilt()) {
             redis().disconnect();
         }

@@ -36,7 +36,7 @@ public record RunnerConfig(
         /* Secrets Manager endpoint override (the local runtime); null = the AWS default for the region. */
         String secretsEndpoint,
         String awsRegion,
-        /* From the environment Lambda sets; null = from credentialsEndpoint. */
+        /* From the environment Lambda sets; null = the SDK's default chain (under SnapStart, credentialsEndpoint). */
         AwsCredentials awsCredentials,
         /* Lambda's container credentials endpoint (SnapStart functions get it instead of keys); null = none. */
         CredentialsEndpoint credentialsEndpoint,

@@ -1,26 +1,28 @@
 package dev.runner.queue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.runner.aws.AwsException;
-import dev.runner.aws.AwsJsonClient;
-import dev.runner.aws.AwsKeys;
+import dev.runner.aws.AwsClients;
 import dev.runner.cost.CostTracker;
-import dev.runner.json.Json;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
+import software.amazon.awssdk.services.sqs.model.ChangeMessageVisibilityBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 import java.net.URI;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * SQS as Runner uses it: batched sends and visibility changes only (10 entries per request, the
@@ -28,9 +30,8 @@ import java.util.function.Supplier;
  * cost per item can be stated. A {@link Permit} says which queues it may use: a function's client
  * refuses every queue its grants do not name, before any request is made.
  *
- * <p>SQS's JSON protocol is spoken directly ({@link AwsJsonClient}): the SDK's client cost each
- * function that sends ≈ 1,300 classes and a few hundred ms at cold start, and the run worker's
- * fan-out a fifth of the local runtime's CPU in its marshalling and signing (bench/README.md).
+ * <p>Over the SDK's SQS client ({@link AwsClients}: its standard retry mode tries a throttle, a 5xx
+ * or a broken connection again); a request is counted once, however many attempts it took.
  */
 public final class QueueClient implements AutoCloseable {
 
@@ -63,30 +64,24 @@ public final class QueueClient implements AutoCloseable {
         }
     }
 
-    private final AwsJsonClient sqs;
+    private final SqsClient sqs;
     private final ExecutorService senders = Executors.newVirtualThreadPerTaskExecutor();
     private final CostTracker costs;
     private final Permit permit;
 
-    public QueueClient(AwsJsonClient sqs, CostTracker costs, Permit permit) {
+    public QueueClient(SqsClient sqs, CostTracker costs, Permit permit) {
         this.sqs = sqs;
         this.costs = costs;
         this.permit = permit;
     }
 
     /**
-     * @param endpoint null = the region's SQS; else an override (the local runtime's, LocalStack);
-     *                 one on this machine is sent unhashed signatures (servers there check none)
-     * @param keys     asked at each request
+     * @param endpoint    null = the region's SQS; else an override (the local runtime's, LocalStack)
+     * @param credentials resolved at each request, never at build: a SnapStart snapshot holds none
      */
-    public static QueueClient create(URI endpoint, String region, Supplier<AwsKeys> keys, Clock clock, CostTracker costs, Permit permit) {
-        return new QueueClient(new AwsJsonClient(AwsJsonClient.Service.SQS, endpoint, region, keys, clock, Duration.ofSeconds(30), true),
+    public static QueueClient create(URI endpoint, String region, AwsCredentialsProvider credentials, CostTracker costs, Permit permit) {
+        return new QueueClient(AwsClients.configure(SqsClient.builder(), endpoint, region, credentials, Duration.ofSeconds(30)).build(),
                 costs, permit);
-    }
-
-    /** Opens a connection to SQS now (a function's init, off the request path); not a request SQS counts. */
-    public void open() {
-        sqs.warm();
     }
 
     /** Sends every message, 10 per request, requests in parallel; throws if any message could not be sent. */
@@ -119,17 +114,17 @@ public final class QueueClient implements AutoCloseable {
         }
         for (int from = 0; from < changes.size(); from += MAX_BATCH) {
             List<VisibilityChange> chunk = changes.subList(from, Math.min(changes.size(), from + MAX_BATCH));
-            ObjectNode request = Json.object().put("QueueUrl", queueUrl);
-            ArrayNode entries = request.putArray("Entries");
+            List<ChangeMessageVisibilityBatchRequestEntry> entries = new ArrayList<>(chunk.size());
             for (int i = 0; i < chunk.size(); i++) {
-                entries.addObject().put("Id", Integer.toString(i)).put("ReceiptHandle", chunk.get(i).receiptHandle())
-                        .put("VisibilityTimeout", chunk.get(i).seconds());
+                entries.add(ChangeMessageVisibilityBatchRequestEntry.builder().id(Integer.toString(i))
+                        .receiptHandle(chunk.get(i).receiptHandle()).visibilityTimeout(chunk.get(i).seconds()).build());
             }
-            JsonNode response = call("ChangeMessageVisibilityBatch", Use.CHANGE_VISIBILITY, queueUrl, request);
+            var response = call("ChangeMessageVisibilityBatch", Use.CHANGE_VISIBILITY, queueUrl,
+                    () -> sqs.changeMessageVisibilityBatch(b -> b.queueUrl(queueUrl).entries(entries)));
             // A failed visibility change is not fatal: the message returns after the queue's own
             // visibility timeout instead of the backoff, and is still retried.
-            for (JsonNode failed : response.path("Failed")) {
-                System.err.println("change visibility failed for entry " + failed.path("Id").asText() + ": " + failed.path("Code").asText());
+            for (BatchResultErrorEntry failed : response.failed()) {
+                System.err.println("change visibility failed for entry " + failed.id() + ": " + failed.code());
             }
         }
     }
@@ -156,40 +151,36 @@ public final class QueueClient implements AutoCloseable {
         return depths;
     }
 
-    private static final String VISIBLE = "ApproximateNumberOfMessages";
-    private static final String IN_FLIGHT = "ApproximateNumberOfMessagesNotVisible";
-    private static final String DELAYED = "ApproximateNumberOfMessagesDelayed";
+    private static final QueueAttributeName VISIBLE = QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES;
+    private static final QueueAttributeName IN_FLIGHT = QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE;
+    private static final QueueAttributeName DELAYED = QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED;
 
     private QueueDepth depth(String queueUrl) {
         require(Use.READ_ATTRIBUTES, queueUrl);
-        JsonNode attributes = attributes(queueUrl, VISIBLE, IN_FLIGHT, DELAYED);
+        Map<QueueAttributeName, String> attributes = attributes(queueUrl, VISIBLE, IN_FLIGHT, DELAYED);
         return new QueueDepth(count(attributes, VISIBLE), count(attributes, IN_FLIGHT), count(attributes, DELAYED));
     }
 
-    private JsonNode attributes(String queueUrl, String... names) {
-        ObjectNode request = Json.object().put("QueueUrl", queueUrl);
-        ArrayNode wanted = request.putArray("AttributeNames");
-        for (String name : names) {
-            wanted.add(name);
-        }
-        return call("GetQueueAttributes", Use.READ_ATTRIBUTES, queueUrl, request).path("Attributes");
+    private Map<QueueAttributeName, String> attributes(String queueUrl, QueueAttributeName... names) {
+        return call("GetQueueAttributes", Use.READ_ATTRIBUTES, queueUrl,
+                () -> sqs.getQueueAttributes(b -> b.queueUrl(queueUrl).attributeNames(names))).attributes();
     }
 
-    private static long count(JsonNode attributes, String name) {
-        JsonNode value = attributes.get(name);
-        return value == null || value.isNull() ? 0 : Long.parseLong(value.asText());
+    private static long count(Map<QueueAttributeName, String> attributes, QueueAttributeName name) {
+        String value = attributes.get(name);
+        return value == null ? 0 : Long.parseLong(value);
     }
 
     /** One request, counted; IAM's refusal is {@link NotGranted} (the deployment's policies and the function's grants disagree). */
-    private JsonNode call(String operation, Use use, String queueUrl, ObjectNode request) {
+    private <T> T call(String operation, Use use, String queueUrl, Supplier<T> request) {
         costs.sqsRequest();
         try {
-            return sqs.call(operation, request);
-        } catch (AwsException e) {
-            if (e.accessDenied()) {
+            return request.get();
+        } catch (SdkException e) {
+            if (AwsClients.accessDenied(e)) {
                 throw new NotGranted(use, queueUrl);
             }
-            throw new IllegalStateException("SQS " + operation + " on " + queueUrl + " failed: " + e.getMessage(), e);
+            throw new IllegalStateException("SQS " + operation + " on " + queueUrl + " failed: " + AwsClients.describe(e), e);
         }
     }
 
@@ -200,35 +191,27 @@ public final class QueueClient implements AutoCloseable {
     }
 
     private void sendChunk(String queueUrl, List<OutgoingMessage> chunk) {
-        List<ObjectNode> entries = new ArrayList<>(chunk.size());
+        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(chunk.size());
         for (int i = 0; i < chunk.size(); i++) {
             OutgoingMessage message = chunk.get(i);
-            ObjectNode entry = Json.object().put("Id", Integer.toString(i)).put("MessageBody", message.body())
-                    .put("DelaySeconds", message.delaySeconds());
-            if (message.groupId() != null) {
-                entry.put("MessageGroupId", message.groupId());
-            }
-            entries.add(entry);
+            entries.add(SendMessageBatchRequestEntry.builder().id(Integer.toString(i)).messageBody(message.body())
+                    .delaySeconds(message.delaySeconds()).messageGroupId(message.groupId()).build());
         }
         for (int attempt = 1; ; attempt++) {
-            ObjectNode request = Json.object().put("QueueUrl", queueUrl);
-            request.putArray("Entries").addAll(entries);
-            JsonNode failed = call("SendMessageBatch", Use.SEND, queueUrl, request).path("Failed");
+            List<SendMessageBatchRequestEntry> sending = entries;
+            List<BatchResultErrorEntry> failed = call("SendMessageBatch", Use.SEND, queueUrl,
+                    () -> sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(sending))).failed();
             if (failed.isEmpty()) {
                 return;
             }
-            List<String> failedIds = new ArrayList<>();
-            boolean senderFault = false;
-            for (JsonNode entry : failed) {
-                failedIds.add(entry.path("Id").asText());
-                senderFault |= entry.path("SenderFault").asBoolean(false);
-            }
+            Set<String> failedIds = failed.stream().map(BatchResultErrorEntry::id).collect(Collectors.toSet());
+            boolean senderFault = failed.stream().anyMatch(entry -> Boolean.TRUE.equals(entry.senderFault()));
             if (senderFault || attempt >= ENTRY_RETRIES) {
-                JsonNode first = failed.get(0);
+                BatchResultErrorEntry first = failed.getFirst();
                 throw new IllegalStateException("SQS refused " + failedIds.size() + " of " + entries.size()
-                        + " messages to " + queueUrl + ": " + first.path("Code").asText() + " " + first.path("Message").asText());
+                        + " messages to " + queueUrl + ": " + first.code() + " " + first.message());
             }
-            entries = entries.stream().filter(e -> failedIds.contains(e.get("Id").asText())).toList();
+            entries = entries.stream().filter(e -> failedIds.contains(e.id())).toList();
         }
     }
 
@@ -272,5 +255,6 @@ public final class QueueClient implements AutoCloseable {
     @Override
     public void close() {
         senders.shutdown();
+        sqs.close();
     }
 }

@@ -1,53 +1,52 @@
 package dev.runner.secrets;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.runner.aws.AwsException;
-import dev.runner.aws.AwsJsonClient;
-import dev.runner.aws.AwsKeys;
-import dev.runner.json.Json;
+import dev.runner.aws.AwsClients;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.services.secretsmanager.SecretsManagerClient;
 
 import java.net.URI;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.function.Supplier;
 
 /**
- * AWS Secrets Manager's {@code GetSecretValue}, spoken directly ({@link AwsJsonClient}, JSON 1.1).
- * The SDK's client cost every function about 1,300 classes and 250–500 ms at cold start for this
- * one call; bench/README.md, cold start. A refusal (AccessDenied, no such secret) is a {@link
- * SecretUnavailableException} naming the secret and the service's error type, never the value; a
- * throttle, a 5xx or a broken connection is tried up to three times.
+ * AWS Secrets Manager's {@code GetSecretValue}, over the SDK's client ({@link AwsClients}). A
+ * refusal (AccessDenied, no such secret) is a {@link SecretUnavailableException} naming the secret
+ * and the service's error code, never the value; a throttle, a 5xx or a broken connection is tried
+ * again by the SDK's standard retry mode.
  */
-public final class SecretsManagerSource implements SecretSource {
+public final class SecretsManagerSource implements SecretSource, AutoCloseable {
 
     private static final Duration READ_TIMEOUT = Duration.ofSeconds(10);
 
-    private final AwsJsonClient client;
+    private final SecretsManagerClient client;
 
     /**
-     * @param endpoint null = the region's Secrets Manager; else an override (the local runtime's)
-     * @param keys     asked at each read, so refreshed credentials are used as soon as they exist
+     * @param endpoint    null = the region's Secrets Manager; else an override (the local runtime's)
+     * @param credentials resolved at each read, never at build: a SnapStart snapshot holds none
      */
-    public SecretsManagerSource(URI endpoint, String region, Supplier<AwsKeys> keys, Clock clock) {
-        // Signed for real even on loopback: a read is rare, and the cold-start bench then pays what Lambda pays.
-        this.client = new AwsJsonClient(AwsJsonClient.Service.SECRETS_MANAGER, endpoint, region, keys, clock, READ_TIMEOUT, false);
+    public SecretsManagerSource(URI endpoint, String region, AwsCredentialsProvider credentials) {
+        this.client = AwsClients.configure(SecretsManagerClient.builder(), endpoint, region, credentials, READ_TIMEOUT).build();
     }
 
     @Override
     public String read(String secretId) {
-        JsonNode answer;
         try {
-            answer = client.call("GetSecretValue", Json.object().put("SecretId", secretId));
-        } catch (AwsException e) {
-            throw new SecretUnavailableException("secret " + secretId + " could not be read: " + e.getMessage(),
-                    e.unreachable() ? e : null);
+            return client.getSecretValue(b -> b.secretId(secretId)).secretString();
+        } catch (SdkException e) {
+            // The cause only when no answer came: a refusal's exception says no more than the message.
+            throw new SecretUnavailableException("secret " + secretId + " could not be read: " + AwsClients.describe(e),
+                    e instanceof AwsServiceException ? null : e);
         }
-        JsonNode value = answer.get("SecretString");
-        return value == null || value.isNull() ? null : value.asText();
+    }
+
+    @Override
+    public void close() {
+        client.close();
     }
 
     @Override
     public String toString() {
-        return "SecretsManagerSource[" + client.endpoint() + "]";
+        return "SecretsManagerSource[" + client.serviceClientConfiguration().endpointOverride().map(URI::toString).orElse("regional") + "]";
     }
 }

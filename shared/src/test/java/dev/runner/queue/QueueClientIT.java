@@ -1,16 +1,16 @@
 package dev.runner.queue;
 
-import dev.runner.aws.AwsKeys;
 import dev.runner.cost.CostMeter;
 import dev.runner.testing.TestStack;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 import java.net.URI;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Runner's own SQS client (JSON protocol, no SDK) against the test SQS server, read back with the SDK as a user would. */
+/** Runner's SQS client against the test SQS server, read back with the SDK as a user would. */
 class QueueClientIT {
 
     private static TestStack stack;
@@ -31,9 +31,8 @@ class QueueClientIT {
     @BeforeAll
     static void start() {
         stack = TestStack.create(Map.of());
-        AwsKeys keys = new AwsKeys("test", "test", null);
-        queues = QueueClient.create(URI.create(stack.environment().get("RUNNER_SQS_ENDPOINT")), "us-east-1", () -> keys,
-                Clock.systemUTC(), costs, QueueClient.Permit.ANY);
+        queues = QueueClient.create(URI.create(stack.environment().get("RUNNER_SQS_ENDPOINT")), "us-east-1",
+                StaticCredentialsProvider.create(AwsBasicCredentials.create("test", "test")), costs, QueueClient.Permit.ANY);
     }
 
     @AfterAll
@@ -95,8 +94,8 @@ class QueueClientIT {
 
     @Test
     void aQueueTheFunctionIsNotGrantedIsRefusedBeforeAnyRequest() {
-        QueueClient denied = QueueClient.create(URI.create("http://127.0.0.1:9"), "us-east-1", () -> new AwsKeys("a", "b", null),
-                Clock.systemUTC(), costs, (use, url) -> false);
+        QueueClient denied = QueueClient.create(URI.create("http://127.0.0.1:9"), "us-east-1",
+                StaticCredentialsProvider.create(AwsBasicCredentials.create("a", "b")), costs, (use, url) -> false);
         long before = costs.snapshot().sqsRequests();
 
         assertThrows(QueueClient.NotGranted.class, () -> denied.sendAll("http://127.0.0.1:9/q", List.of(OutgoingMessage.of("{}", null))));
