@@ -11,7 +11,8 @@ is a new resource, a changed create-only property replaces the resource. A resou
 Description names (ConfigSnapshot) is expanded into its own create-only properties, since replacing
 it gives it new attribute values.
 
-It also reports which parameters reach the functions (referenced from Globals.Function or a
+It also reports what would keep `sam build` from building and pointing at the functions' code,
+which parameters reach the functions (referenced from Globals.Function or a
 function's properties other than Events), which HTTP routes `sam deploy --guided` would ask about
 ("has no authentication. Is this okay?", the check of samcli/commands/deploy/auth_utils.py), and
 whether the dashboard body is valid JSON once substituted, and whether infra.yaml's ParameterOverrides
@@ -98,8 +99,7 @@ def changed_value(name, declaration, current):
 
 
 def identities(template, parameters, code_uri):
-    sam = copy.deepcopy(template)
-    sam["Globals"]["Function"]["CodeUri"] = code_uri
+    sam = with_code_uri(template, code_uri)
     output = transform(sam, copy.deepcopy(parameters), NoManagedPolicies())
     values = dict(parameters)
     for name, declaration in template.get("Parameters", {}).items():
@@ -127,6 +127,40 @@ def identities(template, parameters, code_uri):
             version = resource["Properties"]["FunctionVersion"]["Fn::GetAtt"][0]
             result[logical_id] = json.dumps(version_identity(version), sort_keys=True)
     return result
+
+
+def with_code_uri(template, code_uri):
+    """The template as `sam deploy` hands it to CloudFormation: each function's CodeUri uploaded."""
+    sam = copy.deepcopy(template)
+    for resource in sam["Resources"].values():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            resource["Properties"]["CodeUri"] = code_uri
+    return sam
+
+
+def sam_build_problems(template, template_dir):
+    """What would keep `sam build && sam deploy` from deploying the functions' code (SAM CLI's rules,
+    samcli/lib/build/app_builder.py). sam build builds every AWS::Serverless::Function whose CodeUri
+    (Globals applied) is a local folder, with the builder its Metadata BuildMethod names (makefile:
+    `make build-<LogicalId>` with the folder's Makefile), and points that function's own CodeUri at
+    the build; Globals it copies as they are into .aws-sam/build/template.yaml, where a relative
+    path names nothing. A .zip file is not built, and SAM's Maven builder would build a copy of the
+    folder without the parent pom."""
+    problems = []
+    if "CodeUri" in template.get("Globals", {}).get("Function", {}):
+        problems.append("Globals.Function.CodeUri: sam build rewrites CodeUri on the functions, never in Globals")
+    for logical_id, resource in template["Resources"].items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        code_uri = resource.get("Properties", {}).get("CodeUri")
+        folder = os.path.join(template_dir, code_uri) if isinstance(code_uri, str) else None
+        if folder is None or code_uri.startswith("s3://") or not os.path.isdir(folder):
+            problems.append(f"{logical_id}: CodeUri {code_uri!r} is not a local folder that sam build builds")
+        elif resource.get("Metadata", {}).get("BuildMethod") != "makefile":
+            problems.append(f"{logical_id}: no Metadata BuildMethod makefile")
+        elif not os.path.isfile(os.path.join(folder, "Makefile")):
+            problems.append(f"{logical_id}: no Makefile in {code_uri}")
+    return problems
 
 
 def guided_auth_prompts(template):
@@ -185,6 +219,7 @@ def main(template_path, base_json, output_path, infra_path):
         "baselineAgain": identities(template, base, CODE_URI),
         "otherCode": identities(template, base, OTHER_CODE_URI),
         "variants": {},
+        "samBuildProblems": sam_build_problems(template, os.path.dirname(os.path.abspath(template_path))),
         "guidedAuthPrompts": guided_auth_prompts(template),
         "dashboardErrors": dashboard_errors(template),
         "infraOverrides": infra_overrides(template, infra_path),

@@ -29,8 +29,10 @@ def main():
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     with open(sys.argv[1]) as f:
         template = yaml_parse(f.read())
-    # CodeUri points at a local jar; the translator wants an S3 location, which changes nothing of the roles.
-    template.setdefault("Globals", {}).setdefault("Function", {})["CodeUri"] = "s3://bucket/code.jar"
+    # CodeUri names a local folder; the translator wants an S3 location, which changes nothing of the roles.
+    for resource in template["Resources"].values():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            resource.setdefault("Properties", {})["CodeUri"] = "s3://bucket/code.zip"
     parameters = dict(arg.split("=", 1) for arg in sys.argv[2:])
     resources = transform(template, parameters, NoManagedPolicies())["Resources"]
     roles = {}

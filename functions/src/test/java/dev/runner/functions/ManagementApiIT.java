@@ -35,7 +35,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ManagementApiIT {
 
     @RegisterExtension
-    static final PipelineFixture fixture = new PipelineFixture(Map.of());
+    /** The IAM sample's user is listed as admin (ManagementIamPrincipals). */
+    static final PipelineFixture fixture = new PipelineFixture(Map.of(
+            "RUNNER_MANAGEMENT_IAM_PRINCIPALS", "arn:aws:iam::123456789012:user/runner-operator=admin"));
 
     /** A second root on the same servers whose meter counts the API's own statements and round trips, not the pump's. */
     private static final CostMeter apiCosts = new CostMeter();
@@ -303,11 +305,16 @@ class ManagementApiIT {
     }
 
     @Test
-    void anIamPrincipalIsAdminWithoutAKeyAndNoPrincipalNoKeyIsRefused() {
+    void aListedIamPrincipalIsAdminWithoutAKeyAnUnlistedOneIsForbiddenAndNoPrincipalIsRefused() {
         APIGatewayV2HTTPEvent signed = Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class);
         var response = Lambda.http(new ApiFunction(fixture.runner), signed, TestContext.of("api", 30_000));
         assertEquals(200, response.getStatusCode(), response.getBody());
         assertEquals("admin", Json.parse(response.getBody()).path("scope").asText());
+
+        APIGatewayV2HTTPEvent unlisted = Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class);
+        unlisted.getRequestContext().getAuthorizer().getIam().setUserArn("arn:aws:sts::123456789012:assumed-role/someone/session");
+        var refused = Lambda.http(new ApiFunction(fixture.runner), unlisted, TestContext.of("api", 30_000));
+        assertEquals(403, refused.getStatusCode(), "verified by the gateway, but listed as no one: " + refused.getBody());
 
         APIGatewayV2HTTPEvent unsigned = Events.load("api-iam-session.json", APIGatewayV2HTTPEvent.class);
         unsigned.getRequestContext().setAuthorizer(null);

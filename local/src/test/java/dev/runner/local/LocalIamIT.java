@@ -181,12 +181,17 @@ class LocalIamIT {
                 .httpClient(UrlConnectionHttpClient.create()).build();
     }
 
-    /** template.yaml, with the one policy that lets WebhookFunction send to items-webhook taken out. */
+    /** template.yaml, with the one statement that lets WebhookFunction's role send to items-webhook taken out. */
     static String withoutWebhookSendGrant(String template) {
-        int function = template.indexOf("  WebhookFunction:\n");
-        String grant = "        - SQSSendMessagePolicy: {QueueName: !GetAtt ItemsWebhookQueue.QueueName}\n";
-        int at = template.indexOf(grant, function);
-        if (function < 0 || at < 0 || at > template.indexOf("  ApiFunction:\n")) {
+        int role = template.indexOf("  WebhookFunctionRole:\n");
+        String grant = """
+                              - Effect: Allow
+                                Action: sqs:SendMessage
+                                Resource:
+                                  - !GetAtt ItemsWebhookQueue.Arn
+                """;
+        int at = template.indexOf(grant, role);
+        if (role < 0 || at < 0 || at > template.indexOf("  ApiFunctionRole:\n")) {
             throw new IllegalStateException("WebhookFunction's grant to items-webhook is not where this test expects it");
         }
         return template.substring(0, at) + template.substring(at + grant.length());

@@ -13,7 +13,8 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * Who a request comes from: the IAM principal the gateway verified (admin), the admin bearer key
+ * Who a request comes from: the IAM principal the gateway verified (as whom {@link IamPrincipals}
+ * lists it, else no one), the admin bearer key
  * (compared in constant time, never touching Postgres), or a tenant key (found by its SHA-256,
  * one indexed statement, so a revoked key stops working at once). Creates and revokes tenant keys.
  */
@@ -29,13 +30,16 @@ final class ApiKeys {
     private final ApiKeyStore store;
     private final Clock clock;
     private final boolean bearerKeys;
+    private final IamPrincipals principals;
 
     /**
      * @param adminKey   the admin bearer key; null: admin only through IAM
      * @param bearerKeys false when only IAM principals may call (ManagementAuth iam): every bearer key is refused
+     * @param principals the IAM principals allowed in, and as whom
      */
-    ApiKeys(String adminKey, boolean bearerKeys, ApiKeyStore store, Clock clock) {
+    ApiKeys(String adminKey, boolean bearerKeys, IamPrincipals principals, ApiKeyStore store, Clock clock) {
         this.bearerKeys = bearerKeys;
+        this.principals = principals;
         this.adminKeyDigest = adminKey == null || adminKey.isBlank() ? null : digest(adminKey);
         this.store = store;
         this.clock = clock;
@@ -44,7 +48,10 @@ final class ApiKeys {
     /** The caller, or empty when the request carries no key that works. */
     Optional<Caller> authenticate(ApiRequest request) {
         if (request.principal() != null) {
-            return Optional.of(new Caller.Admin(request.principal()));
+            String principal = request.principal();
+            return Optional.of(principals.scope(principal)
+                    .<Caller>map(scope -> scope.tenantId() == null ? new Caller.Admin(principal) : new Caller.Tenant(scope.tenantId(), null))
+                    .orElse(new Caller.Unlisted(principal)));
         }
         String token = bearerKeys ? bearer(request) : null;
         if (token == null) {

@@ -12,8 +12,15 @@ public sealed interface Caller {
      */
     record Admin(String principal) implements Caller {}
 
-    /** One tenant's integrations, runs, items and dead items; nothing shared by every tenant. */
+    /**
+     * One tenant's integrations, runs, items and dead items; nothing shared by every tenant.
+     *
+     * @param keyId the tenant key's id; null for an IAM principal listed as the tenant's
+     */
     record Tenant(String tenantId, UUID keyId) implements Caller {}
+
+    /** An IAM principal the gateway verified that is listed as no one: refused (403) wherever a caller is needed. */
+    record Unlisted(String principal) implements Caller {}
 
     /** Nobody authenticated (public routes only). */
     record Anonymous() implements Caller {}
@@ -24,6 +31,7 @@ public sealed interface Caller {
             case Admin admin -> true;
             case Tenant tenant -> tenantId == null || tenant.tenantId().equals(tenantId);
             case Anonymous anonymous -> false;
+            case Unlisted unlisted -> false;
         };
     }
 

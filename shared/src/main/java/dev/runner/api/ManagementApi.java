@@ -72,13 +72,16 @@ public final class ManagementApi {
 
     /** @param adminKey the admin bearer key; null: admin only through IAM (tenant keys still work) */
     public ManagementApi(String adminKey, Backend backend) {
-        this(adminKey, true, backend);
+        this(adminKey, true, IamPrincipals.none(), backend);
     }
 
-    /** @param bearerKeys false: only IAM principals verified by API Gateway may call (ManagementAuth iam) */
-    public ManagementApi(String adminKey, boolean bearerKeys, Backend backend) {
+    /**
+     * @param bearerKeys false: only IAM principals verified by API Gateway may call (ManagementAuth iam)
+     * @param principals the IAM principals allowed in, each as the admin or as one tenant; any other is refused
+     */
+    public ManagementApi(String adminKey, boolean bearerKeys, IamPrincipals principals, Backend backend) {
         this.db = backend.db();
-        this.keys = new ApiKeys(adminKey, bearerKeys, backend.apiKeys(), backend.clock());
+        this.keys = new ApiKeys(adminKey, bearerKeys, principals, backend.apiKeys(), backend.clock());
         var setup = new SetupRoutes(backend.integrations(), backend.handlerUrls(), backend.pauses(), keys, backend.clock());
         var console = new ConsoleAssets();
         var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.items(), backend.itemQueries(),
@@ -165,6 +168,9 @@ public final class ManagementApi {
             if (caller == null) {
                 return ApiResponse.error(401, "unauthorized", "missing or wrong bearer API key");
             }
+            if (caller instanceof Caller.Unlisted) {
+                return ApiResponse.error(403, "forbidden", "this IAM principal is not allowed in (ManagementIamPrincipals)");
+            }
             if (access == ADMIN && !(caller instanceof Caller.Admin)) {
                 return ApiResponse.error(403, "forbidden", "this route needs the admin key");
             }
@@ -178,7 +184,7 @@ public final class ManagementApi {
         for (Entry entry : entries) {
             boolean allowed = switch (entry.access()) {
                 case PUBLIC -> true;
-                case SCOPED -> !(caller instanceof Caller.Anonymous);
+                case SCOPED -> caller instanceof Caller.Admin || caller instanceof Caller.Tenant;
                 case ADMIN -> caller instanceof Caller.Admin;
             };
             if (allowed && entry.capability() != null) {

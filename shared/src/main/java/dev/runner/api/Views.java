@@ -95,6 +95,7 @@ final class Views {
             case Caller.Admin admin -> node.put("scope", "admin").putNull("tenantId");
             case Caller.Tenant tenant -> node.put("scope", "tenant").put("tenantId", tenant.tenantId());
             case Caller.Anonymous anonymous -> node.put("scope", "none").putNull("tenantId");
+            case Caller.Unlisted unlisted -> node.put("scope", "none").putNull("tenantId");
         }
         ArrayNode array = node.putArray("can");
         can.forEach(array::add);

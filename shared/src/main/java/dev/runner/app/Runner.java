@@ -1,6 +1,7 @@
 package dev.runner.app;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.runner.api.IamPrincipals;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.cache.TypesCache;
@@ -137,7 +138,8 @@ public final class Runner implements AutoCloseable {
             dispatcher.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),
             dispatcher.get()));
-    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(apiKey(), config().managementBearerKeys(), new ManagementApi.Backend(
+    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(apiKey(), config().managementBearerKeys(),
+            managementIamPrincipals(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
@@ -251,6 +253,15 @@ public final class Runner implements AutoCloseable {
     }
 
     /** The management API's admin key: given by value, else read from its secret; null = none (every call 401). */
+    /** Read when the API is built, so a bad entry fails the API function's start and says which. */
+    private IamPrincipals managementIamPrincipals() {
+        try {
+            return IamPrincipals.parse(config.managementIamPrincipals());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("RUNNER_MANAGEMENT_IAM_PRINCIPALS: " + e.getMessage(), e);
+        }
+    }
+
     private String apiKey() {
         if (config.apiKey() != null || config.secret(SecretRole.API_KEY) == null) {
             return config.apiKey();

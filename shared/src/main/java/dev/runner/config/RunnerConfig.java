@@ -47,6 +47,8 @@ public record RunnerConfig(
         String apiKey,
         /* False when only IAM principals verified by API Gateway may call the management API (ManagementAuth iam). */
         boolean managementBearerKeys,
+        /* RUNNER_MANAGEMENT_IAM_PRINCIPALS: the IAM principals allowed into the management API, each =admin or =tenant:<id> (api.IamPrincipals); empty = none. */
+        String managementIamPrincipals,
         /* HMAC key of the handler calls by value (tests, development); null = from its secret (a function that calls handlers fails its start without either). */
         String handlerSigningSecret,
         /* RUNNER_HANDLER_ALLOWED_NETWORKS: where handlers may be besides public https addresses (HandlerUrlPolicy); default none. */
@@ -82,7 +84,8 @@ public record RunnerConfig(
         return "RunnerConfig[database=" + database + ", redisUrl=" + redisUrl.replaceAll("//[^@/]*@", "//***@")
                 + ", redisMode=" + redisMode + ", redisTrustedCertificates=" + redisTrustedCertificates + ", redisPrefix=" + redisPrefix + ", sqsEndpoint=" + sqsEndpoint
                 + ", secretsEndpoint=" + secretsEndpoint + ", awsRegion=" + awsRegion + ", queues=" + queues
-                + ", secrets=" + secrets + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys + ", handlerSigningSecret=***"
+                + ", secrets=" + secrets + ", apiKey=" + (apiKey == null ? "unset" : "***") + ", managementBearerKeys=" + managementBearerKeys
+                + ", managementIamPrincipals=" + managementIamPrincipals + ", handlerSigningSecret=***"
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
                 + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait
@@ -246,6 +249,7 @@ public record RunnerConfig(
                 secrets,
                 read.optional("RUNNER_API_KEY", null),
                 read.managementBearerKeys(),
+                read.optional("RUNNER_MANAGEMENT_IAM_PRINCIPALS", ""),
                 read.optional("RUNNER_HANDLER_SIGNING_SECRET", null),
                 read.networks("RUNNER_HANDLER_ALLOWED_NETWORKS"),
                 new Retry(read.positiveInt("RUNNER_MAX_ATTEMPTS", 3),

@@ -5,6 +5,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
 import org.flywaydb.core.Flyway;
+import org.postgresql.util.PSQLException;
+import org.postgresql.util.ServerErrorMessage;
 
 import java.sql.Array;
 import java.sql.Connection;
@@ -182,10 +184,53 @@ public final class Database implements AutoCloseable {
         }
     }
 
-    /** A failed statement; the message names the statement's first line, never its parameters (they may hold secrets). */
+    /**
+     * A failed statement. The message names the statement's first line, never its parameters (they
+     * may hold secrets); for an error Postgres reports, its SQL state and the constraint, table,
+     * column or type it names, never its Detail, which quotes the row. A data exception's (class
+     * 22) own text quotes the refused value, so only its SQL state and names are kept.
+     */
     public static final class StoreException extends RuntimeException {
         public StoreException(String sql, SQLException cause) {
-            super("postgres: " + cause.getMessage() + " [" + firstLine(sql) + "]", cause);
+            super(describe(cause) + " [" + firstLine(sql) + "]", cause);
+        }
+
+        private static String describe(SQLException failure) {
+            ServerErrorMessage server = serverError(failure);
+            String state = server == null ? failure.getSQLState() : server.getSQLState();
+            StringBuilder text = new StringBuilder("postgres");
+            name(text, "", state);
+            if (server == null) {
+                return text.append(": ").append(failure.getMessage()).toString();
+            }
+            name(text, " constraint", server.getConstraint());
+            name(text, " table", server.getTable());
+            name(text, " column", server.getColumn());
+            name(text, " type", server.getDatatype());
+            if (state == null || !state.startsWith("22")) {
+                text.append(": ").append(server.getMessage());
+            }
+            return text.toString();
+        }
+
+        /** What Postgres said, from the exception or the one a failed batch entry wraps. */
+        private static ServerErrorMessage serverError(SQLException failure) {
+            for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+                if (cause instanceof PSQLException postgres && postgres.getServerErrorMessage() != null) {
+                    return postgres.getServerErrorMessage();
+                }
+                if (cause instanceof SQLException sql && sql.getNextException() instanceof PSQLException next
+                        && next.getServerErrorMessage() != null) {
+                    return next.getServerErrorMessage();
+                }
+            }
+            return null;
+        }
+
+        private static void name(StringBuilder text, String what, String name) {
+            if (name != null) {
+                text.append(what).append(' ').append(name);
+            }
         }
 
         private static String firstLine(String sql) {

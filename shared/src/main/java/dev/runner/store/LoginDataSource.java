@@ -25,6 +25,10 @@ final class LoginDataSource implements DataSource {
         // One round trip per statement: no server-side prepare dance for short-lived statements.
         this.postgres.setPrepareThreshold(0);
         this.postgres.setReWriteBatchedInserts(true);
+        // Postgres's Detail quotes the row ("Key (external_id)=(…)", "Failing row contains (…)"), and
+        // a failed batch entry its statement with parameters: the driver's messages leave both out,
+        // so no exception's message or stack trace carries a row's values into a log line.
+        this.postgres.setLogServerErrorDetail(false);
         this.credentials = Credentials.requireNonNull(credentials);
     }
 

@@ -27,6 +27,10 @@ class ManagementApiTest {
     private static final String RUN = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
 
     private final ManagementApi api = new ManagementApi(ADMIN_KEY, ManagementApi.Backend.none(Clock.systemUTC()));
+    /** ManagementAuth iam, with an operator user and role as admin and a tenant's role as that tenant. */
+    private final ManagementApi iam = new ManagementApi(ADMIN_KEY, false, IamPrincipals.parse(
+            "arn:aws:iam::123456789012:user/operator=admin, arn:aws:iam::123456789012:role/ops/operator=admin,"
+                    + " arn:aws:iam::123456789012:role/acme-sync=tenant:t-acme"), ManagementApi.Backend.none(Clock.systemUTC()));
 
     @Test
     void aRouteWithoutAKeyIs401() {
@@ -49,9 +53,8 @@ class ManagementApiTest {
     }
 
     @Test
-    void anIamPrincipalVerifiedByTheGatewayIsAdminWithoutAKey() {
-        ApiResponse response = api.handle(new ApiRequest("GET", "/session", Map.of(), Map.of(), Map.of(), null,
-                "arn:aws:iam::123456789012:user/operator"));
+    void anIamPrincipalListedAsAdminIsAdminWithoutAKey() {
+        ApiResponse response = iam.handle(signed("GET", "/session", "arn:aws:iam::123456789012:user/operator"));
         JsonNode session = Json.parse(response.body());
         assertEquals(200, response.status(), response.body());
         assertEquals("admin", session.path("scope").asText());
@@ -61,12 +64,28 @@ class ManagementApiTest {
     }
 
     @Test
-    void inIamModeBearerKeysAreRefusedAndOnlyVerifiedPrincipalsCall() {
-        var iamOnly = new ManagementApi(ADMIN_KEY, false, ManagementApi.Backend.none(Clock.systemUTC()));
-        assertError(401, "unauthorized", iamOnly.handle(new ApiRequest("GET", "/session", Map.of(),
+    void inIamModeBearerKeysAreRefusedAndOnlyListedPrincipalsCall() {
+        assertError(401, "unauthorized", iam.handle(new ApiRequest("GET", "/session", Map.of(),
                 Map.of("authorization", "Bearer " + ADMIN_KEY), Map.of(), null)));
-        assertEquals(200, iamOnly.handle(new ApiRequest("GET", "/session", Map.of(), Map.of(), Map.of(), null,
-                "arn:aws:iam::123456789012:role/operator")).status());
+        // Any session of a listed role: API Gateway names a caller that assumed it by the session.
+        assertEquals(200, iam.handle(signed("GET", "/session", "arn:aws:sts::123456789012:assumed-role/operator/alice")).status());
+        for (String unlisted : List.of("arn:aws:iam::123456789012:user/someone-else", "arn:aws:sts::123456789012:assumed-role/intruder/x",
+                "arn:aws:sts::210987654321:assumed-role/operator/same-role-name-other-account")) {
+            assertError(403, "forbidden", iam.handle(signed("GET", "/session", unlisted)));
+            assertError(403, "forbidden", iam.handle(signed("GET", "/runs", unlisted)));
+        }
+        var nobodyListed = new ManagementApi(ADMIN_KEY, false, IamPrincipals.none(), ManagementApi.Backend.none(Clock.systemUTC()));
+        assertError(403, "forbidden", nobodyListed.handle(signed("GET", "/session", "arn:aws:iam::123456789012:user/operator")));
+    }
+
+    @Test
+    void anIamPrincipalListedAsATenantActsForThatTenantOnly() {
+        String acme = "arn:aws:sts::123456789012:assumed-role/acme-sync/job-42";
+        JsonNode session = Json.parse(iam.handle(signed("GET", "/session", acme)).body());
+        assertEquals("tenant", session.path("scope").asText(), session.toString());
+        assertEquals("t-acme", session.path("tenantId").asText());
+        assertError(403, "forbidden", iam.handle(signed("GET", "/handlers", acme)));
+        assertError(404, "not_found", iam.handle(signed("GET", "/tenants/t-other/integrations/crm", acme)));
     }
 
     @Test
@@ -203,6 +222,11 @@ class ManagementApiTest {
         assertError(400, "bad_request", response);
         String actual = Json.parse(response.body()).path("message").asText();
         assertTrue(actual.contains(message), "message " + actual + " lacks " + message);
+    }
+
+    /** A request whose caller API Gateway verified with SigV4. */
+    private static ApiRequest signed(String method, String path, String principal) {
+        return new ApiRequest(method, path, Map.of(), Map.of(), Map.of(), null, principal);
     }
 
     private static void assertError(int status, String error, ApiResponse response) {

@@ -116,6 +116,13 @@ class TemplateDeployIT {
     }
 
     @Test
+    void samBuildBuildsEveryFunctionAndPointsItsOwnCodeUriAtTheBuild() {
+        // The SAM CLI itself is not installed here: its rules are (sam_build_problems), and
+        // DeploymentPackageIT runs the make targets it would run.
+        assertEquals(List.of(), strings(report().path("samBuildProblems")));
+    }
+
+    @Test
     void guidedDeployAsksNoAuthenticationQuestion() {
         // SAM CLI's guided deploy aborts on the default answer of "has no authentication. Is this
         // okay?", which it asks for every HTTP route whose event and API both lack Auth.
@@ -140,8 +147,12 @@ class TemplateDeployIT {
     }
 
     private static Set<String> functionParameters() {
-        Set<String> names = new HashSet<>();
-        report().path("functionParameters").forEach(name -> names.add(name.asText()));
-        return names;
+        return new HashSet<>(strings(report().path("functionParameters")));
+    }
+
+    private static List<String> strings(JsonNode array) {
+        List<String> values = new ArrayList<>();
+        array.forEach(value -> values.add(value.asText()));
+        return values;
     }
 }

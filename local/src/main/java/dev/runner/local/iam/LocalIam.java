@@ -11,11 +11,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * IAM as the local runtime plays it: each function gets credentials of its own (an access key id
- * that names it), and each AWS request signed with them is checked against the statements of the
- * role SAM would create for it, as IAM evaluates identity policies: an explicit Deny wins, then
- * any Allow, else the request is refused. Requests signed with any other key (the runtime itself,
- * the AWS CLI) are an operator's and allowed. Signatures are not verified: this is a mirror of
- * the template's grants for tests, not a security boundary.
+ * that names it), and each AWS request signed with them is checked against the statements of its
+ * role (the template's, or the one SAM would create for it), as IAM evaluates identity policies:
+ * an explicit Deny wins, then any Allow, else the request is refused. Requests signed with any
+ * other key (the runtime itself, the AWS CLI) are an operator's and allowed. Signatures are not
+ * verified: this is a mirror of the template's grants for tests, not a security boundary.
  */
 public final class LocalIam {
 
@@ -39,8 +39,8 @@ public final class LocalIam {
     }
 
     /**
-     * The credentials a function signs with; a function whose role is not known (a Role of its own)
-     * gets the operator's and is not checked.
+     * The credentials a function signs with; a function whose role is not known (a Role that is no
+     * AWS::IAM::Role of the template) gets the operator's and is not checked.
      */
     public Optional<Identity> register(FunctionDefinition function) {
         return function.policies().map(statements -> {

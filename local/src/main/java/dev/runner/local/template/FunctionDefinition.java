@@ -10,8 +10,9 @@ import java.util.Optional;
  *
  * @param handler     {@code package.Class::method} or {@code package.Class}
  * @param environment the variables the template gives it (before local endpoints are applied)
- * @param policies    the statements of the role SAM creates for it (its Policies, and what its event
- *                    sources add); empty when the template gives it a Role of its own, which is not evaluated locally
+ * @param policies    the statements of its role: the template's AWS::IAM::Role it names, or the one SAM
+ *                    creates for it (its Policies, and what its event sources add); empty when its Role is
+ *                    given any other way, which is not evaluated locally
  */
 public record FunctionDefinition(String logicalId, String name, String handler, Duration timeout, int memoryMb,
                                  Map<String, String> environment, List<EventSource> events,

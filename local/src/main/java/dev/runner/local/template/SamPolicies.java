@@ -13,15 +13,20 @@ import java.util.function.Consumer;
 /**
  * A function's {@code Policies} as SAM turns them into its role's statements: SAM policy templates
  * expanded from their definitions (sam-policy-templates.json, a copy of the translator's), inline
- * policy documents taken as they are. Managed policies by name or ARN are not evaluated locally:
- * they grant nothing here, with a warning, so a function relying on one is refused loudly rather
- * than allowed silently.
+ * policy documents taken as they are; or the inline policies of an AWS::IAM::Role the function
+ * names. Managed policies by name or ARN are not evaluated locally: they grant nothing here, with
+ * a warning, so a function relying on one is refused loudly rather than allowed silently; only
+ * AWSLambdaSQSQueueExecutionRole is known, and the two that grant nothing the local runtime checks.
  */
 final class SamPolicies {
 
     /** What SAM attaches to a function with an SQS event source (AWSLambdaSQSQueueExecutionRole). */
     static final PolicyStatement SQS_EVENT_SOURCE = new PolicyStatement(true,
             List.of("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"), List.of("*"));
+
+    /** Managed policies of logs and EC2 only: nothing of SQS or Secrets Manager, so nothing to evaluate here. */
+    private static final List<String> NOTHING_CHECKED_LOCALLY = List.of(
+            "/service-role/AWSLambdaBasicExecutionRole", "/service-role/AWSLambdaVPCAccessExecutionRole");
 
     private static final Map<String, Object> TEMPLATES = load();
 
@@ -52,6 +57,31 @@ final class SamPolicies {
                 statements.addAll(document(where, (Map<?, ?>) intrinsics.resolve(definition, where + "." + name), warn));
             } else {
                 warn.accept(where + ": policy " + entry + " is not understood locally; it grants nothing here");
+            }
+        }
+        return statements;
+    }
+
+    /** The statements of an AWS::IAM::Role's {@code Policies} and {@code ManagedPolicyArns}. */
+    static List<PolicyStatement> roleStatements(String roleId, Map<String, Object> role, Intrinsics intrinsics,
+                                                Consumer<String> warn) {
+        List<PolicyStatement> statements = new ArrayList<>();
+        if (intrinsics.resolve(role.get("Policies"), roleId + ".Policies") instanceof List<?> policies) {
+            for (Object policy : policies) {
+                if (!(policy instanceof Map<?, ?> named) || !(named.get("PolicyDocument") instanceof Map<?, ?> document)) {
+                    throw new TemplateException(roleId + ".Policies: a policy without a PolicyDocument: " + policy);
+                }
+                statements.addAll(document(roleId + ".Policies", document, warn));
+            }
+        }
+        if (intrinsics.resolve(role.get("ManagedPolicyArns"), roleId + ".ManagedPolicyArns") instanceof List<?> arns) {
+            for (Object arn : arns) {
+                String name = String.valueOf(arn);
+                if (name.endsWith("/service-role/AWSLambdaSQSQueueExecutionRole")) {
+                    statements.add(SQS_EVENT_SOURCE);
+                } else if (NOTHING_CHECKED_LOCALLY.stream().noneMatch(name::endsWith)) {
+                    warn.accept(roleId + ": managed policy " + name + " is not evaluated locally; it grants nothing here");
+                }
             }
         }
         return statements;

@@ -282,11 +282,19 @@ public final class Template implements Intrinsics.Resources {
                 wholeNumber(memory, logicalId + ".MemorySize"), environment, events, policies(logicalId, properties, events));
     }
 
-    /** The statements of the role SAM makes for the function; none known when it names a Role of its own. */
+    /**
+     * The statements of the function's role: the template's AWS::IAM::Role its Role names, or the
+     * one SAM makes from its Policies; none known when its Role is given any other way.
+     */
     private Optional<List<PolicyStatement>> policies(String logicalId, Map<String, Object> properties, List<EventSource> events) {
-        if (properties.get("Role") != null) {
-            warn(logicalId + ": its Role is not evaluated locally; its AWS calls are not checked against IAM here");
-            return Optional.empty();
+        Object role = properties.get("Role");
+        if (role != null) {
+            Optional<String> roleId = roleOfTemplate(role);
+            if (roleId.isEmpty()) {
+                warn(logicalId + ": its Role is not an AWS::IAM::Role of this template; its AWS calls are not checked against IAM here");
+                return Optional.empty();
+            }
+            return Optional.of(SamPolicies.roleStatements(roleId.get(), properties(resources.get(roleId.get())), intrinsics, this::warn));
         }
         List<PolicyStatement> statements = new ArrayList<>(
                 SamPolicies.statements(logicalId + ".Policies", properties.get("Policies"), intrinsics, this::warn));
@@ -294,6 +302,17 @@ public final class Template implements Intrinsics.Resources {
             statements.add(SamPolicies.SQS_EVENT_SOURCE);
         }
         return Optional.of(statements);
+    }
+
+    /** The logical id of the AWS::IAM::Role a function's {@code Role: !GetAtt X.Arn} names. */
+    private Optional<String> roleOfTemplate(Object role) {
+        if (!(role instanceof Map<?, ?> map && map.get("Fn::GetAtt") instanceof List<?> target && target.size() == 2
+                && "Arn".equals(target.get(1)))) {
+            return Optional.empty();
+        }
+        String logicalId = String.valueOf(target.get(0));
+        Map<String, Object> resource = resources.get(logicalId);
+        return resource != null && "AWS::IAM::Role".equals(resource.get("Type")) ? Optional.of(logicalId) : Optional.empty();
     }
 
     private String functionName(String logicalId) {

@@ -28,9 +28,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * template.yaml grants each function exactly what its code declares it reaches (the GRANTS of its
  * entry point, which its composition root enforces): the queues it sends to, the queues it sets a
- * message's visibility on, the secrets it reads, and nothing more. The statements checked are the
- * ones the local runtime's IAM enforces; when SAM's translator is installed (python3 with
- * aws-sam-translator), they are shown to be the statements of the roles SAM makes.
+ * message's visibility on, the secrets it reads, receive and delete on the queues its event sources
+ * read, and nothing more. The statements checked are the ones the local runtime's IAM enforces;
+ * when SAM's translator is installed (python3 with aws-sam-translator), they are shown to be the
+ * statements of the roles CloudFormation receives, and those roles to grant SQS, Secrets Manager
+ * and RDS on named resources only.
  */
 class FunctionGrantsTest {
 
@@ -41,38 +43,55 @@ class FunctionGrantsTest {
     /** Every SQS action a queue policy could give; which of them a function may have is decided below. */
     private static final List<String> SQS_ACTIONS = List.of("SendMessage", "ReceiveMessage", "DeleteMessage",
             "ChangeMessageVisibility", "GetQueueAttributes", "SetQueueAttributes", "PurgeQueue", "DeleteQueue");
-    /** What consuming a queue as an event source needs, besides what the code declares. */
-    private static final Set<String> CONSUMER_ACTIONS = Set.of("ReceiveMessage", "DeleteMessage", "GetQueueAttributes",
-            "ChangeMessageVisibility");
+    /** What Lambda's poller needs of the function's role on a queue it reads (the SQS event source). */
+    private static final Set<String> CONSUMER_ACTIONS = Set.of("ReceiveMessage", "DeleteMessage", "GetQueueAttributes");
+    /** Services of Runner's data: a grant on every resource of one is a grant on other tenants' and stacks' data. */
+    private static final Set<String> DATA_SERVICES = Set.of("sqs", "secretsmanager", "rds", "rds-db", "rds-data");
+    /** Managed policies known to grant logs and EC2 only. */
+    private static final List<String> MANAGED_WITHOUT_DATA_GRANTS = List.of(
+            "/service-role/AWSLambdaBasicExecutionRole", "/service-role/AWSLambdaVPCAccessExecutionRole");
 
     @Test
     void everyFunctionIsGrantedExactlyTheQueuesItsCodeSendsTo() {
+        Template template = template(WITH_REDIS_AUTH);
         List<String> wrong = new ArrayList<>();
-        for (FunctionDefinition function : template(WITH_REDIS_AUTH).functions()) {
-            Grants grants = grants(function);
-            List<PolicyStatement> statements = explicitStatements(function);
-            Set<String> consumed = new HashSet<>();
-            function.events().forEach(e -> {
-                if (e instanceof EventSource.Queue queue) {
-                    consumed.add(queue.queueArn());
-                }
-            });
-            for (QueueRole role : QueueRole.values()) {
-                String arn = queueArn(function, role);
-                for (String action : SQS_ACTIONS) {
-                    boolean granted = allows(statements, "sqs:" + action, arn);
-                    boolean needed = action.equals("SendMessage") && grants.sends().contains(role)
-                            || action.equals("ChangeMessageVisibility") && grants.changesVisibility().contains(role)
-                            || action.equals("GetQueueAttributes") && grants.readsAttributes().contains(role);
-                    boolean tolerated = needed || consumed.contains(arn) && CONSUMER_ACTIONS.contains(action);
-                    if (needed && !granted) {
-                        wrong.add(function.logicalId() + " uses " + role + " but its policies lack sqs:" + action);
-                    } else if (granted && !tolerated) {
-                        wrong.add(function.logicalId() + " is granted sqs:" + action + " on " + role + ", which its code does not use");
-                    }
+        for (FunctionDefinition function : template.functions()) {
+            wrong.addAll(queueGrantProblems(template, function, function.policies().orElseThrow()));
+        }
+        assertEquals(List.of(), wrong);
+    }
+
+    /** The same, on the roles CloudFormation receives: what SAM's translator makes of the template. */
+    @Test
+    void theTranslatedRolesReceiveDeleteAndSendOnlyOnTheQueuesTheirFunctionsUse() throws Exception {
+        Template template = template(WITH_REDIS_AUTH);
+        Map<String, List<PolicyStatement>> translated = translatedRoles(template, WITH_REDIS_AUTH);
+        List<String> wrong = new ArrayList<>();
+        for (FunctionDefinition function : template.functions()) {
+            wrong.addAll(queueGrantProblems(template, function, translated.get(function.logicalId())));
+        }
+        assertEquals(List.of(), wrong);
+    }
+
+    @Test
+    void noTranslatedRoleGrantsSqsSecretsManagerOrRdsOnEveryResource() throws Exception {
+        Map<String, Object> translated = samTranslator(WITH_REDIS_AUTH);
+        Template template = template(WITH_REDIS_AUTH);
+        List<String> wrong = new ArrayList<>();
+        roles(translated).forEach((function, role) -> {
+            for (String arn : managedPolicies(template, function, role)) {
+                if (MANAGED_WITHOUT_DATA_GRANTS.stream().noneMatch(arn::endsWith)) {
+                    wrong.add(function + " holds managed policy " + arn + ", not one known to grant logs and EC2 only");
                 }
             }
-        }
+            for (PolicyStatement statement : statements(template, function, role)) {
+                boolean dataService = statement.actions().stream().anyMatch(action -> action.equals("*")
+                        || DATA_SERVICES.contains(action.substring(0, Math.max(0, action.indexOf(':')))));
+                if (statement.allow() && dataService && statement.resources().stream().anyMatch(FunctionGrantsTest::everything)) {
+                    wrong.add(function + " may " + statement.actions() + " on " + statement.resources());
+                }
+            }
+        });
         assertEquals(List.of(), wrong);
     }
 
@@ -82,7 +101,7 @@ class FunctionGrantsTest {
             List<String> wrong = new ArrayList<>();
             for (FunctionDefinition function : template(parameters).functions()) {
                 Grants grants = grants(function);
-                List<PolicyStatement> statements = explicitStatements(function);
+                List<PolicyStatement> statements = function.policies().orElseThrow();
                 for (SecretRole role : SecretRole.values()) {
                     String name = function.environment().getOrDefault(role.variable(), "");
                     if (name.isEmpty()) {
@@ -116,27 +135,13 @@ class FunctionGrantsTest {
 
     @Test
     void theLocalRolesAreTheRolesSamMakes() throws Exception {
-        Map<String, Object> translated = samTranslator(WITH_REDIS_AUTH);
         Template template = template(WITH_REDIS_AUTH);
-        @SuppressWarnings("unchecked")
-        Map<String, Map<String, Object>> roles = (Map<String, Map<String, Object>>) translated.get("roles");
+        Map<String, List<PolicyStatement>> translated = translatedRoles(template, WITH_REDIS_AUTH);
         List<FunctionDefinition> functions = template.functions();
-        assertEquals(new TreeMap<>(roles).keySet(), new TreeMap<>(byId(functions)).keySet());
+        assertEquals(new TreeMap<>(translated).keySet(), new TreeMap<>(byId(functions)).keySet());
         for (FunctionDefinition function : functions) {
-            Map<String, Object> role = roles.get(function.logicalId());
-            List<PolicyStatement> sam = new ArrayList<>();
-            Object policies = template.intrinsics().resolve(role.get("Policies"), function.logicalId() + ".Policies");
-            for (Object policy : (List<?>) policies) {
-                Map<?, ?> document = (Map<?, ?>) ((Map<?, ?>) policy).get("PolicyDocument");
-                for (Object statement : (List<?>) document.get("Statement")) {
-                    Map<?, ?> s = (Map<?, ?>) statement;
-                    sam.add(new PolicyStatement(!"Deny".equals(s.get("Effect")), strings(s.get("Action")), strings(s.get("Resource"))));
-                }
-            }
-            if (((List<?>) role.get("ManagedPolicyArns")).stream().anyMatch(arn -> String.valueOf(arn).endsWith("/AWSLambdaSQSQueueExecutionRole"))) {
-                sam.add(SamPolicies.SQS_EVENT_SOURCE);
-            }
-            assertEquals(Set.copyOf(sam), Set.copyOf(function.policies().orElseThrow()), function.logicalId());
+            assertEquals(Set.copyOf(translated.get(function.logicalId())), Set.copyOf(function.policies().orElseThrow()),
+                    function.logicalId());
         }
     }
 
@@ -172,9 +177,45 @@ class FunctionGrantsTest {
         }
     }
 
-    /** The function's own Policies: without what SAM adds for its event sources on every queue. */
-    private static List<PolicyStatement> explicitStatements(FunctionDefinition function) {
-        return function.policies().orElseThrow().stream().filter(s -> !s.equals(SamPolicies.SQS_EVENT_SOURCE)).toList();
+    /**
+     * Where a function's statements grant a queue action its code and event sources do not use, or
+     * lack one they do: receive, delete and attributes on the queues its event sources read (what
+     * Lambda's poller needs), sends, visibility changes and attribute reads where its grants say.
+     */
+    private static List<String> queueGrantProblems(Template template, FunctionDefinition function, List<PolicyStatement> statements) {
+        Grants grants = grants(function);
+        Map<String, QueueRole> roles = new LinkedHashMap<>();
+        for (QueueRole role : QueueRole.values()) {
+            roles.put(queueArn(function, role), role);
+        }
+        Set<String> consumed = new HashSet<>();
+        function.events().forEach(e -> {
+            if (e instanceof EventSource.Queue queue) {
+                consumed.add(queue.queueArn());
+            }
+        });
+        List<String> wrong = new ArrayList<>();
+        for (QueueDefinition queue : template.queues()) {
+            QueueRole role = roles.get(queue.arn());
+            for (String action : SQS_ACTIONS) {
+                boolean granted = allows(statements, "sqs:" + action, queue.arn());
+                boolean needed = consumed.contains(queue.arn()) && CONSUMER_ACTIONS.contains(action)
+                        || role != null && (action.equals("SendMessage") && grants.sends().contains(role)
+                        || action.equals("ChangeMessageVisibility") && grants.changesVisibility().contains(role)
+                        || action.equals("GetQueueAttributes") && grants.readsAttributes().contains(role));
+                if (needed && !granted) {
+                    wrong.add(function.logicalId() + " uses " + queue.logicalId() + " but may not sqs:" + action + " on it");
+                } else if (granted && !needed) {
+                    wrong.add(function.logicalId() + " may sqs:" + action + " on " + queue.logicalId() + ", which it does not use");
+                }
+            }
+        }
+        return wrong;
+    }
+
+    /** "*", or an ARN whose resource part is "*": every queue, secret or database. */
+    private static boolean everything(String resource) {
+        return resource.equals("*") || resource.startsWith("arn:") && resource.endsWith(":*");
     }
 
     private static boolean allows(List<PolicyStatement> statements, String action, String resource) {
@@ -194,7 +235,46 @@ class FunctionGrantsTest {
     }
 
     private static List<String> strings(Object value) {
+        if (value == null) {
+            return List.of();
+        }
         return value instanceof List<?> list ? list.stream().map(String::valueOf).toList() : List.of(String.valueOf(value));
+    }
+
+    /** Each function's role as SAM's translator makes it, as statements with intrinsics resolved. */
+    private static Map<String, List<PolicyStatement>> translatedRoles(Template template, Map<String, String> parameters) throws Exception {
+        Map<String, List<PolicyStatement>> statements = new LinkedHashMap<>();
+        roles(samTranslator(parameters)).forEach((function, role) -> {
+            List<PolicyStatement> all = new ArrayList<>(statements(template, function, role));
+            if (managedPolicies(template, function, role).stream().anyMatch(arn -> arn.endsWith("/AWSLambdaSQSQueueExecutionRole"))) {
+                all.add(SamPolicies.SQS_EVENT_SOURCE);
+            }
+            statements.put(function, all);
+        });
+        return statements;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Map<String, Object>> roles(Map<String, Object> translated) {
+        return (Map<String, Map<String, Object>>) translated.get("roles");
+    }
+
+    private static List<String> managedPolicies(Template template, String function, Map<String, Object> role) {
+        return strings(template.intrinsics().resolve(role.get("ManagedPolicyArns"), function + ".ManagedPolicyArns"));
+    }
+
+    /** The statements of a translated role's inline policies. */
+    private static List<PolicyStatement> statements(Template template, String function, Map<String, Object> role) {
+        List<PolicyStatement> statements = new ArrayList<>();
+        Object policies = template.intrinsics().resolve(role.get("Policies"), function + ".Policies");
+        for (Object policy : (List<?>) policies) {
+            Map<?, ?> document = (Map<?, ?>) ((Map<?, ?>) policy).get("PolicyDocument");
+            for (Object statement : (List<?>) document.get("Statement")) {
+                Map<?, ?> s = (Map<?, ?>) statement;
+                statements.add(new PolicyStatement(!"Deny".equals(s.get("Effect")), strings(s.get("Action")), strings(s.get("Resource"))));
+            }
+        }
+        return statements;
     }
 
     private static Map<String, FunctionDefinition> byId(List<FunctionDefinition> functions) {

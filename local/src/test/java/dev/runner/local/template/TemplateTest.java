@@ -139,6 +139,38 @@ class TemplateTest {
     }
 
     @Test
+    void aFunctionsRoleOfTheTemplateGrantsItsInlineStatementsAndARoleGivenOtherwiseIsNotChecked() {
+        String yaml = """
+                Resources:
+                  Q:
+                    Type: AWS::SQS::Queue
+                  OwnRole:
+                    Type: AWS::IAM::Role
+                    Properties:
+                      ManagedPolicyArns:
+                        - !Sub 'arn:${AWS::Partition}:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole'
+                      Policies:
+                        - PolicyName: function
+                          PolicyDocument:
+                            Statement:
+                              - {Effect: Allow, Action: sqs:SendMessage, Resource: !GetAtt Q.Arn}
+                  Own:
+                    Type: AWS::Serverless::Function
+                    Properties: {Handler: a.B, Role: !GetAtt OwnRole.Arn}
+                  Elsewhere:
+                    Type: AWS::Serverless::Function
+                    Properties: {Handler: a.B, Role: 'arn:aws:iam::000000000000:role/elsewhere'}
+                """;
+        Template template = Template.parse(yaml, Map.of(), ref -> "x");
+
+        assertEquals(List.of(new PolicyStatement(true, List.of("sqs:SendMessage"), List.of(ARN_PREFIX + "runner-Q"))),
+                function(template, "Own").policies().orElseThrow());
+        assertTrue(function(template, "Elsewhere").policies().isEmpty());
+        assertEquals(List.of("Elsewhere: its Role is not an AWS::IAM::Role of this template; its AWS calls are not checked against IAM here"),
+                template.warnings());
+    }
+
+    @Test
     void aRefToAQueueBeforeItExistsIsAClearError() {
         Template template = Template.parse(text(), Map.of(), ref -> "x");
         var error = assertThrows(TemplateException.class, template::functions);
