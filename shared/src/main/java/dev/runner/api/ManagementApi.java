@@ -106,6 +106,7 @@ public final class ManagementApi {
         on("GET", "/runs/{runId}", SCOPED, "runs:read", runs::get);
         on("GET", "/runs/{runId}/items", SCOPED, "runs:read", runs::items);
         on("POST", "/runs/{runId}/redrive", SCOPED, "runs:redrive", runs::redrive);
+        on("POST", "/runs/{runId}/cancel", SCOPED, "runs:cancel", runs::cancel);
 
         on("GET", "/items", SCOPED, "items:read", items::list);
         on("GET", "/items/{itemId}", SCOPED, "items:read", items::get);
