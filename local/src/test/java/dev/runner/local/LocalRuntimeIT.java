@@ -3,6 +3,7 @@ package dev.runner.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
 import dev.runner.local.demo.DemoIntegration;
+import dev.runner.testing.OpenApiAnswers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ class LocalRuntimeIT {
                 "RUNNER_BREAKER_FAILURE_THRESHOLD", "100000",
                 "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000");
         runtime = LocalRuntime.start(LocalOptions.defaults(projectTemplate(), environment).withFreePorts());
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey());
+        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
     }
 
     @AfterAll
@@ -152,6 +153,71 @@ class LocalRuntimeIT {
             // The other tests must not share the manual tier with this backlog.
             awaitRun(backlog, "completed", Duration.ofMinutes(3));
         }
+    }
+
+    /**
+     * Every route once, with real data, and a few of their refusals: each answer is checked against the
+     * OpenAPI document by the API client (its status declared, its body valid against the schema).
+     */
+    @Test
+    void everyRouteAnswersAsTheOpenApiDocumentSays() {
+        String integration = "it-openapi";
+        String tenant = "t-openapi";
+        String handler = "/handlers/" + integration + "/" + DemoIntegration.HANDLER_KEY;
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 1).put("pageSize", 2).put("reject", true));
+        String runId = api.startRun(tenant, integration);
+        awaitRun(runId, "completed_with_errors", Duration.ofSeconds(60));
+
+        RunnerApi.require(api.get("/openapi.json"), 200);
+        RunnerApi.require(api.get("/health"), 200);
+        RunnerApi.require(api.get("/session"), 200);
+        RunnerApi.require(api.get("/types/" + integration), 200);
+        RunnerApi.require(api.get("/tenants/" + tenant + "/integrations/" + integration), 200);
+        RunnerApi.require(api.get("/tenants?limit=5"), 200);
+        RunnerApi.require(api.get("/runs?tenantId=" + tenant), 200);
+        RunnerApi.require(api.get("/runs/" + runId + "/items?status=dead"), 200);
+        JsonNode dead = RunnerApi.require(api.get("/items?status=dead&tenantId=" + tenant), 200).body().path("items");
+        String itemId = dead.get(0).path("itemId").asText();
+        RunnerApi.require(api.get("/items/" + itemId), 200);
+        RunnerApi.require(api.post("/items/" + itemId + "/redrive", Json.object()), 202);
+        RunnerApi.require(api.post("/runs/" + runId + "/redrive", Json.object()), 202);
+        RunnerApi.require(api.post("/redrive", Json.object().put("tenantId", tenant)), 202);
+        awaitRun(runId, "completed_with_errors", Duration.ofSeconds(60));
+        RunnerApi.require(api.post("/runs/" + runId + "/cancel", Json.object()), 409);
+
+        RunnerApi.require(api.get("/handlers"), 200);
+        RunnerApi.require(api.get("/breakers/" + integration), 200);
+        RunnerApi.require(api.post(handler + "/pause", Json.object()), 200);
+        RunnerApi.require(api.post(handler + "/resume", Json.object()), 200);
+        String current = RunnerApi.require(api.post(handler + "/signing-keys", Json.object().put("overlapSeconds", 60)), 201)
+                .body().path("keyId").asText();
+        RunnerApi.require(api.post(handler + "/signing-keys", Json.object()), 409);
+        for (JsonNode key : RunnerApi.require(api.get(handler + "/signing-keys"), 200).body().path("signingKeys")) {
+            if (key.path("state").asText().equals("retiring")) {
+                RunnerApi.require(api.delete(handler + "/signing-keys/" + key.path("keyId").asText()), 200);
+            }
+        }
+        RunnerApi.require(api.delete(handler + "/signing-keys/" + current), 409);
+        RunnerApi.require(api.get("/queues"), 200);
+        RunnerApi.require(api.get("/metrics/items?minutes=5"), 200);
+
+        RunnerApi.require(api.put("/ingest-producers/AIDAOPENAPI", Json.object().set("tenants", Json.array().add(tenant))), 200);
+        RunnerApi.require(api.get("/ingest-producers/AIDAOPENAPI"), 200);
+        RunnerApi.require(api.delete("/ingest-producers/AIDAOPENAPI"), 200);
+        RunnerApi.require(api.get("/ingest-producers/AIDAOPENAPI"), 404);
+
+        String keyId = RunnerApi.require(api.post("/keys", Json.object().put("tenantId", tenant).put("name", "openapi")), 201)
+                .body().path("keyId").asText();
+        RunnerApi.require(api.get("/keys?tenantId=" + tenant), 200);
+        RunnerApi.require(api.delete("/keys/" + keyId), 200);
+
+        RunnerApi.require(api.get("/runs/" + UUID.randomUUID()), 404);
+        RunnerApi.require(api.get("/runs?limit=0"), 400);
+        RunnerApi.require(api.get("/nowhere"), 404);
+        RunnerApi.require(new RunnerApi(runtime.apiUrl(), "not-the-key", OpenApiAnswers.load()::check).get("/runs"), 401);
+        RunnerApi.require(api.webhook(tenant, integration, SECRET, "{\"externalId\":\"openapi-1\"}"), 202);
+        RunnerApi.require(api.webhook(tenant, integration, "a-wrong-secret-0123456", "{\"externalId\":\"openapi-2\"}"), 401);
     }
 
     private static JsonNode awaitRun(String runId, String status, Duration atMost) {

@@ -88,6 +88,8 @@ public final class ManagementApi {
                 backend.itemQueries(), backend.guard(), backend.readings(), backend.queues(), backend.config(), backend.clock());
 
         on("GET", "/health", PUBLIC, null, this::health);
+        var openApi = new OpenApiDocument();
+        on("GET", "/openapi.json", PUBLIC, null, (request, caller) -> openApi.answer());
         on("GET", "/session", SCOPED, null, this::session);
         // The page itself holds no data: it signs in with a key and calls the routes below.
         on("GET", "/console", PUBLIC, null, (request, caller) -> console.page(request));
