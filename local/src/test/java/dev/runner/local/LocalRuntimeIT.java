@@ -76,6 +76,50 @@ class LocalRuntimeIT {
         assertEquals(2, run.path("counts").path("succeeded").asInt());
     }
 
+    /**
+     * The functions' metrics are the EMF documents Powertools writes in Lambda (docs/metrics.md), in the
+     * file the READY line names: namespace Runner, the Function dimension, the properties.
+     */
+    @Test
+    void writesEachInvocationsMetricsAsEmfToTheFileTheReadyLineNames() throws Exception {
+        assertTrue(runtime.readyLine().endsWith(" metrics=" + runtime.metricsPath()), runtime.readyLine());
+        String externalId = "emf-" + UUID.randomUUID();
+        String runId = RunnerApi.require(api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY,
+                DemoIntegration.WEBHOOK_SECRET, "{\"externalId\":\"" + externalId + "\"}"), 202).body().path("runId").asText();
+        awaitRun(runId, "completed", Duration.ofSeconds(30));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> emf().stream().anyMatch(doc -> has(doc, "ItemsSucceeded")
+                && doc.path("tenantIds").toString().contains(DemoIntegration.TENANT_ID)));
+        List<JsonNode> documents = emf();
+        for (JsonNode doc : documents) {
+            JsonNode directive = doc.path("_aws").path("CloudWatchMetrics").get(0);
+            assertEquals("Runner", directive.path("Namespace").asText(), doc.toString());
+            assertTrue(doc.path("_aws").path("Timestamp").isNumber(), doc.toString());
+            assertEquals("Function", directive.path("Dimensions").get(0).get(0).asText(), "every metric carries Function: " + doc);
+            assertTrue(doc.path("Function").asText().startsWith("runner-"), doc.toString());
+            directive.path("Metrics").forEach(metric -> assertTrue(doc.has(metric.path("Name").asText()), "a value for " + metric));
+        }
+        JsonNode succeeded = documents.stream().filter(doc -> has(doc, "ItemsSucceeded")
+                && doc.path("tenantIds").toString().contains(DemoIntegration.TENANT_ID)).findFirst().orElseThrow();
+        assertEquals("runner-ItemWorkerFunction", succeeded.path("Function").asText());
+        assertEquals("[[\"Function\"]]", Json.write(succeeded.path("_aws").path("CloudWatchMetrics").get(0).path("Dimensions")));
+        assertTrue(succeeded.has("function_request_id"), "the property that ties it to the invocation's log lines: " + succeeded);
+        assertTrue(documents.stream().anyMatch(doc -> has(doc, "HandlerLatency") && doc.has("IntegrationKey")), "handler latency by integration");
+    }
+
+    private static List<JsonNode> emf() throws java.io.IOException {
+        return Files.readAllLines(runtime.metricsPath()).stream().map(Json::parse).toList();
+    }
+
+    private static boolean has(JsonNode doc, String metric) {
+        for (JsonNode m : doc.path("_aws").path("CloudWatchMetrics").get(0).path("Metrics")) {
+            if (m.path("Name").asText().equals(metric)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Test
     void aBadSignatureIsRejectedAsJson() {
         var answer = api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY, "not-the-secret-at-all", "{\"externalId\":\"x\"}");
