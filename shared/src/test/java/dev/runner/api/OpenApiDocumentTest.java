@@ -158,7 +158,7 @@ class OpenApiDocumentTest {
     @CsvSource(delimiter = '|', value = {
             "GET|/runs/not-a-uuid|", "GET|/runs|status=done", "GET|/items|", "POST|/runs|{", "POST|/redrive|{}",
             "GET|/metrics/items|minutes=0", "POST|/keys|{\"name\":\"x\"}", "GET|/nowhere|", "DELETE|/runs|", "PUT|/health|",
-            "GET|/console/nothing.txt|", "GET|/openapi.json|", "GET|/console|"})
+            "GET|/console/nothing.txt|", "GET|/openapi.json|", "GET|/console|", "GET|/console/|"})
     void answersBeforeAnyStoreValidate(String method, String path, String input) {
         Map<String, String> query = new HashMap<>();
         String body = "{}";
