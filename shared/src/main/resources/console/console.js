@@ -21,8 +21,10 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 const API_BASE = location.pathname.replace(/\/console\/?$/, '');
 
 const TRIGGERS = ['webhook', 'manual', 'queue', 'schedule'];
-const RUN_STATUSES = ['queued', 'fetching', 'running', 'completed', 'completed_with_errors', 'failed'];
-const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked'];
+const RUN_STATUSES = ['queued', 'fetching', 'running', 'completed', 'completed_with_errors', 'failed', 'cancelled'];
+// A run that may still be cancelled.
+const OPEN_RUN_STATUSES = ['queued', 'fetching', 'running'];
+const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled'];
 const OUTCOMES = [
   { key: 'succeeded', label: 'Succeeded' },
   { key: 'retried', label: 'Retried' },
@@ -468,13 +470,14 @@ function redisNotice(answer, what) {
 
 // ------------------------------------------------------------------ drawing: progress, limits, charts
 
-/** Succeeded / dead / open of a run, as a bar with patterns and the same numbers as text. */
+/** Succeeded / dead / cancelled / open of a run, as a bar with patterns and the same numbers as text. */
 function progress(counts) {
   const total = counts?.total ?? 0;
   const succeeded = counts?.succeeded ?? 0;
   const dead = counts?.dead ?? 0;
-  const open = Math.max(0, total - succeeded - dead);
-  const parts = [['succeeded', succeeded], ['dead', dead], ['open', open]];
+  const cancelled = counts?.cancelled ?? 0;
+  const open = Math.max(0, total - succeeded - dead - cancelled);
+  const parts = [['succeeded', succeeded], ['dead', dead], ['cancelled', cancelled], ['open', open]];
   let x = 0;
   const bar = svg('svg', { viewBox: '0 0 100 10', preserveAspectRatio: 'none', 'aria-hidden': 'true', focusable: 'false' },
     parts.map(([key, n]) => {
@@ -486,7 +489,7 @@ function progress(counts) {
     svg('rect', { x: 0, y: 0, width: 100, height: 10, class: 'frame', 'vector-effect': 'non-scaling-stroke' }));
   return h('div', { class: 'progress' }, bar,
     h('span', { class: 'progress-label' },
-      `${num(succeeded)} succeeded · ${num(dead)} dead · ${num(open)} open of ${num(total)}`));
+      `${num(succeeded)} succeeded · ${num(dead)} dead · ${cancelled ? `${num(cancelled)} cancelled · ` : ''}${num(open)} open of ${num(total)}`));
 }
 
 /** Use against a limit: a meter and the numbers, with "near limit" / "at limit" in words; use null = unknown. */
@@ -668,6 +671,7 @@ function mountRun(main, target, ctx) {
   const pager = cursorPager(() => refreshNow());
   const summary = h('div', {});
   const items = h('div', {});
+  const asking = { open: false };
   const statusSelect = choice('status', ITEM_STATUSES, status, 'any status');
   statusSelect.addEventListener('change', () => {
     status = statusSelect.value;
@@ -711,12 +715,14 @@ function mountRun(main, target, ctx) {
         fact('Finished', when(run.finishedAt)),
         run.error ? fact('Error', run.error) : null,
         fact('Items', progress(run.counts))),
-      can('runs:redrive') && run.counts?.dead > 0
-        ? h('div', { class: 'actions' }, h('button', {
-          type: 'button', 'data-key': 'redrive-run',
-          on: { click: (e) => act(e.currentTarget, () => redriveRun(run.runId)) },
-        }, `Redrive the ${num(run.counts.dead)} dead items of this run`))
-        : null);
+      h('div', { class: 'actions' },
+        can('runs:redrive') && run.counts?.dead > 0
+          ? h('button', {
+            type: 'button', 'data-key': 'redrive-run',
+            on: { click: (e) => act(e.currentTarget, () => redriveRun(run.runId)) },
+          }, `Redrive the ${num(run.counts.dead)} dead items of this run`)
+          : null,
+        can('runs:cancel') && OPEN_RUN_STATUSES.includes(run.status) ? cancelRunControl(run, asking) : null));
     fill(items,
       table(`Items of run ${shortId(run.runId)}${status ? `, status ${words(status)}` : ''}`,
         ['Item', 'Status', { text: 'Attempts', class: 'num' }, 'Last error', 'Dead at', 'Updated', 'Actions'],
@@ -731,6 +737,35 @@ function mountRun(main, target, ctx) {
         'No item here.'),
       pager.render(page.next, 'Next items', 'Previous items'));
   };
+}
+
+/**
+ * Cancel asks once more before it calls: what it stops cannot be resumed. Whether it is asking lives
+ * in the view (`asking`), so a refresh while the question is open keeps it open.
+ */
+function cancelRunControl(run, asking) {
+  if (!asking.open) {
+    return h('button', {
+      type: 'button', class: 'danger', 'data-key': 'cancel-run',
+      on: { click: async () => { asking.open = true; await refreshNow(); $('main').querySelector('[data-key="cancel-confirm"]')?.focus(); } },
+    }, 'Cancel this run');
+  }
+  return h('span', { class: 'confirm', role: 'group', 'aria-label': 'Confirm cancelling the run' },
+    h('span', {}, 'Items not yet called will never be. '),
+    h('button', {
+      type: 'button', class: 'danger', 'data-key': 'cancel-confirm',
+      on: {
+        click: (e) => act(e.currentTarget, async () => {
+          asking.open = false;
+          const answer = await call('POST', `/runs/${enc(run.runId)}/cancel`);
+          return `Run ${shortId(run.runId)} cancelled: ${num(answer.counts?.cancelled)} items will not be called.`;
+        }),
+      },
+    }, 'Yes, cancel it'),
+    h('button', {
+      type: 'button', 'data-key': 'cancel-keep',
+      on: { click: async () => { asking.open = false; await refreshNow(); $('main').querySelector('[data-key="cancel-run"]')?.focus(); } },
+    }, 'Keep it running'));
 }
 
 async function redriveRun(runId) {

@@ -1,5 +1,6 @@
 package dev.runner.local;
 
+import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.functions.telemetry.MetricRecord;
 import dev.runner.functions.telemetry.MetricsPublisher;
 import org.slf4j.Logger;
@@ -10,8 +11,10 @@ import java.util.StringJoiner;
 import java.util.TreeMap;
 
 /**
- * The metrics an invocation published, as plain lines among the runtime's own, where Lambda
- * writes EMF: the dimensions, each metric with its values and unit, then the properties.
+ * The metrics an invocation published, as the functions publish them in Lambda: CloudWatch EMF
+ * written by Powertools on stdout ({@link InvocationMetrics#EMF_ON_STDOUT}), which the runtime
+ * sends to its metrics file ({@link EmfCapture}); and, for people, a short plain line among the
+ * runtime's own logs: the dimensions, each metric with its values and unit, then the properties.
  */
 final class LocalMetrics implements MetricsPublisher {
 
@@ -19,9 +22,15 @@ final class LocalMetrics implements MetricsPublisher {
 
     @Override
     public void publish(List<MetricRecord> records) {
+        InvocationMetrics.EMF_ON_STDOUT.publish(records);
         if (LOG.isInfoEnabled()) {
             records.forEach(record -> LOG.info("metrics {}", line(record)));
         }
+    }
+
+    @Override
+    public void prime() {
+        InvocationMetrics.EMF_ON_STDOUT.prime();
     }
 
     /** E.g. {@code Function=runner-ItemWorkerFunction: ItemsSucceeded=3 Count, RunDuration=[812, 1040] Milliseconds (tenantIds=[t-demo])}. */

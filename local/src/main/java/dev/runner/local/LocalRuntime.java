@@ -128,6 +128,8 @@ public final class LocalRuntime implements AutoCloseable {
     private SqsClient sqs;
     private ScheduleTicker ticker;
     private DemoHandlerService demo;
+    /** Where the functions' EMF goes while this runtime runs (the READY line's metrics=). */
+    private EmfCapture metrics;
     private String postgresUrl;
     private boolean servesConsole;
     private boolean stopped;
@@ -211,7 +213,25 @@ public final class LocalRuntime implements AutoCloseable {
     public String readyLine() {
         return "READY api=" + apiUrl() + " sqs=" + servers.endpoints().sqsEndpoint() + " redis=" + redisUrl()
                 + " postgres=" + postgresUrl + "?user=" + DB_USER + "&password=" + DB_PASSWORD
-                + " secretsmanager=" + secretsEndpoint();
+                + " secretsmanager=" + secretsEndpoint() + " metrics=" + metricsPath();
+    }
+
+    /** The file the functions' CloudWatch EMF lines go to, one JSON document a line, as Lambda's log stream would hold them. */
+    public Path metricsPath() {
+        return metrics.file();
+    }
+
+    /** RUNNER_METRICS_FILE, else a new file in the temporary directory. */
+    private Path metricsFile() {
+        String named = options.environment().get("RUNNER_METRICS_FILE");
+        if (named != null && !named.isBlank()) {
+            return Path.of(named);
+        }
+        try {
+            return Files.createTempFile("runner-metrics-", ".emf.jsonl");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("no temporary file for the metrics", e);
+        }
     }
 
     /** The local Secrets Manager: {@code aws secretsmanager … --endpoint-url} this. */
@@ -277,6 +297,7 @@ public final class LocalRuntime implements AutoCloseable {
 
     private synchronized void startAll() {
         Instant began = clock.instant();
+        metrics = EmfCapture.install(metricsFile());
         var template = Template.read(options.template(), options.parameterOverrides(), this::dynamicReference);
         template.warnings().forEach(w -> LOG.warn("template: {}", w));
         List<QueueDefinition> queues = template.queues();
@@ -571,6 +592,7 @@ public final class LocalRuntime implements AutoCloseable {
             closeQuietly(demo);
             closeQuietly(sqs);
             closeQuietly(servers);
+            closeQuietly(metrics);
         } finally {
             closed.countDown();
         }
@@ -640,7 +662,7 @@ public final class LocalRuntime implements AutoCloseable {
      * The functions' lines are JSON here too, as in Lambda; the runtime's own lines and those of the
      * servers it embeds stay plain text for people; all of them on stderr, as before. Library start-up chatter (initdb, Pekko, Flyway)
      * stays out of the way unless RUNNER_LOG_LEVEL (or -Drunner.log.level) asks for it. Metrics
-     * are printed as lines among the logs ({@link LocalMetrics}) where Lambda writes EMF.
+     * are Powertools' EMF, as in Lambda, sent to the metrics file, with a short line among the logs ({@link LocalMetrics}).
      */
     private static void configureOutput() {
         String spec = System.getProperty(LogSettings.LEVEL_PROPERTY, System.getenv(LogSettings.LEVEL_VARIABLE));

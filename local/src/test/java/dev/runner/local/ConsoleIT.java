@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.runner.json.Json;
 import dev.runner.local.demo.DemoIntegration;
+import dev.runner.testing.OpenApiAnswers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -83,7 +84,7 @@ class ConsoleIT {
         } finally {
             runtime = starting.join();
         }
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey());
+        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
         hostile = HostileHandler.start();
     }
 
@@ -262,6 +263,40 @@ class ConsoleIT {
         }
         awaitText(By.cssSelector("main dl"), "completed");
         browser.fullPageScreenshot("05-run-completed");
+    }
+
+    /** A run whose items wait parked is cancelled from its page, after a confirmation: none of them will be called. */
+    @Test
+    void cancelsAnOpenRunFromItsPageAfterAConfirmation() {
+        String integration = "it-console-cancel";
+        String tenant = "t-console-cancel";
+        String handler = "/handlers/" + integration + "/" + DemoIntegration.HANDLER_KEY;
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 20, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 2).put("pageSize", 5));
+        RunnerApi.require(api.post(handler + "/pause", Json.object()), 200);
+        try {
+            String runId = api.startRun(tenant, integration);
+            await().atMost(Duration.ofSeconds(30)).until(() -> api.run(runId).path("counts").path("parked").asInt() == 10);
+            signIn(runtime.apiKey());
+            go("#/runs/" + runId);
+            awaitText(By.id("view-title"), "Run " + runId);
+
+            click(By.cssSelector("[data-key='cancel-run']"));
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() ->
+                    "cancel-confirm".equals(driver.switchTo().activeElement().getDomAttribute("data-key")));
+            browser.fullPageScreenshot("05a-run-cancel-confirm");
+            click(By.cssSelector("[data-key='cancel-confirm']"));
+            awaitText(By.id("status"), "cancelled: 10 items will not be called.");
+            awaitText(By.cssSelector("main dl"), "0 succeeded · 0 dead · 10 cancelled · 0 open of 10");
+            awaitText(By.cssSelector("main dl"), "cancelled");
+            assertTrue(driver.findElements(By.cssSelector("[data-key='cancel-run']")).isEmpty(), "a cancelled run offers no cancel");
+            browser.fullPageScreenshot("05b-run-cancelled");
+            JsonNode run = api.run(runId);
+            assertEquals("cancelled", run.path("status").asText());
+            assertEquals(10, run.path("counts").path("cancelled").asInt(), run.toString());
+        } finally {
+            RunnerApi.require(api.post(handler + "/resume", Json.object()), 200);
+        }
     }
 
     @Test

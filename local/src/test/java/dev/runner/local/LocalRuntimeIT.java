@@ -3,6 +3,7 @@ package dev.runner.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
 import dev.runner.local.demo.DemoIntegration;
+import dev.runner.testing.OpenApiAnswers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ class LocalRuntimeIT {
                 "RUNNER_BREAKER_FAILURE_THRESHOLD", "100000",
                 "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000");
         runtime = LocalRuntime.start(LocalOptions.defaults(projectTemplate(), environment).withFreePorts());
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey());
+        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
     }
 
     @AfterAll
@@ -73,6 +74,50 @@ class LocalRuntimeIT {
         JsonNode run = awaitRun(runId, "completed", Duration.ofSeconds(30));
         assertEquals("webhook", run.path("trigger").asText());
         assertEquals(2, run.path("counts").path("succeeded").asInt());
+    }
+
+    /**
+     * The functions' metrics are the EMF documents Powertools writes in Lambda (docs/metrics.md), in the
+     * file the READY line names: namespace Runner, the Function dimension, the properties.
+     */
+    @Test
+    void writesEachInvocationsMetricsAsEmfToTheFileTheReadyLineNames() throws Exception {
+        assertTrue(runtime.readyLine().endsWith(" metrics=" + runtime.metricsPath()), runtime.readyLine());
+        String externalId = "emf-" + UUID.randomUUID();
+        String runId = RunnerApi.require(api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY,
+                DemoIntegration.WEBHOOK_SECRET, "{\"externalId\":\"" + externalId + "\"}"), 202).body().path("runId").asText();
+        awaitRun(runId, "completed", Duration.ofSeconds(30));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> emf().stream().anyMatch(doc -> has(doc, "ItemsSucceeded")
+                && doc.path("tenantIds").toString().contains(DemoIntegration.TENANT_ID)));
+        List<JsonNode> documents = emf();
+        for (JsonNode doc : documents) {
+            JsonNode directive = doc.path("_aws").path("CloudWatchMetrics").get(0);
+            assertEquals("Runner", directive.path("Namespace").asText(), doc.toString());
+            assertTrue(doc.path("_aws").path("Timestamp").isNumber(), doc.toString());
+            assertEquals("Function", directive.path("Dimensions").get(0).get(0).asText(), "every metric carries Function: " + doc);
+            assertTrue(doc.path("Function").asText().startsWith("runner-"), doc.toString());
+            directive.path("Metrics").forEach(metric -> assertTrue(doc.has(metric.path("Name").asText()), "a value for " + metric));
+        }
+        JsonNode succeeded = documents.stream().filter(doc -> has(doc, "ItemsSucceeded")
+                && doc.path("tenantIds").toString().contains(DemoIntegration.TENANT_ID)).findFirst().orElseThrow();
+        assertEquals("runner-ItemWorkerFunction", succeeded.path("Function").asText());
+        assertEquals("[[\"Function\"]]", Json.write(succeeded.path("_aws").path("CloudWatchMetrics").get(0).path("Dimensions")));
+        assertTrue(succeeded.has("function_request_id"), "the property that ties it to the invocation's log lines: " + succeeded);
+        assertTrue(documents.stream().anyMatch(doc -> has(doc, "HandlerLatency") && doc.has("IntegrationKey")), "handler latency by integration");
+    }
+
+    private static List<JsonNode> emf() throws java.io.IOException {
+        return Files.readAllLines(runtime.metricsPath()).stream().map(Json::parse).toList();
+    }
+
+    private static boolean has(JsonNode doc, String metric) {
+        for (JsonNode m : doc.path("_aws").path("CloudWatchMetrics").get(0).path("Metrics")) {
+            if (m.path("Name").asText().equals(metric)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Test
@@ -152,6 +197,71 @@ class LocalRuntimeIT {
             // The other tests must not share the manual tier with this backlog.
             awaitRun(backlog, "completed", Duration.ofMinutes(3));
         }
+    }
+
+    /**
+     * Every route once, with real data, and a few of their refusals: each answer is checked against the
+     * OpenAPI document by the API client (its status declared, its body valid against the schema).
+     */
+    @Test
+    void everyRouteAnswersAsTheOpenApiDocumentSays() {
+        String integration = "it-openapi";
+        String tenant = "t-openapi";
+        String handler = "/handlers/" + integration + "/" + DemoIntegration.HANDLER_KEY;
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object().put("pages", 1).put("pageSize", 2).put("reject", true));
+        String runId = api.startRun(tenant, integration);
+        awaitRun(runId, "completed_with_errors", Duration.ofSeconds(60));
+
+        RunnerApi.require(api.get("/openapi.json"), 200);
+        RunnerApi.require(api.get("/health"), 200);
+        RunnerApi.require(api.get("/session"), 200);
+        RunnerApi.require(api.get("/types/" + integration), 200);
+        RunnerApi.require(api.get("/tenants/" + tenant + "/integrations/" + integration), 200);
+        RunnerApi.require(api.get("/tenants?limit=5"), 200);
+        RunnerApi.require(api.get("/runs?tenantId=" + tenant), 200);
+        RunnerApi.require(api.get("/runs/" + runId + "/items?status=dead"), 200);
+        JsonNode dead = RunnerApi.require(api.get("/items?status=dead&tenantId=" + tenant), 200).body().path("items");
+        String itemId = dead.get(0).path("itemId").asText();
+        RunnerApi.require(api.get("/items/" + itemId), 200);
+        RunnerApi.require(api.post("/items/" + itemId + "/redrive", Json.object()), 202);
+        RunnerApi.require(api.post("/runs/" + runId + "/redrive", Json.object()), 202);
+        RunnerApi.require(api.post("/redrive", Json.object().put("tenantId", tenant)), 202);
+        awaitRun(runId, "completed_with_errors", Duration.ofSeconds(60));
+        RunnerApi.require(api.post("/runs/" + runId + "/cancel", Json.object()), 409);
+
+        RunnerApi.require(api.get("/handlers"), 200);
+        RunnerApi.require(api.get("/breakers/" + integration), 200);
+        RunnerApi.require(api.post(handler + "/pause", Json.object()), 200);
+        RunnerApi.require(api.post(handler + "/resume", Json.object()), 200);
+        String current = RunnerApi.require(api.post(handler + "/signing-keys", Json.object().put("overlapSeconds", 60)), 201)
+                .body().path("keyId").asText();
+        RunnerApi.require(api.post(handler + "/signing-keys", Json.object()), 409);
+        for (JsonNode key : RunnerApi.require(api.get(handler + "/signing-keys"), 200).body().path("signingKeys")) {
+            if (key.path("state").asText().equals("retiring")) {
+                RunnerApi.require(api.delete(handler + "/signing-keys/" + key.path("keyId").asText()), 200);
+            }
+        }
+        RunnerApi.require(api.delete(handler + "/signing-keys/" + current), 409);
+        RunnerApi.require(api.get("/queues"), 200);
+        RunnerApi.require(api.get("/metrics/items?minutes=5"), 200);
+
+        RunnerApi.require(api.put("/ingest-producers/AIDAOPENAPI", Json.object().set("tenants", Json.array().add(tenant))), 200);
+        RunnerApi.require(api.get("/ingest-producers/AIDAOPENAPI"), 200);
+        RunnerApi.require(api.delete("/ingest-producers/AIDAOPENAPI"), 200);
+        RunnerApi.require(api.get("/ingest-producers/AIDAOPENAPI"), 404);
+
+        String keyId = RunnerApi.require(api.post("/keys", Json.object().put("tenantId", tenant).put("name", "openapi")), 201)
+                .body().path("keyId").asText();
+        RunnerApi.require(api.get("/keys?tenantId=" + tenant), 200);
+        RunnerApi.require(api.delete("/keys/" + keyId), 200);
+
+        RunnerApi.require(api.get("/runs/" + UUID.randomUUID()), 404);
+        RunnerApi.require(api.get("/runs?limit=0"), 400);
+        RunnerApi.require(api.get("/nowhere"), 404);
+        RunnerApi.require(new RunnerApi(runtime.apiUrl(), "not-the-key", OpenApiAnswers.load()::check).get("/runs"), 401);
+        RunnerApi.require(api.webhook(tenant, integration, SECRET, "{\"externalId\":\"openapi-1\"}"), 202);
+        RunnerApi.require(api.webhook(tenant, integration, "a-wrong-secret-0123456", "{\"externalId\":\"openapi-2\"}"), 401);
     }
 
     private static JsonNode awaitRun(String runId, String status, Duration atMost) {

@@ -19,20 +19,36 @@ import java.time.Instant;
 
 /**
  * A user of the local runtime over HTTP only: the management API with the bearer key, signed webhooks.
- * Public for the fault run ({@code dev.runner.local.faults}), which the benchmarks run too.
+ * Public for the fault run ({@code dev.runner.local.faults}), which the benchmarks run too. Every
+ * answer goes through an {@link AnswerCheck} first: the integration tests pass the OpenAPI
+ * document's ({@code OpenApiAnswers}), so what they receive is what the document says.
  */
 public final class RunnerApi {
 
     /** An answer: status and JSON body. */
     public record Answer(int status, JsonNode body) {}
 
+    /** Looks at every answer before the caller does; throws to fail the test. */
+    @FunctionalInterface
+    public interface AnswerCheck {
+        void check(String method, String path, int status, String body);
+
+        AnswerCheck NONE = (method, path, status, body) -> { };
+    }
+
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final URI base;
     private final String apiKey;
+    private final AnswerCheck check;
 
     public RunnerApi(URI base, String apiKey) {
+        this(base, apiKey, AnswerCheck.NONE);
+    }
+
+    public RunnerApi(URI base, String apiKey, AnswerCheck check) {
         this.base = base;
         this.apiKey = apiKey;
+        this.check = check;
     }
 
     public Answer get(String path) {
@@ -111,9 +127,15 @@ public final class RunnerApi {
                 .header("Content-Type", "application/json");
     }
 
-    private Answer send(HttpRequest.Builder request) {
+    public Answer delete(String path) {
+        return send(request(path).DELETE());
+    }
+
+    private Answer send(HttpRequest.Builder builder) {
         try {
-            HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+            HttpRequest request = builder.build();
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            check.check(request.method(), request.uri().getRawPath(), response.statusCode(), response.body());
             JsonNode body = response.body().isBlank() ? Json.object() : Json.parse(response.body());
             return new Answer(response.statusCode(), body);
         } catch (IOException e) {

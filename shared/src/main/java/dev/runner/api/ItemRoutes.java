@@ -38,7 +38,8 @@ final class ItemRoutes {
         Map<String, String> query = request.query();
         String statusParam = query.get("status");
         if (statusParam == null) {
-            throw new BadRequest("status is missing (queued, processing, succeeded, retrying, dead, parked)");
+            throw new BadRequest("status is missing (" + java.util.Arrays.stream(ItemStatus.values()).map(ItemStatus::wireName)
+                    .collect(java.util.stream.Collectors.joining(", ")) + ")");
         }
         ItemStatus status = Params.choice("status", statusParam, ItemStatus.values(), ItemStatus::wireName);
         String tenantId = Params.optionalKey("tenantId", query.get("tenantId"));

@@ -91,6 +91,8 @@ public final class ManagementApi {
                 backend.itemQueries(), backend.guard(), backend.readings(), backend.queues(), backend.config(), backend.clock());
 
         on("GET", "/health", PUBLIC, null, this::health);
+        var openApi = new OpenApiDocument();
+        on("GET", "/openapi.json", PUBLIC, null, (request, caller) -> openApi.answer());
         on("GET", "/session", SCOPED, null, this::session);
         // The page itself holds no data: it signs in with a key and calls the routes below.
         on("GET", "/console", PUBLIC, null, (request, caller) -> console.page(request));
@@ -109,6 +111,7 @@ public final class ManagementApi {
         on("GET", "/runs/{runId}", SCOPED, "runs:read", runs::get);
         on("GET", "/runs/{runId}/items", SCOPED, "runs:read", runs::items);
         on("POST", "/runs/{runId}/redrive", SCOPED, "runs:redrive", runs::redrive);
+        on("POST", "/runs/{runId}/cancel", SCOPED, "runs:cancel", runs::cancel);
 
         on("GET", "/items", SCOPED, "items:read", items::list);
         on("GET", "/items/{itemId}", SCOPED, "items:read", items::get);

@@ -27,7 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
-/** Runs: start one, list them, read one with its items, redrive its dead items. A tenant key sees its own tenant's only. */
+/** Runs: start one, list them, read one with its items, redrive its dead items, cancel one. A tenant key sees its own tenant's only. */
 final class RunRoutes {
 
     private static final Log LOG = Log.of(RunRoutes.class);
@@ -150,6 +150,27 @@ final class RunRoutes {
         }
         int redriven = redrive.redriveRun(run.get().runId());
         return ApiResponse.json(202, Json.object().put("runId", run.get().runId().toString()).put("redriven", redriven));
+    }
+
+    /**
+     * POST /runs/{runId}/cancel: 202 with the run, cancelled, also when it already was (a retry is
+     * answered the same); 409 when it had already ended otherwise.
+     */
+    ApiResponse cancel(ApiRequest request, Caller caller) {
+        Optional<Run> run = visibleRun(request, caller);
+        if (run.isEmpty()) {
+            return noRun(request);
+        }
+        UUID runId = run.get().runId();
+        if (runs.cancel(runId)) {
+            LOG.info("run cancelled", "runId", runId, "tenantId", run.get().tenantId());
+        }
+        Run now = runs.find(runId).orElseThrow();
+        if (now.status() != RunStatus.CANCELLED) {
+            return ApiResponse.error(409, "conflict", "run " + runId + " has already ended " + now.status().wireName()
+                    + "; only a queued, fetching or running run can be cancelled");
+        }
+        return ApiResponse.json(202, Views.run(now, items.countByStatus(runId)));
     }
 
     private Optional<Run> visibleRun(ApiRequest request, Caller caller) {

@@ -155,7 +155,7 @@ public final class ItemQueries {
                     select status, history from execution_items where status = 'dead' and dlq_at >= ?
                     union all
                     select status, history from execution_items
-                    where status not in ('succeeded', 'dead') and history <> '[]'::jsonb
+                    where status not in ('succeeded', 'dead', 'cancelled') and history <> '[]'::jsonb
                 ), failures as (
                     select (h.entry ->> 'at')::timestamptz as at
                     from touched t cross join lateral jsonb_array_elements(t.history) with ordinality as h(entry, n)

@@ -7,7 +7,8 @@ import java.util.Optional;
 /**
  * An item's life. queued → processing → succeeded; processing → retrying → processing (next
  * attempt); processing → dead (via the DLQ consumer, which stamps dlq_at); queued → parked →
- * queued while its handler is paused; dead → queued on redrive. Postgres applies each move
+ * queued while its handler is paused; dead → queued on redrive; queued, retrying, parked → cancelled when
+ * its run is cancelled (an item in flight finishes first). Postgres applies each move
  * with {@code UPDATE … WHERE status = …}, so a lost race is a zero-row update.
  */
 public enum ItemStatus {
@@ -16,7 +17,8 @@ public enum ItemStatus {
     SUCCEEDED,
     RETRYING,
     DEAD,
-    PARKED;
+    PARKED,
+    CANCELLED;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

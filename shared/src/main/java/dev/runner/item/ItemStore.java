@@ -121,7 +121,9 @@ public final class ItemStore {
      * Claims items for an attempt: queued or retrying ones whose message was due (a message that
      * arrives before its backoff or deferral ends does not let its item through), or processing
      * ones whose worker went silent longer than {@code lease}. Succeeded, dead, parked and
-     * handed-off items are not claimed, which is what makes a second SQS delivery harmless. One statement.
+     * handed-off items are not claimed, which is what makes a second SQS delivery harmless. Nor are the
+     * items of a cancelled run: those still waiting end cancelled here (an item that was in flight when
+     * its run was cancelled, or one its fetch stored after), so their message is dropped. One statement.
      */
     public Claim claim(Collection<UUID> itemIds, Duration lease) {
         Map<UUID, Claimed> claimed = new HashMap<>();
@@ -130,11 +132,19 @@ public final class ItemStore {
             return new Claim(claimed, early);
         }
         db.query("""
-                with ids as (select unnest(?::uuid[]) as item_id),
+                with ids as (
+                    select i.item_id, coalesce(r.status = 'cancelled', false) as run_cancelled
+                    from unnest(?::uuid[]) as i(item_id)
+                    left join execution_items x on x.item_id = i.item_id left join runs r on r.run_id = x.run_id),
+                stopped as (
+                    update execution_items e set status = 'cancelled', finished_at = now(), updated_at = now()
+                    from ids
+                    where e.item_id = ids.item_id and ids.run_cancelled
+                      and (e.status in ('queued', 'retrying') or (e.status = 'processing' and e.claimed_at < now() - make_interval(secs => ?)))),
                 claimed as (
                     update execution_items e set status = 'processing', attempts = attempts + 1, claimed_at = now(), updated_at = now()
                     from ids
-                    where e.item_id = ids.item_id
+                    where e.item_id = ids.item_id and not ids.run_cancelled
                       and ((e.status in ('queued', 'retrying') and (e.next_visible_at is null or e.next_visible_at <= now() + interval '1 second'))
                            or (e.status = 'processing' and e.claimed_at < now() - make_interval(secs => ?)))
                     returning e.item_id, e.attempts, e.payload::text)
@@ -142,7 +152,7 @@ public final class ItemStore {
                 union all
                 select e.item_id, null, null, ceil(extract(epoch from e.next_visible_at - now()) * 1000)::bigint
                 from execution_items e join ids on ids.item_id = e.item_id
-                where e.status in ('queued', 'retrying') and e.next_visible_at > now() + interval '1 second'
+                where not ids.run_cancelled and e.status in ('queued', 'retrying') and e.next_visible_at > now() + interval '1 second'
                 """, row -> {
                     UUID id = row.getObject(1, UUID.class);
                     if (row.getObject(4) == null) {
@@ -152,7 +162,7 @@ public final class ItemStore {
                     }
                     return id;
                 },
-                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0);
+                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0, lease.toMillis() / 1000.0);
         return new Claim(claimed, early);
     }
 
@@ -234,7 +244,7 @@ public final class ItemStore {
                 update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
                     last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
                 from unnest(?::uuid[], ?::text[]) as v(item_id, error)
-                where e.item_id = v.item_id and e.status not in ('succeeded', 'dead')
+                where e.item_id = v.item_id and e.status not in ('succeeded', 'dead', 'cancelled')
                 returning e.run_id
                 """, row -> row.getObject(1, UUID.class), Database.array("uuid", ids), Database.array("text", errors));
     }

@@ -241,7 +241,11 @@ public final class RunWorker {
                     .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
             List<ItemJob> toSend = items.insert(job.ref(), fetched);
             dispatcher.dispatch(toSend);
-            runs.saveCursor(job.runId(), page.nextCursor());
+            if (!runs.saveCursor(job.runId(), page.nextCursor())) {
+                // Cancelled while this page was fetched: no further page; what this one stored is dropped at its claim.
+                LOG.info("fetch stopped", "runId", job.runId(), "why", "the run is no longer fetching");
+                return;
+            }
             if (page.nextCursor() == null) {
                 runs.finishFetching(job.runId());
                 runs.completeIfDone(List.of(job.runId()));

@@ -22,6 +22,15 @@ public final class RunStore {
             run_id, tenant_id, integration_key, handler_key, direction, trigger, status, error, created_at, finished_at
             """;
 
+    /**
+     * The status a run ends with once every item has: cancelled when any item was (a cancelled run whose
+     * dead items were redriven ends cancelled again), completed_with_errors when any is dead.
+     */
+    private static final String FINAL_STATUS = """
+            case when exists (select 1 from execution_items x where x.run_id = r.run_id and x.status = 'cancelled') then 'cancelled'
+                 when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead') then 'completed_with_errors'
+                 else 'completed' end""";
+
     private final Database db;
     private final Metrics metrics;
 
@@ -86,11 +95,12 @@ public final class RunStore {
         db.update("update runs set fetch_lease_until = null where run_id = ? and fetch_owner = ?", runId, owner);
     }
 
-    public void saveCursor(UUID runId, String nextCursor) {
-        db.update("""
+    /** Saves where the fetch goes on; false when the run is no longer fetching (cancelled): the fetch stops here. */
+    public boolean saveCursor(UUID runId, String nextCursor) {
+        return db.update("""
                 update runs set fetch_cursor = ?, pages_fetched = pages_fetched + 1, updated_at = now()
-                where run_id = ?
-                """, nextCursor, runId);
+                where run_id = ? and status = 'fetching'
+                """, nextCursor, runId) == 1;
     }
 
     /** fetching → running: every item is known. */
@@ -117,14 +127,13 @@ public final class RunStore {
         }
         return reported(db.query("""
                 update runs r set
-                    status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
-                                  then 'completed_with_errors' else 'completed' end,
+                    status = %s,
                     finished_at = now(), updated_at = now()
                 where r.run_id = any(?) and r.status = 'running'
                   and not exists (select 1 from execution_items o
-                                  where o.run_id = r.run_id and o.status not in ('succeeded', 'dead'))
+                                  where o.run_id = r.run_id and o.status not in ('succeeded', 'dead', 'cancelled'))
                 returning r.run_id, r.tenant_id, r.created_at, r.finished_at
-                """, Completed::of, Database.array("uuid", runIds.toArray())));
+                """.formatted(FINAL_STATUS), Completed::of, Database.array("uuid", runIds.toArray())));
     }
 
     /** The runs of {@code runIds} still queued: those whose owed RunJob (OutboxStore) must still start them. */
@@ -170,23 +179,43 @@ public final class RunStore {
                     select c.run_id from runs c
                     where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
                       and not exists (select 1 from execution_items o
-                                      where o.run_id = c.run_id and o.status not in ('succeeded', 'dead'))
+                                      where o.run_id = c.run_id and o.status not in ('succeeded', 'dead', 'cancelled'))
                     order by c.updated_at limit ? for update skip locked)
                 update runs r set
-                    status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
-                                  then 'completed_with_errors' else 'completed' end,
+                    status = %s,
                     finished_at = now(), updated_at = now()
                 from picked p
                 where r.run_id = p.run_id and r.status = 'running'
                 returning r.run_id, r.tenant_id, r.created_at, r.finished_at
-                """, Completed::of, (double) quiet.toSeconds(), limit));
+                """.formatted(FINAL_STATUS), Completed::of, (double) quiet.toSeconds(), limit));
+    }
+
+    /**
+     * Cancels an open run (queued, fetching or running) and, in the same statement, every item of it
+     * not yet called: queued, retrying and parked ones end cancelled. An item in flight is left to
+     * finish and be recorded; a message that comes later for any item of the run is dropped at its
+     * claim (ItemStore), and a fetch in progress stops at its next page. False when the run was not
+     * open (already ended or cancelled): nothing changed.
+     */
+    public boolean cancel(UUID runId) {
+        return !db.query("""
+                with cancelled as (
+                    update runs set status = 'cancelled', finished_at = now(), updated_at = now(), fetch_lease_until = null
+                    where run_id = ? and status in ('queued', 'fetching', 'running')
+                    returning run_id),
+                items as (
+                    update execution_items e set status = 'cancelled', finished_at = now(), updated_at = now()
+                    from cancelled c
+                    where e.run_id = c.run_id and e.status in ('queued', 'retrying', 'parked'))
+                select run_id from cancelled
+                """, row -> row.getObject(1, UUID.class), runId).isEmpty();
     }
 
     /** A run whose dead items are put back to work is open again. */
     public void reopen(Connection connection, UUID runId) throws SQLException {
         db.update(connection, """
                 update runs set status = 'running', finished_at = null, updated_at = now()
-                where run_id = ? and status in ('completed', 'completed_with_errors')
+                where run_id = ? and status in ('completed', 'completed_with_errors', 'cancelled')
                 """, runId);
     }
 
@@ -197,7 +226,7 @@ public final class RunStore {
         }
         db.update(connection, """
                 update runs set status = 'running', finished_at = null, updated_at = now()
-                where run_id = any(?) and status in ('completed', 'completed_with_errors')
+                where run_id = any(?) and status in ('completed', 'completed_with_errors', 'cancelled')
                 """, Database.array("uuid", runIds.toArray()));
     }
 

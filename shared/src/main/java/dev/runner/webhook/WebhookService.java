@@ -49,6 +49,9 @@ public final class WebhookService {
 
     private static final Log LOG = Log.of(WebhookService.class);
 
+    /** The route this serves (template.yaml's WebhookFunction, and the OpenAPI document). */
+    public static final String ROUTE = "/webhooks/{tenantId}/{integrationKey}/{handlerKey}";
+
     /** The one answer to a delivery not taken for who it is for or how it is signed; the reason is logged, not told. */
     private static final ApiResponse REFUSED = ApiResponse.error(401, "unauthorized",
             "webhook not accepted: unknown destination, or a missing, stale or wrong signature");
@@ -108,7 +111,7 @@ public final class WebhookService {
             return ApiResponse.error(413, "body_too_large", "body is " + request.body().length + " bytes; the limit is " + settings.maxBodyBytes());
         }
         if (tenantId == null || integrationKey == null || handlerKey == null) {
-            return ApiResponse.error(404, "not_found", "expected /webhooks/{tenantId}/{integrationKey}/{handlerKey}");
+            return ApiResponse.error(404, "not_found", "expected " + ROUTE);
         }
         String webhookId = request.header(StandardWebhooks.ID_HEADER);
         String badId = webhookId == null ? null : DeliveryIds.problem(StandardWebhooks.ID_HEADER, webhookId);

@@ -144,9 +144,9 @@ class ManagementApiTest {
 
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "/runs|status=done|status must be one of queued, fetching, running, completed, completed_with_errors, failed: done",
+            "/runs|status=done|status must be one of queued, fetching, running, completed, completed_with_errors, failed, cancelled: done",
             "/runs|trigger=fast|trigger must be one of webhook, manual, queue, schedule: fast",
-            "/items|status=lost|status must be one of queued, processing, succeeded, retrying, dead, parked: lost",
+            "/items|status=lost|status must be one of queued, processing, succeeded, retrying, dead, parked, cancelled: lost",
             "/items|tenantId=t-1|status is missing",
             "/runs/" + RUN + "/items|status=DEAD|status must be one of",
             "/runs|tenantId=a/b|tenantId must match",
@@ -189,10 +189,10 @@ class ManagementApiTest {
     }
 
     @Test
-    void everyRouteButHealthAndTheConsolePageNeedsAKey() {
+    void everyRouteButHealthTheOpenApiDocumentAndTheConsoleNeedsAKey() {
         for (String route : api.routeTable()) {
             String[] parts = route.split(" ");
-            if (parts[1].equals("/health") || parts[1].startsWith("/console")) {
+            if (parts[1].equals("/health") || parts[1].equals("/openapi.json") || parts[1].startsWith("/console")) {
                 assertEquals("public", parts[2], route);
                 continue;
             }

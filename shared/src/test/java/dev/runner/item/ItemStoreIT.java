@@ -15,14 +15,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The item store's statements that take "at most n rows" on the real Postgres. */
+/** The item store's statements that take "at most n rows", and a run's cancel as the claim sees it, on the real Postgres. */
 class ItemStoreIT {
 
     private static TestStack stack;
@@ -60,12 +63,83 @@ class ItemStoreIT {
         }
     }
 
-    private static RunRef deadRun(String tenant, int size) {
+    /**
+     * Cancel ends the items not yet called at once; one in flight finishes and is recorded, and the
+     * message that brings it back later (a retry) finds it cancelled at its claim, not called. The
+     * run next to it is not touched.
+     */
+    @Test
+    void aCancelledRunsItemsAreNeverClaimedAgainAndItsNeighbourIsUntouched() {
+        String tenant = "t-" + UUID.randomUUID();
+        RunRef cancelled = openRun(tenant);
+        RunRef neighbour = openRun(tenant);
+        List<ItemJob> items4 = insert(cancelled, 4);
+        List<ItemJob> others = insert(neighbour, 2);
+        UUID succeeds = items4.get(0).itemId();
+        UUID retries = items4.get(1).itemId();
+        UUID waitsItsBackoff = items4.get(2).itemId();
+        assertEquals(3, items.claim(List.of(succeeds, retries, waitsItsBackoff), LEASE).claimed().size());
+        items.record(List.of(new ItemStore.Result.Retrying(waitsItsBackoff, "503", 0)));
+
+        assertTrue(runs.cancel(cancelled.runId()));
+        assertFalse(runs.cancel(cancelled.runId()), "a second cancel changes nothing");
+        assertEquals(RunStatus.CANCELLED, runs.find(cancelled.runId()).orElseThrow().status());
+        assertEquals(Map.of(ItemStatus.PROCESSING, 2L, ItemStatus.CANCELLED, 2L), items.countByStatus(cancelled.runId()));
+
+        // The calls in flight end and are recorded.
+        items.record(List.of(new ItemStore.Result.Succeeded(succeeds), new ItemStore.Result.Retrying(retries, "503", 0)));
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.RETRYING, 1L, ItemStatus.CANCELLED, 2L),
+                items.countByStatus(cancelled.runId()));
+        // Messages that come later for any item of the run claim nothing and end what still waits.
+        assertTrue(items.claim(items4.stream().map(ItemJob::itemId).toList(), LEASE).claimed().isEmpty());
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 3L), items.countByStatus(cancelled.runId()));
+
+        assertEquals(RunStatus.RUNNING, runs.find(neighbour.runId()).orElseThrow().status());
+        assertEquals(Map.of(ItemStatus.QUEUED, 2L), items.countByStatus(neighbour.runId()));
+        assertEquals(2, items.claim(others.stream().map(ItemJob::itemId).toList(), LEASE).claimed().size());
+    }
+
+    /** A cancelled run's dead items can be redriven: the run runs again, and ends cancelled again when they have. */
+    @Test
+    void aCancelledRunsDeadItemsRedriveAndItEndsCancelledAgain() {
+        String tenant = "t-" + UUID.randomUUID();
+        RunRef run = openRun(tenant);
+        List<ItemJob> inserted = insert(run, 3);
+        UUID dying = inserted.get(0).itemId();
+        items.claim(List.of(dying), LEASE);
+        items.markDead(List.of(new ItemStore.Dead(dying, "422")));
+        assertTrue(runs.cancel(run.runId()));
+
+        List<ItemJob> redriven = db.inTransaction(connection -> {
+            List<ItemJob> jobs = items.redrive(connection, run.runId());
+            runs.reopen(connection, run.runId());
+            return jobs;
+        });
+        assertEquals(List.of(dying), redriven.stream().map(ItemJob::itemId).toList());
+        assertEquals(RunStatus.RUNNING, runs.find(run.runId()).orElseThrow().status());
+        assertEquals(1, items.claim(List.of(dying), LEASE).claimed().size(), "a redriven item of a cancelled run is called");
+        items.record(List.of(new ItemStore.Result.Succeeded(dying)));
+        assertEquals(List.of(run.runId()), runs.completeIfDone(List.of(run.runId())));
+        assertEquals(RunStatus.CANCELLED, runs.find(run.runId()).orElseThrow().status());
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 2L), items.countByStatus(run.runId()));
+    }
+
+    private static final Duration LEASE = Duration.ofMinutes(5);
+
+    private static RunRef openRun(String tenant) {
         RunJob job = new RunJob(UUID.randomUUID(), tenant, "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL, null);
         db.inTransaction(connection -> runs.insert(connection, job, RunStatus.RUNNING, null));
-        RunRef run = new RunRef(job.runId(), tenant, "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL);
-        List<ItemJob> inserted = items.insert(run, IntStream.range(0, size)
+        return new RunRef(job.runId(), tenant, "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL);
+    }
+
+    private static List<ItemJob> insert(RunRef run, int size) {
+        return items.insert(run, IntStream.range(0, size)
                 .mapToObj(i -> new ItemStore.NewItem("e-" + i, JsonNodeFactory.instance.objectNode())).toList());
+    }
+
+    private static RunRef deadRun(String tenant, int size) {
+        RunRef run = openRun(tenant);
+        List<ItemJob> inserted = insert(run, size);
         items.markDead(inserted.stream().map(item -> new ItemStore.Dead(item.itemId(), "422")).toList());
         return run;
     }

@@ -10,6 +10,8 @@ import dev.runner.json.Json;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +34,8 @@ public final class DemoHandlerService implements AutoCloseable {
     private final HttpServer server;
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final AtomicLong itemCalls = new AtomicLong();
+    /** Items called per integration key (the first segment of the handler URL's path). */
+    private final Map<String, AtomicLong> itemCallsByIntegration = new ConcurrentHashMap<>();
 
     private DemoHandlerService(HttpServer server) {
         this.server = server;
@@ -61,6 +65,18 @@ public final class DemoHandlerService implements AutoCloseable {
         return itemCalls.get();
     }
 
+    /** How many items of one integration reached /process or /process-batch, repeats included. */
+    public long itemCalls(String integrationKey) {
+        AtomicLong calls = itemCallsByIntegration.get(integrationKey);
+        return calls == null ? 0 : calls.get();
+    }
+
+    private void countItemCall(String path) {
+        itemCalls.incrementAndGet();
+        String integrationKey = path.substring(1, Math.max(1, path.indexOf('/', 1)));
+        itemCallsByIntegration.computeIfAbsent(integrationKey, key -> new AtomicLong()).incrementAndGet();
+    }
+
     @Override
     public void close() {
         server.stop(0);
@@ -82,10 +98,10 @@ public final class DemoHandlerService implements AutoCloseable {
                     answer = fetch(request);
                 } else if (path.endsWith("/process-batch")) {
                     status = 200;
-                    answer = processBatch(request);
+                    answer = processBatch(request, path);
                 } else if (path.endsWith("/process")) {
                     JsonNode payload = request.path("item").path("payload");
-                    itemCalls.incrementAndGet();
+                    countItemCall(path);
                     delay(payload.path("delayMs").asLong(0));
                     status = payload.path("fail").asBoolean(false) ? 500 : payload.path("reject").asBoolean(false) ? 422 : 200;
                     answer = status == 200 ? Json.object().put("ok", true) : error("demo item configured to fail");
@@ -132,12 +148,12 @@ public final class DemoHandlerService implements AutoCloseable {
         return answer;
     }
 
-    private JsonNode processBatch(JsonNode request) {
+    private JsonNode processBatch(JsonNode request, String path) {
         ArrayNode results = Json.array();
         long delay = 0;
         for (JsonNode item : request.path("items")) {
             JsonNode payload = item.path("payload");
-            itemCalls.incrementAndGet();
+            countItemCall(path);
             delay = Math.max(delay, payload.path("delayMs").asLong(0));
             boolean fail = payload.path("fail").asBoolean(false);
             boolean reject = payload.path("reject").asBoolean(false);
