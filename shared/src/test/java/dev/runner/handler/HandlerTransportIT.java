@@ -168,6 +168,20 @@ class HandlerTransportIT {
     }
 
     @Test
+    void answersTheClientWouldRetryOrAuthenticateOnItsOwnAreTheOutcomeSentOnce() {
+        Map<String, String> answers = Map.of(
+                "HTTP/1.1 503 Busy\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n", "handler answered 503",
+                "HTTP/1.1 401 Who\r\nWWW-Authenticate: Basic realm=\"h\"\r\nContent-Length: 0\r\n\r\n", "handler answered 401");
+        answers.forEach((answer, says) -> {
+            try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw(answer))) {
+                Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, process(client(), server, "i-1"));
+                assertTrue(failed.error().startsWith(says), failed.error());
+                assertEquals(1, server.requests().size());
+            }
+        });
+    }
+
+    @Test
     void answersFramedByChunksOrByTheConnectionsEndAreReadWhole() {
         String results = "{\"results\":[{\"itemId\":\"i-1\",\"ok\":true},{\"itemId\":\"i-2\",\"ok\":false,\"error\":\"no\"}]}";
         String chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
