@@ -7,6 +7,12 @@ import com.tngtech.archunit.library.Architectures;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import javax.net.ssl.SSLSocket;
+import java.net.HttpURLConnection;
+import java.net.Socket;
+import java.net.URLConnection;
+import java.nio.channels.SocketChannel;
+
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -52,9 +58,10 @@ class ArchitectureTest {
                 .check(core);
     }
 
+    /** The one HTTP server in the core is the loopback one the handler client's priming starts before a checkpoint. */
     @Test
     void theCoreKnowsNothingOfLambdaOrHttpServers() {
-        noClasses().that().resideInAPackage("dev.runner..")
+        noClasses().that().resideInAPackage("dev.runner..").and().doNotHaveFullyQualifiedName("dev.runner.handler.HandlerCallPriming")
                 .should().dependOnClassesThat().resideInAnyPackage("com.amazonaws.services.lambda..", "com.sun.net.httpserver..")
                 .check(core);
     }
@@ -66,6 +73,24 @@ class ArchitectureTest {
                         "dev.runner.item..", "dev.runner.dlq..", "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..",
                         "dev.runner.handler..", "dev.runner.apikey..", "dev.runner.delivery..")
                 .should().dependOnClassesThat().resideInAPackage("dev.runner.http..")
+                .check(core);
+    }
+
+    /**
+     * Handler calls go through one HTTP client, Apache HttpClient 5 as {@code handler.HandlerTransport}
+     * sets it up (screened addresses, limits, deadlines): no other class uses it, and nothing in the
+     * core opens a socket, a {@code URLConnection} or the JDK's HTTP client (AWS requests go through
+     * the SDK's clients, whose URL-connection transport is the SDK's own).
+     */
+    @Test
+    void httpGoesOnlyThroughTheChosenClients() {
+        noClasses().that().resideOutsideOfPackage("dev.runner.handler..")
+                .should().dependOnClassesThat().resideInAPackage("org.apache.hc..")
+                .check(core);
+        noClasses().that().resideInAPackage("dev.runner..")
+                .should().dependOnClassesThat().resideInAPackage("java.net.http..")
+                .orShould().dependOnClassesThat().belongToAnyOf(Socket.class, SSLSocket.class, SocketChannel.class, URLConnection.class,
+                        HttpURLConnection.class)
                 .check(core);
     }
 

@@ -27,7 +27,7 @@ import java.util.UUID;
 
 /**
  * What one {@code /process-batch} call of 10 items costs in CPU: through Runner's {@link HandlerClient}
- * (its own HTTP/1.1, with the URL's check, the deadline and the limits), and as a bare blocking
+ * (Apache HttpClient 5, with the URL's check, the deadline and the limits), and as a bare blocking
  * HTTP/1.1 exchange on one kept-alive socket that builds, signs and parses the same bodies (the floor:
  * no check, no deadline, no limits, no thread of its own). Both against the test handler service in this JVM, whose share
  * is in both figures; rounds alternate, so a drifting machine slows both alike. Prints, asserts

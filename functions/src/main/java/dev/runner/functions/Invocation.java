@@ -54,7 +54,13 @@ final class Invocation {
      */
     void openAtInit(Class<?> function, Runner.Connection... mainPath) {
         if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
-            snapStart = SnapStartHooks.openAndRegister(root, function, Set.of(mainPath), () -> { InvocationMetrics.primePublisher(); AwsSdkPriming.run(); });
+            snapStart = SnapStartHooks.openAndRegister(root, function, Set.of(mainPath), () -> {
+                InvocationMetrics.primePublisher();
+                AwsSdkPriming.run();
+                if (root != null) {
+                    root.primeHandlerCalls();
+                }
+            });
         }
     }
 

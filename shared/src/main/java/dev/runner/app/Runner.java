@@ -402,6 +402,13 @@ public final class Runner implements AutoCloseable {
         });
     }
 
+    /** Primes the handler calls' HTTP path, when this root built the handler client (the functions that call handlers). */
+    public void primeHandlerCalls() {
+        if (handlers.isBuilt()) {
+            handlers().prime();
+        }
+    }
+
     /**
      * Closes the connections made so far and keeps every part: the next use connects again. Before a
      * SnapStart checkpoint, since a connection made before it is dead after a restore (Redis, Postgres,

@@ -12,12 +12,17 @@ import dev.runner.metrics.Metrics;
 import dev.runner.security.StandardWebhooks;
 import dev.runner.store.Ids;
 
+import org.apache.hc.client5.http.ClientProtocolException;
+import org.apache.hc.client5.http.ConnectTimeoutException;
+import org.apache.hc.core5.http.MalformedChunkCodingException;
+import org.apache.hc.core5.http.MessageConstraintException;
+
 import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.InetAddress;
 import java.net.SocketTimeoutException;
 import java.net.URI;
-import java.nio.channels.ClosedChannelException;
 import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
@@ -40,14 +45,14 @@ import java.util.concurrent.TimeoutException;
  * the handler's {@code timeout_ms} and the caller's time left, body included) with a classified
  * result ({@link HandlerAnswers}); nothing a handler answers throws out of here. Bodies are read
  * up to a limit, redirects are not followed, and only URLs the {@link HandlerUrlPolicy} accepts
- * are called, at the addresses it accepted ({@link HandlerHttp} connects to no other).
+ * are called, at the addresses it accepted ({@link HandlerTransport}, Apache HttpClient 5, connects to no other).
  */
 public final class HandlerClient implements AutoCloseable {
 
     private static final Log LOG = Log.of(HandlerClient.class);
     private static final int EXCEPTION_CHARS = 200;
 
-    private final HandlerHttp http;
+    private final HandlerTransport http;
     /** A virtual thread per call: its URL check and name lookup, which have no timeout of their own, then its exchange. */
     private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
     private final SigningSecrets signing;
@@ -67,10 +72,10 @@ public final class HandlerClient implements AutoCloseable {
     }
 
     HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics, SSLContext tls) {
-        this(signing, urls, clock, costs, metrics, new HandlerHttp(tls));
+        this(signing, urls, clock, costs, metrics, new HandlerTransport(tls));
     }
 
-    HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics, HandlerHttp http) {
+    HandlerClient(SigningSecrets signing, HandlerUrlPolicy urls, Clock clock, CostTracker costs, Metrics metrics, HandlerTransport http) {
         this.http = http;
         this.signing = signing;
         this.urls = urls;
@@ -93,9 +98,18 @@ public final class HandlerClient implements AutoCloseable {
         http.closeIdle();
     }
 
+    /**
+     * Runs a call's HTTP path once (the client, reading and parsing the answer) against a loopback
+     * server of its own, so that a SnapStart snapshot holds it loaded and warm; reaches no handler,
+     * reads no key, and leaves no connection open ({@link HandlerCallPriming}).
+     */
+    public void prime() {
+        HandlerCallPriming.prime(http);
+    }
+
     @Override
     public void close() {
-        http.closeIdle();
+        http.close();
         executor.shutdown();
     }
 
@@ -205,7 +219,7 @@ public final class HandlerClient implements AutoCloseable {
                               Duration timeLeft, int resultLimit) {
         long deadlineMs = Math.max(1, Math.min(handler.configs().timeoutMs(), timeLeft.toMillis()));
         costs.handlerCall();
-        HandlerHttp.Call call = new HandlerHttp.Call();
+        HandlerTransport.Call call = new HandlerTransport.Call();
         Future<Exchange> exchange = null;
         try {
             List<String> secrets = signing.of(ref);
@@ -239,12 +253,11 @@ public final class HandlerClient implements AutoCloseable {
     }
 
     /** The URL's check, then the exchange with an address it accepted; every way it can end without an answer, classified. */
-    private Exchange call(URI uri, List<String> secrets, byte[] body, String idempotencyKey, int resultLimit, HandlerHttp.Call call,
+    private Exchange call(URI uri, List<String> secrets, byte[] body, String idempotencyKey, int resultLimit, HandlerTransport.Call call,
                           long deadlineMs) {
-        HandlerHttp.Target target;
+        List<InetAddress> addresses;
         switch (urls.verdict(uri)) {
-            case HandlerUrlPolicy.Verdict.Accepted accepted ->
-                    target = HandlerHttp.Target.of(uri, accepted.addresses());
+            case HandlerUrlPolicy.Verdict.Accepted accepted -> addresses = accepted.addresses();
             case HandlerUrlPolicy.Verdict.Refused refused -> {
                 return refused(refused.reason());
             }
@@ -253,13 +266,11 @@ public final class HandlerClient implements AutoCloseable {
             }
         }
         // Percent-encoded as a request line must be: a type's URL may hold characters outside ASCII.
-        URI ascii = URI.create(uri.toASCIIString());
-        String path = ascii.getRawPath() == null || ascii.getRawPath().isEmpty() ? "/" : ascii.getRawPath();
-        String pathAndQuery = ascii.getRawQuery() == null ? path : path + "?" + ascii.getRawQuery();
+        HandlerTransport.Target target = new HandlerTransport.Target(URI.create(uri.toASCIIString()), addresses);
         try {
-            return new Replied(http.post(target, () -> HandlerHttp.request(target, pathAndQuery, headers(secrets, body, idempotencyKey), body),
-                    idempotencyKey != null, status -> status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT,
-                    call));
+            return new Replied(http.post(target, () -> headers(secrets, body, idempotencyKey), body, idempotencyKey != null,
+                    status -> status >= 200 && status < 300 ? resultLimit : status >= 300 && status < 400 ? 0 : HandlerAnswers.EXCERPT_LIMIT,
+                    Duration.ofMillis(deadlineMs), call));
         } catch (IOException e) {
             return new NoReply(failure(e, deadlineMs));
         }
@@ -289,14 +300,21 @@ public final class HandlerClient implements AutoCloseable {
     /** A call that ended without an answer, classified: all retryable but a connection to a refused address. */
     private static Outcome.Failed failure(IOException cause, long deadlineMs) {
         return switch (cause) {
-            case HandlerHttp.ConnectTimeout timeout -> new Outcome.Failed(timeout.getMessage(), true);
+            case ConnectTimeoutException timeout -> new Outcome.Failed("handler did not accept a connection within "
+                    + HandlerTransport.CONNECT_TIMEOUT.toSeconds() + " s", true);
             case SocketTimeoutException timeout -> timedOut(deadlineMs);
             // Its deadline closed the connection: the caller has already returned a timeout.
             case InterruptedIOException abandoned -> new Outcome.Failed("handler call abandoned", true);
-            case ClosedChannelException abandoned -> new Outcome.Failed("handler call abandoned", true);
-            case HandlerHttp.MalformedAnswer malformed -> new Outcome.Failed("handler answered malformed HTTP: " + malformed.getMessage(), true);
+            case ClientProtocolException malformed -> malformed(malformed.getCause() != null ? malformed.getCause() : malformed);
+            case MalformedChunkCodingException malformed -> malformed(malformed);
+            case MessageConstraintException malformed -> malformed(malformed);
             default -> new Outcome.Failed("handler unreachable: " + describe(cause), true);
         };
+    }
+
+    /** An answer that is not HTTP/1.1, or beyond the client's limits (a head line over 8 KiB, over 100 header fields). */
+    private static Outcome.Failed malformed(Throwable cause) {
+        return new Outcome.Failed("handler answered malformed HTTP: " + describe(cause), true);
     }
 
     private static Outcome.Failed timedOut(long deadlineMs) {

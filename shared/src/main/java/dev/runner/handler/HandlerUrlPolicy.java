@@ -18,7 +18,7 @@ import java.util.Optional;
  * every address is inside a network the operator allows with {@value #VARIABLE} (then plain
  * {@code http} is accepted too). Checked when a type is saved ({@link #check}) and again on every
  * call, whose connection goes to an address that check accepted and to no other
- * ({@link HandlerHttp}): a name that resolves elsewhere later (DNS rebinding) is refused at the
+ * ({@link HandlerTransport}): a name that resolves elsewhere later (DNS rebinding) is refused at the
  * next call's check and never reached in between.
  *
  * @param allowedNetworks networks the operator trusts; empty = public addresses only

@@ -46,12 +46,12 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The handler client's own HTTP/1.1 ({@link HandlerHttp}) against a server that answers byte for
- * byte what each test scripts, over real sockets on loopback, plain and TLS: connections kept alive
- * and given up when the handler closes them, a call sent again only when that is safe, answers
- * framed every way HTTP/1.1 allows, and what it must refuse.
+ * The handler client's HTTP ({@link HandlerTransport}, Apache HttpClient 5) against a server that
+ * answers byte for byte what each test scripts, over real sockets on loopback, plain and TLS:
+ * connections kept alive and given up when the handler closes them, a call sent again only when
+ * that is safe, answers framed every way HTTP/1.1 allows, and what it must refuse.
  */
-class HandlerHttpIT {
+class HandlerTransportIT {
 
     private static final Duration AMPLE = Duration.ofSeconds(5);
     private static final HandlerUrlPolicy LOOPBACK = HandlerUrlPolicy.parse("127.0.0.0/8,::1/128");
@@ -168,6 +168,20 @@ class HandlerHttpIT {
     }
 
     @Test
+    void answersTheClientWouldRetryOrAuthenticateOnItsOwnAreTheOutcomeSentOnce() {
+        Map<String, String> answers = Map.of(
+                "HTTP/1.1 503 Busy\r\nRetry-After: 1\r\nContent-Length: 0\r\n\r\n", "handler answered 503",
+                "HTTP/1.1 401 Who\r\nWWW-Authenticate: Basic realm=\"h\"\r\nContent-Length: 0\r\n\r\n", "handler answered 401");
+        answers.forEach((answer, says) -> {
+            try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw(answer))) {
+                Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, process(client(), server, "i-1"));
+                assertTrue(failed.error().startsWith(says), failed.error());
+                assertEquals(1, server.requests().size());
+            }
+        });
+    }
+
+    @Test
     void answersFramedByChunksOrByTheConnectionsEndAreReadWhole() {
         String results = "{\"results\":[{\"itemId\":\"i-1\",\"ok\":true},{\"itemId\":\"i-2\",\"ok\":false,\"error\":\"no\"}]}";
         String chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -191,26 +205,23 @@ class HandlerHttpIT {
             assertEquals(SUCCEEDED, process(client(), server, "i-1"));
         }
         try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n"))) {
-            assertMalformed(process(client(), server, "i-1"), "101");
+            assertMalformed(process(client(), server, "i-1"), "protocol");
         }
     }
 
     @Test
     void answersBeyondHttpOrItsLimitsAreRetryableFailuresAndDropTheConnection() {
         Map<String, String> answers = new LinkedHashMap<>();
-        answers.put("HTTP/1.1 200 OK\r\nX-Flood: " + "a".repeat(70 * 1024) + "\r\nContent-Length: 2\r\n\r\n{}", "larger than 64 KiB");
-        answers.put("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "disagree");
-        answers.put("HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\n{}", "disagree");
-        answers.put("HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\n{}", "not a number");
-        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "not chunked");
-        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "hexadecimal");
-        answers.put("HTTP/1.1 200 OK\r\n Folded: yes\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
-        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding\t: chunked\r\nContent-Length: 2\r\n\r\n{}", "malformed header");
-        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "0".repeat(5000) + "1\r\nx\r\n0\r\n\r\n", "chunk size line");
-        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + ("1;" + "e".repeat(4000) + "\r\nx\r\n").repeat(40) + "0\r\n\r\n",
-                "chunk framing");
-        answers.put("ICY 200 OK\r\n\r\n{}", "status line");
-        answers.put("HTTP/1.1 2x0 OK\r\n\r\n", "three digits");
+        answers.put("HTTP/1.1 200 OK\r\nX-Flood: " + "a".repeat(70 * 1024) + "\r\nContent-Length: 2\r\n\r\n{}", "line length");
+        answers.put("HTTP/1.1 200 OK\r\n" + "X-Many: a\r\n".repeat(101) + "Content-Length: 2\r\n\r\n{}", "header count");
+        answers.put("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "Multiple Content-Length");
+        answers.put("HTTP/1.1 200 OK\r\nContent-Length: 2, 3\r\n\r\n{}", "Invalid content length");
+        answers.put("HTTP/1.1 200 OK\r\nContent-Length: -2\r\n\r\n{}", "Negative content length");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", "Unsupported transfer encoding");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "Bad chunk header");
+        answers.put("HTTP/1.1 200 OK\r\nTransfer-Encoding\t: chunked\r\nContent-Length: 2\r\n\r\n{}", "Invalid header");
+        answers.put("ICY 200 OK\r\n\r\n{}", "Invalid protocol version");
+        answers.put("HTTP/1.1 2x0 OK\r\n\r\n", "status");
         answers.forEach((answer, says) -> {
             try (ScriptedServer server = ScriptedServer.plain((request, n) -> Reply.raw(answer))) {
                 assertMalformed(process(client(), server, "i-1"), says);
@@ -265,7 +276,7 @@ class HandlerHttpIT {
             awaitQuietly(together);
             return Reply.json(200, "{}");
         })) {
-            HandlerClient client = client(new HandlerHttp(HandlerClient.defaultTls(), Duration.ofMillis(300)));
+            HandlerClient client = client(new HandlerTransport(HandlerClient.defaultTls(), Duration.ofMillis(300)));
             try (ExecutorService calls = Executors.newVirtualThreadPerTaskExecutor()) {
                 for (int i = 0; i < burst; i++) {
                     String itemId = "burst-" + i;
@@ -352,6 +363,15 @@ class HandlerHttpIT {
         }
     }
 
+    @Test
+    void primingMakesACallToLoopbackWhateverThePolicyAndLeavesNoConnectionOpen() {
+        HandlerTransport http = new HandlerTransport(HandlerClient.defaultTls());
+        HandlerClient publicOnly = new HandlerClient(SigningSecrets.fixed("transport-test-secret"), HandlerUrlPolicy.publicOnly(),
+                Clock.systemUTC(), CostTracker.NONE, Metrics.NONE, http);
+        assertDoesNotThrow(publicOnly::prime);
+        assertEquals(0, http.openConnections(), "a connection made before a snapshot would be dead after its restore");
+    }
+
     private static void assertMalformed(Outcome outcome, String says) {
         Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, outcome);
         assertTrue(failed.retryable(), failed.error());
@@ -363,10 +383,10 @@ class HandlerHttpIT {
     }
 
     private static HandlerClient client(SSLContext tls) {
-        return client(new HandlerHttp(tls));
+        return client(new HandlerTransport(tls));
     }
 
-    private static HandlerClient client(HandlerHttp http) {
+    private static HandlerClient client(HandlerTransport http) {
         return new HandlerClient(SigningSecrets.fixed("transport-test-secret"), LOOPBACK, Clock.systemUTC(), CostTracker.NONE, Metrics.NONE, http);
     }
 
