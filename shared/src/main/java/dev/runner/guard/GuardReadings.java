@@ -76,7 +76,7 @@ public final class GuardReadings {
         Map<String, Pipeline.Reply<BreakerSnapshot>> snapshots = new LinkedHashMap<>();
         for (HandlerRef handler : handlers) {
             snapshots.computeIfAbsent(handler.integrationKey(),
-                    integration -> pipeline.add(GuardScripts.readBreaker(keys, breakerOpenFor, integration, now)));
+                    integration -> pipeline.add(Breaker.read(keys, breakerOpenFor, integration, now)));
         }
         Map<HandlerRef, List<Pipeline.Reply<Object>>> counts = new LinkedHashMap<>();
         for (HandlerRef handler : handlers) {

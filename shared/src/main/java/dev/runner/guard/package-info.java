@@ -2,11 +2,14 @@
  * Admission control of the item worker, kept in Redis: pause flags, circuit breakers per
  * integration, concurrency and rate per handler, and a sliding window per tenant.
  *
- * <p>{@link dev.runner.guard.Guard} is the entry point: {@code admit} before the handler calls,
- * {@code report} after them, one pipelined Redis round trip each. It holds the policy (fail-open,
- * give-backs); {@code AdmissionRules} the pure decisions (how the handler's and
- * the tenant's answers combine); {@code GuardScripts} the codec (arguments into
- * script calls, replies into records, reply codes as {@code AdmitCode}). Every
+ * <p>{@link dev.runner.guard.Guard} is the entry point and coordinator: {@code admit} before the
+ * handler calls, {@code report} after them, one pipelined Redis round trip each. Each capability is
+ * a class with its scripts' codec (arguments into script calls, replies into records):
+ * {@code Breaker} (reportOutcome, readBreaker), {@code HandlerLimits} (admitHandler,
+ * releaseHandler, the lease doorbell, the pause mirror), {@code TenantWindow} (admitTenant,
+ * refundTenant, slots reserved at the source), {@code DeferralCounts} (countDeferrals);
+ * {@code GuardRoundTrips} holds the fail-open policy and the give-backs every round trip carries;
+ * {@code AdmissionRules} the pure decisions (how the handler's and the tenant's answers combine). Every
  * check is a Lua script in {@code resources/redis/}, whose header is its contract, with shared
  * code in {@code resources/redis/includes/}; time comes from the injected clock.
  *

@@ -10,7 +10,7 @@ import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupReport;
 import dev.runner.guard.GroupRequest;
 import dev.runner.guard.Guard;
-import dev.runner.guard.HandlerLimits;
+import dev.runner.guard.ConcurrencyAndRate;
 import dev.runner.handler.HandlerClient;
 import dev.runner.handler.Outcome;
 import dev.runner.integration.HandlerRef;
@@ -311,7 +311,7 @@ public final class ItemWorker {
                 item.job().tenantSlotAt())));
         Duration timeout = Duration.ofMillis(spec.configs().timeoutMs());
         return new GroupRequest(group.integrationKey(), group.handlerKey(),
-                new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
+                new ConcurrencyAndRate(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
                 spec.batch() ? spec.configs().batchSize() : 1, callTimes.expected(group.ref(), timeout),
                 Duration.ofMillis(Math.max(0, remainingMillis.getAsLong())));
     }

@@ -37,7 +37,7 @@ final class GuardFixture {
         return new Guard(connection, keys, BREAKER, TENANT, clock, LEASE_TTL);
     }
 
-    static GroupRequest group(String integration, String handler, HandlerLimits limits, List<Candidate> items) {
+    static GroupRequest group(String integration, String handler, ConcurrencyAndRate limits, List<Candidate> items) {
         return new GroupRequest(integration, handler, limits, items);
     }
 

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RedisDownIT {
 
-    private static final HandlerLimits TIGHT = new HandlerLimits(1, 1);
+    private static final ConcurrencyAndRate TIGHT = new ConcurrencyAndRate(1, 1);
 
     @Test
     void admitFailsOpenWhenRedisIsUnreachable() {
@@ -54,8 +54,8 @@ class RedisDownIT {
             }
         };
         try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
-            var guard = new Guard(down, RedisTargets.uniqueKeys(), GuardFixture.BREAKER, GuardFixture.TENANT, TestClock.now(),
-                    Guard.DEFAULT_LEASE_TTL, metrics);
+            var guard = new Guard(down, RedisTargets.uniqueKeys(),
+                    new Guard.Settings(GuardFixture.BREAKER, GuardFixture.TENANT, Guard.DEFAULT_LEASE_TTL), TestClock.now(), metrics);
             guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.SCHEDULE, 5))));
             guard.reserveTenantSlots(Map.of("acme", List.of("i-1", "i-2", "i-3")));
             guard.report(List.of(GuardFixture.tally("crm-x", "sync", 0, 1, List.of("a-0"))));

@@ -86,7 +86,7 @@ class TenantWindowIT {
                 f.clock.advance(Duration.ofMillis(due - f.clock.millis()));
             }
             List<Candidate> back = batch.stream().map(e -> new Candidate(e.getKey(), "bulk", Trigger.SCHEDULE.priority())).toList();
-            readmitted += (int) count(f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED, back)), Admission.Admitted.class);
+            readmitted += (int) count(f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, back)), Admission.Admitted.class);
         }
         assertEquals(19_000, readmitted);
     }
@@ -101,7 +101,7 @@ class TenantWindowIT {
 
         // SQS caps DelaySeconds at 15 min; an item may come back before its slot.
         f.clock.advance(Duration.ofSeconds(20));
-        var again = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED,
+        var again = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED,
                 List.of(new Candidate("b-0", "acme", 1)))).getFirst());
         assertEquals(Duration.ofSeconds(40), again.delay());
         var next = assertInstanceOf(Admission.Deferred.class, admit(f, "c", "acme", 1).getFirst());
@@ -112,7 +112,7 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void tenantDeferralGivesBackTheHandlerLease(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        var limits = new HandlerLimits(2, 0);
+        var limits = new ConcurrencyAndRate(2, 0);
         GroupAdmission admission = f.admitGroup(group(CRM, SYNC, limits, List.of(
                 new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
         assertEquals(List.of("x"), admittedIds(admission.decisions()));
@@ -130,7 +130,7 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void tenantDeferralGivesBackTheHandlerRateEntry(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        var limits = new HandlerLimits(0, 2);
+        var limits = new ConcurrencyAndRate(0, 2);
         List<Admission> decisions = f.admitOne(group(CRM, SYNC, limits, List.of(
                 new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
         assertEquals(List.of("x"), admittedIds(decisions));
@@ -164,7 +164,7 @@ class TenantWindowIT {
         // The window is full (limit 1, r's slot): asking it again for r would admit r on its slot all the same.
         f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // proves the window is not asked: asking it fails the script
 
-        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", HandlerLimits.UNLIMITED,
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
                 List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
 
         assertEquals(null, admission.failOpen(), "no tenant script ran");
@@ -175,7 +175,7 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void anItemOnItsSlotThatWaitsForALeaseKeepsTheSlotAndIsAdmittedOnItOnce(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        var oneCall = new HandlerLimits(1, 0);
+        var oneCall = new ConcurrencyAndRate(1, 0);
         TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
         GroupAdmission holder = f.admitGroup(group("crm-x", "sync", oneCall, items("h", "globex", Trigger.WEBHOOK, 1)));
         List<Candidate> r = List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()));
@@ -183,7 +183,7 @@ class TenantWindowIT {
         var waiting = assertInstanceOf(Admission.Deferred.class, f.admitOne(group("crm-x", "sync", oneCall, r)).getFirst());
         assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
         var other = assertInstanceOf(Admission.Deferred.class,
-                f.admitOne(group("erp-y", "push", HandlerLimits.UNLIMITED, items("x", "acme", Trigger.MANUAL, 1))).getFirst());
+                f.admitOne(group("erp-y", "push", ConcurrencyAndRate.UNLIMITED, items("x", "acme", Trigger.MANUAL, 1))).getFirst());
         assertEquals(DeferReason.TENANT_LIMIT, other.reason(), "r's slot was not given back: acme's one place this minute is still r's");
 
         f.guard.report(List.of(GuardFixture.released(holder)));
@@ -195,10 +195,10 @@ class TenantWindowIT {
     void aSlotOldEnoughToHaveLeftTheWindowIsAskedForAgain(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
         TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
-        f.clock.advance(Guard.TENANT_WINDOW.minus(Guard.SLOT_MARGIN));
+        f.clock.advance(Guard.TENANT_WINDOW.minus(TenantWindow.SLOT_MARGIN));
         f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // asking the window fails the script: the proof it was asked
 
-        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", HandlerLimits.UNLIMITED,
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
                 List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
 
         assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen(), "the slot may have left the window: the window decides");
@@ -208,13 +208,13 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void handlerDeferralGivesBackTheTenantSlot(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(4, Duration.ofSeconds(5)));
-        var oneCall = new HandlerLimits(1, 0);
+        var oneCall = new ConcurrencyAndRate(1, 0);
         assertEquals(List.of("a-0"), admittedIds(f.admitOne(group(CRM, SYNC, oneCall, items("a", "acme", Trigger.WEBHOOK, 1)))));
         List<Admission> waiting = f.admitOne(group(CRM, SYNC, oneCall, items("b", "acme", Trigger.WEBHOOK, 3)));
         assertTrue(waiting.stream().allMatch(d -> d instanceof Admission.Deferred deferred && deferred.reason() == DeferReason.HANDLER_CONCURRENCY));
 
         f.guard.report(List.of());
-        List<Admission> other = f.admitOne(group(CRM, "other", HandlerLimits.UNLIMITED, items("c", "acme", Trigger.WEBHOOK, 3)));
+        List<Admission> other = f.admitOne(group(CRM, "other", ConcurrencyAndRate.UNLIMITED, items("c", "acme", Trigger.WEBHOOK, 3)));
         assertEquals(3, count(other, Admission.Admitted.class), "b-0..b-2 never ran, so their slots came back");
     }
 
@@ -243,7 +243,7 @@ class TenantWindowIT {
         f.guard.report(List.of());
         admit(f, "other", "globex", 1);
         f.clock.advance(Duration.ofSeconds(25));
-        List<Admission> decisions = f.guard.admit(List.of(group("erp-y", SYNC, HandlerLimits.UNLIMITED, items("t", "acme", Trigger.WEBHOOK, 2))))
+        List<Admission> decisions = f.guard.admit(List.of(group("erp-y", SYNC, ConcurrencyAndRate.UNLIMITED, items("t", "acme", Trigger.WEBHOOK, 2))))
                 .getFirst().decisions();
         assertInstanceOf(Admission.Admitted.class, decisions.get(0));
         var tenant = assertInstanceOf(Admission.Deferred.class, decisions.get(1));
@@ -258,6 +258,6 @@ class TenantWindowIT {
     }
 
     private static List<Admission> admit(GuardFixture f, String prefix, String tenant, int count) {
-        return f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED, items(prefix, tenant, Trigger.SCHEDULE, count)));
+        return f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, items(prefix, tenant, Trigger.SCHEDULE, count)));
     }
 }

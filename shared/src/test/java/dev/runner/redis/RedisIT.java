@@ -8,7 +8,7 @@ import dev.runner.guard.DeferReason;
 import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupRequest;
 import dev.runner.guard.Guard;
-import dev.runner.guard.HandlerLimits;
+import dev.runner.guard.ConcurrencyAndRate;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,7 +33,7 @@ class RedisIT {
         Keys keys = RedisTargets.uniqueKeys();
         var guard = new Guard(redis, keys, new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2),
                 new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)), TestClock.now());
-        var oneAtATime = new HandlerLimits(1, 0);
+        var oneAtATime = new ConcurrencyAndRate(1, 0);
         GroupAdmission first = guard.admit(List.of(new GroupRequest("crm-x", "sync", oneAtATime, List.of(new Candidate("a", "acme", 1))))).getFirst();
         assertFalse(first.failedOpen());
 
