@@ -121,18 +121,19 @@ public final class Guard {
         long now = clock.millis();
         Pipeline pipeline = roundTrips.pipelineWithGiveBacks();
         List<Pipeline.Reply<HandlerLimits.Answer>> handlerAnswers = new ArrayList<>(groups.size());
-        Map<String, List<String>> itemsByTenant = new LinkedHashMap<>();
+        List<Candidate> asked = new ArrayList<>();
         Map<String, Long> tenantDelayByItem = new HashMap<>();
         for (GroupRequest group : groups) {
             handlerAnswers.add(pipeline.add(handlerLimits.admit(group, now, HandlerLimits.leasePrefix())));
             for (Candidate item : group.items()) {
-                if (TenantWindow.holdsSlot(item, now)) {
+                if (TenantWindow.skipsWindow(item, now)) {
                     tenantDelayByItem.put(item.itemId(), 0L);
                 } else {
-                    itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
+                    asked.add(item);
                 }
             }
         }
+        Map<String, List<Candidate>> itemsByTenant = TenantWindow.byTenant(asked);
         Map<String, Pipeline.Reply<List<Long>>> tenantAnswers = new LinkedHashMap<>();
         itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(tenantWindow.admit(tenant, ids, now))));
 
@@ -144,7 +145,7 @@ public final class Guard {
         itemsByTenant.forEach((tenant, ids) -> {
             List<Long> delays = tenantAnswers.get(tenant).get();
             for (int i = 0; i < ids.size(); i++) {
-                tenantDelayByItem.put(ids.get(i), Math.max(0, delays.get(i)));
+                tenantDelayByItem.put(ids.get(i).itemId(), Math.max(0, delays.get(i)));
             }
         });
 
@@ -201,13 +202,14 @@ public final class Guard {
      * with the delay until its slot (deferral at the source: a tenant's backlog waits invisible in
      * SQS instead of standing in front of other tenants' items and cycling through the worker).
      * The item carries its slot ({@link TenantSlot#atMs}), and the worker's admission admits it on
-     * that slot without asking the tenant's window again ({@link TenantWindow#holdsSlot}). Returns each item's
+     * that slot ({@link TenantWindow#skipsWindow}); by priority, so a webhook passes its tenant's
+     * own manual backlog (admitTenant-4.lua). Returns each item's
      * slot and delay (zero = room now, else at least a second). One pipelined round trip for all
      * tenants, however many items; Redis down: no slot, no delay (fail-open, the worker's
      * admission then counts the items).
      */
-    public Map<String, TenantSlot> reserveTenantSlots(Map<String, List<String>> itemIdsByTenant) {
-        return tenantWindow.reserveSlots(itemIdsByTenant);
+    public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items) {
+        return tenantWindow.reserveSlots(items);
     }
 
     /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */

@@ -5,10 +5,12 @@ import dev.runner.redis.Keys;
 import dev.runner.redis.Pipeline;
 import dev.runner.redis.Redis;
 import dev.runner.redis.Script;
+import dev.runner.trigger.Trigger;
 
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,6 +34,13 @@ final class TenantWindow {
      */
     static final int MAX_ITEMS_PER_CALL = 1_000;
 
+    /**
+     * The priorities whose future slots a more urgent item may take: every trigger's but the most
+     * urgent's, as admitTenant-4.lua's backlog sets (its key count follows from their number).
+     */
+    static final List<Integer> BACKLOG_PRIORITIES = Arrays.stream(Trigger.values()).map(Trigger::priority)
+            .distinct().sorted().skip(1).toList();
+
     private final Keys keys;
     private final RunnerConfig.TenantLimit limit;
     private final GuardRoundTrips roundTrips;
@@ -54,28 +63,35 @@ final class TenantWindow {
     }
 
     /**
-     * admitTenant-1.lua for one tenant's items, in calls of at most {@link #MAX_ITEMS_PER_CALL}
+     * admitTenant-4.lua for one tenant's items, in calls of at most {@link #MAX_ITEMS_PER_CALL}
      * items (they run one after the other on the tenant's slot, as one call would); the answer is
      * each item's delay in ms (0 = room now), in order.
      */
-    Pipeline.Request<List<Long>> admit(String tenantId, List<String> itemIds, long now) {
+    Pipeline.Request<List<Long>> admit(String tenantId, List<Candidate> items, long now) {
+        List<String> keyList = new ArrayList<>(1 + BACKLOG_PRIORITIES.size());
+        keyList.add(keys.tenantWindow(tenantId));
+        BACKLOG_PRIORITIES.forEach(priority -> keyList.add(keys.tenantBacklog(tenantId, priority)));
         List<Redis.Call> calls = new ArrayList<>();
-        for (int from = 0; from < itemIds.size(); from += MAX_ITEMS_PER_CALL) {
-            List<String> chunk = itemIds.subList(from, Math.min(itemIds.size(), from + MAX_ITEMS_PER_CALL));
-            List<String> args = new ArrayList<>(4 + chunk.size());
+        for (int from = 0; from < items.size(); from += MAX_ITEMS_PER_CALL) {
+            List<Candidate> chunk = items.subList(from, Math.min(items.size(), from + MAX_ITEMS_PER_CALL));
+            List<String> args = new ArrayList<>(4 + BACKLOG_PRIORITIES.size() + 2 * chunk.size());
             args.add(Long.toString(now));
             args.add(Long.toString(LENGTH.toMillis()));
             args.add(Integer.toString(limit.perMinute()));
             args.add(Long.toString(limit.shortestDeferral().toMillis()));
-            args.addAll(chunk);
-            calls.add(new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow(tenantId)), args));
+            BACKLOG_PRIORITIES.forEach(priority -> args.add(Integer.toString(priority)));
+            for (Candidate item : chunk) {
+                args.add(item.itemId());
+                args.add(Integer.toString(item.priority()));
+            }
+            calls.add(new Redis.Call(Script.ADMIT_TENANT, keyList, args));
         }
-        int items = itemIds.size();
+        int count = items.size();
         return new Pipeline.Request<>(calls, replies -> {
-            List<Long> delays = new ArrayList<>(items);
+            List<Long> delays = new ArrayList<>(count);
             replies.forEach(reply -> ((List<?>) reply).forEach(delay -> delays.add((Long) delay)));
-            if (delays.size() != items) {
-                throw new IllegalStateException("admitTenant answered " + delays.size() + " delays for " + items + " items");
+            if (delays.size() != count) {
+                throw new IllegalStateException("admitTenant answered " + delays.size() + " delays for " + count + " items");
             }
             return delays;
         });
@@ -90,18 +106,19 @@ final class TenantWindow {
     }
 
     /** Reserves slots for items about to be enqueued (see {@link Guard#reserveTenantSlots}). */
-    Map<String, TenantSlot> reserveSlots(Map<String, List<String>> itemIdsByTenant) {
+    Map<String, TenantSlot> reserveSlots(List<Candidate> items) {
         Map<String, TenantSlot> delays = new HashMap<>();
-        if (itemIdsByTenant.isEmpty()) {
+        if (items.isEmpty()) {
             return delays;
         }
+        Map<String, List<Candidate>> itemIdsByTenant = byTenant(items);
         long now = clock.millis();
         Pipeline pipeline = new Pipeline();
         Map<String, Pipeline.Reply<List<Long>>> answers = new LinkedHashMap<>();
         itemIdsByTenant.forEach((tenant, ids) -> answers.put(tenant, pipeline.add(admit(tenant, ids, now))));
         if (roundTrips.run(pipeline, "slot reservation",
                 "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots").isPresent()) {
-            itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, TenantSlot.NONE)));
+            items.forEach(item -> delays.put(item.itemId(), TenantSlot.NONE));
             return delays;
         }
         int reserved = 0;
@@ -111,7 +128,7 @@ final class TenantWindow {
             for (int i = 0; i < tenant.getValue().size(); i++) {
                 Duration delay = AdmissionRules.reservedDelay(Math.max(0, answer.get(i)));
                 // A slot the item already had (a re-dispatch) may be in the past: its own time, so it is trusted no longer than it lasts.
-                delays.put(tenant.getValue().get(i), new TenantSlot(delay, now + answer.get(i)));
+                delays.put(tenant.getValue().get(i).itemId(), new TenantSlot(delay, now + answer.get(i)));
                 tenantReserved += delay.isZero() ? 0 : 1;
             }
             if (tenantReserved > 0) {
@@ -128,10 +145,27 @@ final class TenantWindow {
         return delays;
     }
 
+    /** Items grouped by tenant, in their order. */
+    static Map<String, List<Candidate>> byTenant(List<Candidate> items) {
+        Map<String, List<Candidate>> byTenant = new LinkedHashMap<>();
+        items.forEach(item -> byTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item));
+        return byTenant;
+    }
+
     /**
-     * The item comes with a slot its producer reserved, now due and still in the window: admission
-     * need not ask the tenant's window (it would find the slot and admit on it). The margin covers
-     * clocks a few seconds apart; an older slot may have left the window, so the item is counted again.
+     * The item is of the most urgent priority and comes with a slot its producer reserved, now due
+     * and still in the window: admission need not ask the tenant's window (it would find the slot
+     * and admit on it). A less urgent item's slot may have been taken by a more urgent one since,
+     * so it asks. The margin covers clocks a few seconds apart; an older slot may have left the
+     * window, so the item is counted again.
+     */
+    static boolean skipsWindow(Candidate item, long nowMs) {
+        return item.priority() < BACKLOG_PRIORITIES.getFirst() && holdsSlot(item, nowMs);
+    }
+
+    /**
+     * The item comes with a slot its producer reserved, now due and still in the window: deferred
+     * by another check, it keeps it.
      */
     static boolean holdsSlot(Candidate item, long nowMs) {
         return item.tenantSlotAt() > 0 && item.tenantSlotAt() <= nowMs

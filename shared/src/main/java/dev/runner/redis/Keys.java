@@ -70,6 +70,11 @@ public final class Keys {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
     }
 
+    /** The tenant's future slots held by items of one priority, which a more urgent item may take. */
+    public String tenantBacklog(String tenantId, int priority) {
+        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:backlog:" + priority;
+    }
+
     /**
      * Hash reason → count: admission deferrals in the minute starting at {@code epochMinute}
      * (minutes since the epoch). Every minute shares the tag {@code {m}}, so a page of minutes is

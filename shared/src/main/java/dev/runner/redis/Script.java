@@ -15,8 +15,8 @@ import java.util.HexFormat;
 public enum Script {
     /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
     ADMIT_HANDLER("admitHandler", 8),
-    /** A tenant's sliding window: admit now or reserve the next free slot. */
-    ADMIT_TENANT("admitTenant", 1),
+    /** A tenant's sliding window: admit now or reserve the next free slot, by priority. */
+    ADMIT_TENANT("admitTenant", 4),
     /** Breaker outcome of a group's handler calls, and release of their leases. */
     REPORT_OUTCOME("reportOutcome", 6),
     /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */

@@ -33,12 +33,17 @@ class GuardCodecsTest {
     @Test
     void aTenantsItemsGoInCallsOfAThousandAndComeBackAsOneAnswer() {
         List<String> ids = IntStream.range(0, 2_500).mapToObj(i -> "i-" + i).toList();
-        Pipeline.Request<List<Long>> request = tenantWindow.admit("acme", ids, NOW);
+        Pipeline.Request<List<Long>> request = tenantWindow.admit("acme", GuardFixture.named("acme", dev.runner.trigger.Trigger.MANUAL, ids), NOW);
 
-        assertEquals(List.of(1_000, 1_000, 500), request.calls().stream().map(c -> c.args().size() - 4).toList());
-        assertEquals(ids, request.calls().stream().flatMap(c -> c.args().subList(4, c.args().size()).stream()).toList());
+        int head = 4 + TenantWindow.BACKLOG_PRIORITIES.size();
+        assertEquals(List.of("2", "3", "5"), request.calls().getFirst().args().subList(4, head), "the backlog sets' priorities, in key order");
+        assertEquals(Script.ADMIT_TENANT.keyCount(), request.calls().getFirst().keys().size(), "the window and one backlog set per priority");
+        assertEquals(List.of(1_000, 1_000, 500), request.calls().stream().map(c -> (c.args().size() - head) / 2).toList());
+        assertEquals(ids, request.calls().stream().flatMap(c -> java.util.stream.IntStream.range(0, (c.args().size() - head) / 2)
+                .mapToObj(i -> c.args().get(head + 2 * i))).toList());
+        assertEquals("2", request.calls().getFirst().args().get(head + 1), "each item with its priority");
         List<Object> replies = new ArrayList<>();
-        request.calls().forEach(c -> replies.add(c.args().subList(4, c.args().size()).stream().map(id -> (Object) 7L).toList()));
+        request.calls().forEach(c -> replies.add(java.util.stream.IntStream.range(0, (c.args().size() - head) / 2).mapToObj(i -> (Object) 7L).toList()));
         assertEquals(2_500, request.decode().apply(replies).size());
     }
 
@@ -77,7 +82,7 @@ class GuardCodecsTest {
     void everyCallTouchesOneClusterSlot() {
         GroupRequest group = new GroupRequest("crm-x", "sync", ConcurrencyAndRate.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 1));
         List<Redis.Call> calls = new ArrayList<>(handlerLimits.admit(group, NOW, "tok").calls());
-        calls.addAll(tenantWindow.admit("acme", List.of("a-0"), NOW).calls());
+        calls.addAll(tenantWindow.admit("acme", GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.MANUAL, 1), NOW).calls());
         calls.add(breaker.report(new GroupReport("crm-x", "sync", List.of(), List.of("t:1:1"), List.of("a-0")), NOW));
         calls.add(handlerLimits.release("crm-x", "sync", List.of("t:2:1"), List.of("a-0"), NOW));
         calls.add(tenantWindow.refund("acme", List.of("a-0"), NOW));

@@ -41,6 +41,11 @@ final class GuardFixture {
         return new GroupRequest(integration, handler, limits, items);
     }
 
+    /** The named items of one tenant at the given tier, as a producer reserves their slots. */
+    static List<Candidate> named(String tenant, Trigger trigger, List<String> ids) {
+        return ids.stream().map(id -> new Candidate(id, tenant, trigger.priority())).toList();
+    }
+
     /** {@code count} items of one tenant at the given tier, ids prefix-0, prefix-1, … */
     static List<Candidate> items(String prefix, String tenant, Trigger trigger, int count) {
         return IntStream.range(0, count)

@@ -64,9 +64,7 @@ class GuardReadingsIT {
     void aTenantWindowSplitsTheLastMinuteFromReservedSlots(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(5, Duration.ofSeconds(5)));
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        Map<String, List<String>> byTenant = new LinkedHashMap<>();
-        byTenant.put("acme", List.of("i-0", "i-1", "i-2", "i-3", "i-4", "i-5", "i-6", "i-7"));
-        f.guard.reserveTenantSlots(byTenant);
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("i-0", "i-1", "i-2", "i-3", "i-4", "i-5", "i-6", "i-7")));
 
         assertEquals(new GuardReadings.TenantUsage(5, 3), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("acme"));
         assertEquals(new GuardReadings.TenantUsage(0, 0), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("quiet"));
@@ -78,7 +76,7 @@ class GuardReadingsIT {
     void aReservationsDeferralsAreCountedWithoutWaitingForAnotherRoundTrip(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(5, Duration.ofSeconds(5)));
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        f.guard.reserveTenantSlots(Map.of("acme", List.of("r-0", "r-1", "r-2", "r-3", "r-4", "r-5", "r-6", "r-7")));
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r-0", "r-1", "r-2", "r-3", "r-4", "r-5", "r-6", "r-7")));
 
         assertEquals(Map.of(DeferReason.TENANT_LIMIT, 3L), readings.deferrals(1).orElseThrow().getFirst().byReason());
     }

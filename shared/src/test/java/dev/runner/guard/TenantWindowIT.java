@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The tenant sliding window of admitTenant-1.lua and its interplay with the handler script, on real Redis (single and cluster). */
+/** The tenant sliding window of admitTenant-4.lua and its interplay with the handler script, on real Redis (single and cluster). */
 class TenantWindowIT {
 
     private static final String CRM = "crm-x";
@@ -145,7 +145,7 @@ class TenantWindowIT {
     void aDispatchLargerThanLuaCanUnpackGetsItsSlots(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)));
         List<String> ids = java.util.stream.IntStream.range(0, 20_000).mapToObj(i -> "d-" + i).toList();
-        Map<String, TenantSlot> slots = f.guard.reserveTenantSlots(Map.of("bulk", ids));
+        Map<String, TenantSlot> slots = f.guard.reserveTenantSlots(GuardFixture.named("bulk", Trigger.MANUAL, ids));
 
         assertEquals(20_000, slots.size());
         assertEquals(1000, slots.values().stream().map(TenantSlot::delay).filter(Duration::isZero).count(), "room now for one minute's worth");
@@ -157,15 +157,15 @@ class TenantWindowIT {
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
-    void anItemOnTheSlotItsProducerReservedIsAdmittedWithoutAskingTheWindowAgain(RedisTargets.Target target) {
+    void aWebhookOnTheSlotItsProducerReservedIsAdmittedWithoutAskingTheWindowAgain(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("r"))).get("r");
         assertTrue(slot.reserved());
         // The window is full (limit 1, r's slot): asking it again for r would admit r on its slot all the same.
         f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // proves the window is not asked: asking it fails the script
 
         GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
-                List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
+                List.of(new Candidate("r", "acme", Trigger.WEBHOOK.priority(), slot.atMs()))))).getFirst();
 
         assertEquals(null, admission.failOpen(), "no tenant script ran");
         assertEquals(1, count(admission.decisions(), Admission.Admitted.class));
@@ -176,7 +176,7 @@ class TenantWindowIT {
     void anItemOnItsSlotThatWaitsForALeaseKeepsTheSlotAndIsAdmittedOnItOnce(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
         var oneCall = new ConcurrencyAndRate(1, 0);
-        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r"))).get("r");
         GroupAdmission holder = f.admitGroup(group("crm-x", "sync", oneCall, items("h", "globex", Trigger.WEBHOOK, 1)));
         List<Candidate> r = List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()));
 
@@ -194,7 +194,7 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aSlotOldEnoughToHaveLeftTheWindowIsAskedForAgain(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r"))).get("r");
         f.clock.advance(Guard.TENANT_WINDOW.minus(TenantWindow.SLOT_MARGIN));
         f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // asking the window fails the script: the proof it was asked
 
@@ -255,6 +255,101 @@ class TenantWindowIT {
         assertTrue(tenant.delay().compareTo(breaker.delay()) > 0);
         var both = assertInstanceOf(Admission.Deferred.class, admit(f, "both", "acme", 1).getFirst());
         assertEquals(DeferReason.TENANT_LIMIT, both.reason(), "tenant slot is 60 s away, breaker half-opens in 5 s");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aManualItemOnItsSlotAsksTheWindowSinceAWebhookMayHaveTakenIt(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r"))).get("r");
+        f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // asking the window fails the script: the proof it was asked
+
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
+                List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
+
+        assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen());
+    }
+
+    /**
+     * A tenant's webhooks behind its own 50-item manual backlog (limit 10/min): each takes the next
+     * free slot, ahead of the backlog, in arrival order; each manual item it displaces goes behind
+     * the backlog and learns so once, at its old slot; no minute ever holds more than 10 slots.
+     */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aWebhookPassesItsTenantsOwnManualBacklogAndTheItemItDisplacesComesBackOnceMore(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(10, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        List<String> manual = java.util.stream.IntStream.range(0, 60).mapToObj(i -> "m-" + i).toList();
+        Map<String, Long> slotOf = new HashMap<>();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, manual)).forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        assertEquals(start + 300_000, slotOf.get("m-59"), "the backlog's tail, five minutes out");
+
+        f.clock.advance(Duration.ofSeconds(1));
+        Map<String, TenantSlot> webhooks = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-0", "w-1")));
+        assertEquals(start + 60_000, webhooks.get("w-0").atMs(), "the next free slot: where the window has room, not behind the backlog");
+        assertEquals(start + 60_000, webhooks.get("w-1").atMs());
+        webhooks.forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+
+        f.clock.advance(Duration.ofSeconds(59));
+        List<Candidate> due = new ArrayList<>();
+        webhooks.forEach((id, slot) -> due.add(new Candidate(id, "acme", Trigger.WEBHOOK.priority(), slot.atMs())));
+        for (int i = 10; i < 20; i++) {
+            due.add(new Candidate("m-" + i, "acme", Trigger.MANUAL.priority(), slotOf.get("m-" + i)));
+        }
+        List<Admission> decisions = f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, due));
+        assertEquals(10, count(decisions, Admission.Admitted.class), "the minute's 10 slots: 2 webhooks and 8 manual items");
+        assertTrue(admittedIds(decisions).containsAll(List.of("w-0", "w-1")));
+        List<Admission.Deferred> pushedBack = decisions.stream().filter(Admission.Deferred.class::isInstance)
+                .map(Admission.Deferred.class::cast).toList();
+        assertEquals(List.of("m-10", "m-11"), pushedBack.stream().map(Admission.Deferred::itemId).toList(), "the first two in line, FIFO");
+        for (Admission.Deferred deferred : pushedBack) {
+            assertEquals(DeferReason.TENANT_LIMIT, deferred.reason());
+            slotOf.put(deferred.itemId(), f.clock.millis() + deferred.delay().toMillis());
+        }
+        assertEquals(start + 360_000, slotOf.get("m-10"), "behind the backlog, as if it came when the webhook did");
+        assertEquals(start + 360_000, slotOf.get("m-11"));
+
+        f.clock.advance(Duration.ofMinutes(5));
+        List<Admission> back = f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, List.of(
+                new Candidate("m-10", "acme", Trigger.MANUAL.priority(), slotOf.get("m-10")),
+                new Candidate("m-11", "acme", Trigger.MANUAL.priority(), slotOf.get("m-11")))));
+        assertEquals(2, count(back, Admission.Admitted.class), "admitted on the new slot: pushed back once, not in a loop");
+
+        List<Long> times = slotOf.values().stream().sorted().toList();
+        for (int i = 0; i + 10 < times.size(); i++) {
+            assertTrue(times.get(i + 10) - times.get(i) >= 60_000, "11 slots within a minute from " + (times.get(i) - start));
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aManualItemPassesAScheduleBacklogButNotAWebhook(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(2, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-0", "w-1", "w-2")));
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.SCHEDULE, List.of("s-0", "s-1", "s-2")));
+
+        TenantSlot manual = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("m"))).get("m");
+        assertEquals(start + 60_000, manual.atMs(), "s-0's slot; w-2, at the same time, keeps its own");
+        TenantSlot webhook = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-3"))).get("w-3");
+        assertEquals(start + 60_000, webhook.atMs(), "m's slot, the earliest of any lower priority");
+        TenantSlot schedule = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.SCHEDULE, List.of("s-3"))).get("s-3");
+        assertEquals(start + 240_000, schedule.atMs(), "the lowest priority passes no one: behind s-0 and m, pushed back to 180 s");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aDueSlotIsNeverTaken(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("m-0", "m-1")));
+        f.clock.advance(Duration.ofSeconds(60));
+
+        TenantSlot webhook = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w"))).get("w");
+        assertEquals(start + 120_000, webhook.atMs(), "m-1's slot is due now: its item may be admitted on it, so the webhook waits for the next");
+        assertInstanceOf(Admission.Admitted.class, f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED,
+                List.of(new Candidate("m-1", "acme", Trigger.MANUAL.priority(), start + 60_000)))).getFirst());
     }
 
     private static List<Admission> admit(GuardFixture f, String prefix, String tenant, int count) {
