@@ -42,7 +42,7 @@ import java.util.Set;
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-6.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see reportOutcome-7.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -216,13 +216,13 @@ public final class Guard {
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = roundTrips.pipelineWithGiveBacks();
-        Map<String, List<Pipeline.Reply<Breaker.Transition>>> transitions = new LinkedHashMap<>();
+        Map<String, List<Pipeline.Reply<Breaker.Transitions>>> transitions = new LinkedHashMap<>();
         for (GroupReport report : reports) {
             if (report.leasesOnly()) {
                 pipeline.send(handlerLimits.release(report.integrationKey(), report.handlerKey(), report.leaseTokens(), List.of(), now));
             } else if (!report.isEmpty()) {
                 transitions.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
-                        .add(pipeline.add(Pipeline.Request.of(breaker.report(report, now), Breaker.Transition::of)));
+                        .add(pipeline.add(Pipeline.Request.of(breaker.report(report, now), Breaker.Transitions::of)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -233,16 +233,23 @@ public final class Guard {
         }
         Metrics metrics = roundTrips.metrics();
         transitions.forEach((integrationKey, replies) -> replies.forEach(reply -> {
-            switch (reply.get()) {
+            switch (reply.get().integration()) {
                 case OPENED -> metrics.breakerOpened(integrationKey);
                 case CLOSED -> metrics.breakerClosed(integrationKey);
                 case NONE -> { }
             }
+            reply.get().tenants().forEach((tenantId, transition) -> {
+                switch (transition) {
+                    case OPENED -> metrics.tenantBreakerOpened(integrationKey, tenantId);
+                    case CLOSED -> metrics.tenantBreakerClosed(integrationKey, tenantId);
+                    case NONE -> { }
+                }
+            });
         }));
     }
 
     /**
-     * The breaker as of now, as the next admission or report will see it (readBreaker-1.lua applies
+     * The breaker as of now, as the next admission or report will see it (readBreaker-2.lua applies
      * the scripts' own open → half-open rule); closed when Redis cannot tell (the fail-open policy).
      */
     public BreakerSnapshot breaker(String integrationKey) {

@@ -68,7 +68,7 @@ public final class GuardReadings {
 
     /**
      * Breakers of the handlers' integrations (read through the scripts' own open → half-open rule,
-     * readBreaker-1.lua) and each handler's usage; empty when Redis is away. One round trip.
+     * readBreaker-2.lua) and each handler's usage; empty when Redis is away. One round trip.
      */
     public Optional<HandlerReadings> handlers(Collection<HandlerRef> handlers) {
         long now = clock.millis();

@@ -15,7 +15,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A handler's pause flag, concurrency leases and rate, checked together with its integration's
- * breaker in one script on the integration's slot (admitHandler-8.lua), and what goes back when
+ * breaker in one script on the integration's slot (admitHandler-9.lua), and what goes back when
  * an admission's take is not used (releaseHandler-6.lua); the lease doorbell a waiting worker
  * blocks on; the Redis mirror of the pause flags.
  */
@@ -58,11 +58,11 @@ final class HandlerLimits {
         this.roundTrips = Objects.requireNonNull(roundTrips, "roundTrips");
     }
 
-    /** admitHandler-8.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
+    /** admitHandler-9.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
     Pipeline.Request<Answer> admit(GroupRequest group, long now, String tokenPrefix) {
         String integration = group.integrationKey();
         String handler = group.handlerKey();
-        List<String> args = new ArrayList<>(12 + 2 * group.items().size());
+        List<String> args = new ArrayList<>(12 + 3 * group.items().size());
         args.add(Long.toString(now));
         args.add(Long.toString(breaker.openFor().toMillis()));
         args.add(Integer.toString(breaker.halfOpenSuccesses()));
@@ -78,11 +78,12 @@ final class HandlerLimits {
         for (Candidate item : group.items()) {
             args.add(item.itemId());
             args.add(Integer.toString(item.priority()));
+            args.add(item.tenantId());
         }
         Redis.Call call = new Redis.Call(Script.ADMIT_HANDLER, List.of(
                 keys.breaker(integration), keys.probes(integration), keys.paused(integration, handler),
                 keys.leases(integration, handler), keys.rate(integration, handler), keys.urgent(integration, handler),
-                keys.leaseWaiters(integration, handler), keys.leaseFreed(integration, handler)), args);
+                keys.leaseWaiters(integration, handler), keys.leaseFreed(integration, handler), keys.tenantScopes(integration)), args);
         int items = group.items().size();
         return Pipeline.Request.of(call, reply -> answer((List<?>) reply, items, tokenPrefix));
     }

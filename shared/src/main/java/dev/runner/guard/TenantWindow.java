@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A tenant's sliding window of admissions, with slots reserved ahead (admitTenant-1.lua) and
+ * A tenant's sliding window of admissions, with slots reserved ahead (admitTenant-4.lua) and
  * given back when another check deferred the item after all (refundTenant-1.lua); slots reserved
  * at the source, before items are enqueued ({@link #reserveSlots}). Keys tagged by tenant.
  */

@@ -348,8 +348,10 @@ public final class ItemWorker {
             if (result.observation() == Observation.NONE) {
                 continue;
             }
-            calls.computeIfAbsent(result.group(), g -> new ArrayList<>()).add(new GroupReport.Call(
-                    result.outcomes().keySet().stream().map(UUID::toString).toList(), result.observation() == Observation.UP));
+            List<String> itemIds = result.outcomes().keySet().stream().map(UUID::toString).toList();
+            GroupAdmission admission = admitted.byGroup().get(result.group());
+            calls.computeIfAbsent(result.group(), g -> new ArrayList<>()).add(new GroupReport.Call(itemIds,
+                    result.observation() == Observation.UP, admission == null ? List.of() : admission.tenantsOf(Set.copyOf(itemIds))));
         }
         List<GroupReport> reports = new ArrayList<>();
         calls.forEach((group, groupCalls) -> {

@@ -35,6 +35,11 @@ public final class Keys {
         return integration(integrationKey) + ":probes";
     }
 
+    /** The tenant scopes of the integration's breaker (one hash, on the integration's slot). */
+    public String tenantScopes(String integrationKey) {
+        return integration(integrationKey) + ":tenant-scopes";
+    }
+
     /** String: present while the handler is paused. */
     public String paused(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":paused";

@@ -15,7 +15,7 @@ import static dev.runner.guard.GuardFixture.items;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-/** The breaker's transitions through admitHandler-8.lua and reportOutcome-6.lua, on real Redis (single and cluster) with a hand-moved clock. */
+/** The breaker's transitions through admitHandler-9.lua and reportOutcome-7.lua, on real Redis (single and cluster) with a hand-moved clock. */
 class BreakerIT {
 
     private static final String CRM = "crm-x";

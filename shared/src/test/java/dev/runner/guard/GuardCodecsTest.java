@@ -74,7 +74,7 @@ class GuardCodecsTest {
                 List.of("a", "b", "c", "d"));
         Redis.Call call = breaker.report(report, NOW);
         assertEquals(Script.REPORT_OUTCOME, call.script());
-        assertEquals(List.of(Long.toString(NOW), "5", "30000", "2", "1", "t:1:5", "4", "a", "b", "c", "d", "1", "2", "a", "b", "0", "1", "c"),
+        assertEquals(List.of(Long.toString(NOW), "5", "30000", "2", "1", "t:1:5", "4", "a", "b", "c", "d", "1", "2", "a", "b", "0", "0", "1", "c", "0"),
                 call.args());
     }
 

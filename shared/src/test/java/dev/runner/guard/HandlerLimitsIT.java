@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-8.lua, on real Redis (single and cluster). */
+/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-9.lua, on real Redis (single and cluster). */
 class HandlerLimitsIT {
 
     private static final String CRM = "crm-x";
