@@ -12,7 +12,9 @@
   the breaker is open, its items are deferred until it goes half-open; half-open, one of its items
   at a time is admitted as its probe (until ARGV[12] at most), the others wait as probing. Other
   tenants' items are not held back. Admission also notes when it sees a second tenant of the
-  integration (the breaker's lastTenant, otherTenantAt; written at most every 10 s).
+  integration (the breaker's lastTenant, lastTenantAt, otherTenantAt; written at most every 10 s).
+  Fair share across tenants: while admission has seen a second tenant of the integration in the
+  last minute, the leases held by one tenant's admissions stop at ceil(limit / 2) (limits >= 2).
   Priority, work-conserving: items with priority > ARGV[8] may fill only limit - ceil(limit / 4)
   of the concurrency and of the rate (limits of at least 2), but only while urgent items of this
   handler wait or run (KEYS[6]); with none around, a backlog uses the whole limit.
@@ -37,7 +39,8 @@
     ARGV[7] shortest deferral (ms)
     ARGV[8] urgent priority: items at or below it may use the whole limit
     ARGV[9] items per call (1, or the handler's batch size)
-    ARGV[10] lease token prefix, unique to this admission
+    ARGV[10] lease token prefix, unique to this admission, then ~tenantId when the group's items are
+             all of one tenant (whose leases the fair share counts)
     ARGV[11] expected duration of one call (ms), the caller's estimate
     ARGV[12] how long an admitted urgent item may run (ms): the caller's time left
     ARGV[13..] triples: itemId, priority, tenantId
@@ -80,6 +83,8 @@ local MINUTE = 60000
 local URGENT_RETURN_GRACE = 5000
 -- How often admission rewrites that it sees a second tenant of the integration.
 local OTHER_TENANT_REFRESH = 10000
+-- How recently a second tenant must have been seen for the leases' fair share to apply.
+local OTHER_TENANT_ABOUT = 60000
 
 --- @include "includes/advanceBreaker"
 --- @include "includes/sliced"
@@ -132,11 +137,10 @@ for i = 1, itemCount do
     seenOther = tenantOf[i]
   end
 end
-if not breaker.lastTenant then
-  redis.call('HSET', breakerKey, 'lastTenant', tenantOf[1])
-end
 if seenOther and (breaker.otherTenantAt == nil or now - breaker.otherTenantAt >= OTHER_TENANT_REFRESH) then
-  redis.call('HSET', breakerKey, 'lastTenant', seenOther, 'otherTenantAt', now)
+  redis.call('HSET', breakerKey, 'lastTenant', seenOther, 'otherTenantAt', now, 'lastTenantAt', now)
+elseif breaker.lastTenantAt == nil or now - breaker.lastTenantAt >= OTHER_TENANT_REFRESH then
+  redis.call('HSET', breakerKey, 'lastTenant', tenantOf[1], 'lastTenantAt', now)
 end
 
 -- Items held by their tenant's scope: i -> { code, delay }; tenant -> index of its probe candidate.
@@ -214,6 +218,25 @@ if concurrency > 0 then
     limit = nonUrgentLimit(concurrency)
   end
   leaseRoom = limit - leasesHeld
+  -- A fair share across tenants: while another tenant of the integration is about, the leases of
+  -- one tenant's admissions stop at half the limit (a tenant whose calls hang until their timeout
+  -- cannot hold them all), so the others keep the other half. Alone, a tenant uses the whole limit.
+  local soleTenant = string.match(tokenPrefix, '^[^~]*~(.*)$')
+  local function recent(at)
+    return at ~= nil and now - at < OTHER_TENANT_ABOUT
+  end
+  -- Another tenant about: the last one seen, lately, or the one this tenant followed, lately.
+  local otherTenantAbout = (breaker.lastTenant and breaker.lastTenant ~= soleTenant and recent(breaker.lastTenantAt))
+    or (breaker.lastTenant == soleTenant and recent(breaker.otherTenantAt))
+  if leaseRoom > 0 and concurrency >= 2 and soleTenant and otherTenantAbout then
+    local mine = 0
+    for _, member in ipairs(redis.call('ZRANGE', leasesKey, 0, -1)) do
+      if string.match(member, '^[^~]*~(.*):%d+:%d+$') == soleTenant then
+        mine = mine + 1
+      end
+    end
+    leaseRoom = math.min(leaseRoom, math.ceil(concurrency / 2) - mine)
+  end
   if leaseRoom <= 0 then
     local soonest = nil
     local holders = redis.call('ZRANGE', leasesKey, 0, -1)

@@ -1,11 +1,12 @@
 -- An integration's breaker hash, read once: state, openedAt, halfOpenAt, failures, successes; and
 -- what its tenant scopes need (see includes/tenantScopes): tenants (1 while the integration's
 -- tenant-scope hash holds anything), failTenant (the one tenant whose failures make up the
--- current run, or '*' for several), lastTenant and otherTenantAt (when admission last saw a
--- second tenant). An absent hash (or field) reads as closed with no failure and no success.
+-- current run, or '*' for several), lastTenant and lastTenantAt (a tenant admission saw, and
+-- when), otherTenantAt (when admission last saw a tenant other than lastTenant); times written
+-- at most every 10 s. An absent hash (or field) reads as closed with no failure and no success.
 local function readBreaker(breakerKey)
   local fields = redis.call('HMGET', breakerKey, 'state', 'openedAt', 'halfOpenAt', 'failures', 'successes',
-    'tenants', 'failTenant', 'lastTenant', 'otherTenantAt')
+    'tenants', 'failTenant', 'lastTenant', 'otherTenantAt', 'lastTenantAt')
   return {
     state = fields[1] or 'closed',
     openedAt = tonumber(fields[2]),
@@ -16,6 +17,7 @@ local function readBreaker(breakerKey)
     failTenant = fields[7] or false,
     lastTenant = fields[8] or false,
     otherTenantAt = tonumber(fields[9]),
+    lastTenantAt = tonumber(fields[10]),
   }
 end
 

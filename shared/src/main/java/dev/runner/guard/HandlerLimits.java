@@ -58,8 +58,13 @@ final class HandlerLimits {
         this.roundTrips = Objects.requireNonNull(roundTrips, "roundTrips");
     }
 
-    /** admitHandler-9.lua for one group; {@code tokenPrefix} names its leases, unique to this admission. */
-    Pipeline.Request<Answer> admit(GroupRequest group, long now, String tokenPrefix) {
+    /**
+     * admitHandler-9.lua for one group; {@code uniquePrefix} names its leases, unique to this
+     * admission, and their tenant when the group's items are all of one (the fair share counts it).
+     */
+    Pipeline.Request<Answer> admit(GroupRequest group, long now, String uniquePrefix) {
+        List<String> tenants = group.items().stream().map(Candidate::tenantId).distinct().toList();
+        String tokenPrefix = tenants.size() == 1 ? uniquePrefix + "~" + tenants.getFirst() : uniquePrefix;
         String integration = group.integrationKey();
         String handler = group.handlerKey();
         List<String> args = new ArrayList<>(12 + 3 * group.items().size());

@@ -18,7 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A tenant's sliding window of admissions, with slots reserved ahead (admitTenant-4.lua) and
+ * A tenant's sliding window of admissions, with slots reserved ahead (admitTenant-5.lua) and
  * given back when another check deferred the item after all (refundTenant-1.lua); slots reserved
  * at the source, before items are enqueued ({@link #reserveSlots}). Keys tagged by tenant.
  */
@@ -36,7 +36,7 @@ final class TenantWindow {
 
     /**
      * The priorities whose future slots a more urgent item may take: every trigger's but the most
-     * urgent's, as admitTenant-4.lua's backlog sets (its key count follows from their number).
+     * urgent's, as admitTenant-5.lua's backlog sets (its key count is theirs plus the window and the urgent flag).
      */
     static final List<Integer> BACKLOG_PRIORITIES = Arrays.stream(Trigger.values()).map(Trigger::priority)
             .distinct().sorted().skip(1).toList();
@@ -63,7 +63,7 @@ final class TenantWindow {
     }
 
     /**
-     * admitTenant-4.lua for one tenant's items, in calls of at most {@link #MAX_ITEMS_PER_CALL}
+     * admitTenant-5.lua for one tenant's items, in calls of at most {@link #MAX_ITEMS_PER_CALL}
      * items (they run one after the other on the tenant's slot, as one call would); the answer is
      * each item's delay in ms (0 = room now), in order.
      */
@@ -71,6 +71,7 @@ final class TenantWindow {
         List<String> keyList = new ArrayList<>(1 + BACKLOG_PRIORITIES.size());
         keyList.add(keys.tenantWindow(tenantId));
         BACKLOG_PRIORITIES.forEach(priority -> keyList.add(keys.tenantBacklog(tenantId, priority)));
+        keyList.add(keys.tenantUrgentSeen(tenantId));
         List<Redis.Call> calls = new ArrayList<>();
         for (int from = 0; from < items.size(); from += MAX_ITEMS_PER_CALL) {
             List<Candidate> chunk = items.subList(from, Math.min(items.size(), from + MAX_ITEMS_PER_CALL));

@@ -16,7 +16,7 @@ public enum Script {
     /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
     ADMIT_HANDLER("admitHandler", 9),
     /** A tenant's sliding window: admit now or reserve the next free slot, by priority. */
-    ADMIT_TENANT("admitTenant", 4),
+    ADMIT_TENANT("admitTenant", 5),
     /** Breaker outcome (integration and tenant scopes) of a group's handler calls, and release of their leases. */
     REPORT_OUTCOME("reportOutcome", 7),
     /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */

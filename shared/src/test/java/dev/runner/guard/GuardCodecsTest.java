@@ -37,7 +37,7 @@ class GuardCodecsTest {
 
         int head = 4 + TenantWindow.BACKLOG_PRIORITIES.size();
         assertEquals(List.of("2", "3", "5"), request.calls().getFirst().args().subList(4, head), "the backlog sets' priorities, in key order");
-        assertEquals(Script.ADMIT_TENANT.keyCount(), request.calls().getFirst().keys().size(), "the window and one backlog set per priority");
+        assertEquals(Script.ADMIT_TENANT.keyCount(), request.calls().getFirst().keys().size(), "the window, one backlog set per priority, the urgent flag");
         assertEquals(List.of(1_000, 1_000, 500), request.calls().stream().map(c -> (c.args().size() - head) / 2).toList());
         assertEquals(ids, request.calls().stream().flatMap(c -> java.util.stream.IntStream.range(0, (c.args().size() - head) / 2)
                 .mapToObj(i -> c.args().get(head + 2 * i))).toList());
@@ -54,7 +54,8 @@ class GuardCodecsTest {
         assertEquals(List.of(new HandlerLimits.Verdict(AdmitCode.ADMITTED, 0), new HandlerLimits.Verdict(AdmitCode.HANDLER_RATE, 1_500)),
                 answer.verdicts());
         assertTrue(answer.breakerClean());
-        assertEquals(List.of("tok:1:9000", "tok:2:9020"), answer.leaseTokens(), "the leases as the script wrote them, each with its lane's end");
+        assertEquals(List.of("tok~acme:1:9000", "tok~acme:2:9020"), answer.leaseTokens(),
+                "the leases as the script wrote them, each with its tenant (the group's only one) and its lane's end");
         assertFalse(answer.breakerNotClosed());
         assertFalse(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L))).breakerClean(),
                 "paused: no breaker flag");

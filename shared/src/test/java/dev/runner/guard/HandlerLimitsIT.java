@@ -286,4 +286,36 @@ class HandlerLimitsIT {
         assertEquals(List.of("r-0"), admittedIds(f.admitOne(group(CRM, SYNC, new ConcurrencyAndRate(1, 1), items("r", "acme", Trigger.WEBHOOK, 2)))),
                 "paused items took no lease and no rate entry");
     }
+    /** Fair share across tenants: a tenant whose calls hang (never reported) holds at most half the leases while another is about. */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aTenantWhoseCallsHangHoldsAtMostHalfTheLeasesWhileAnotherTenantIsAbout(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new ConcurrencyAndRate(4, 0);
+        f.guard.report(List.of(GuardFixture.released(f.admitGroup(group(CRM, SYNC, limits, items("seen", "other", Trigger.MANUAL, 1))))));
+
+        List<Admission> hung = new ArrayList<>();
+        for (int call = 0; call < 4; call++) {
+            hung.addAll(f.admitOne(group(CRM, SYNC, limits, items("hang" + call, "hanging", Trigger.MANUAL, 1))));
+        }
+        assertEquals(2, count(hung, Admission.Admitted.class), "half of 4: its calls hang until their timeout and hold their leases");
+        assertTrue(hung.stream().filter(Admission.Deferred.class::isInstance)
+                .allMatch(d -> ((Admission.Deferred) d).reason() == DeferReason.HANDLER_CONCURRENCY));
+
+        GroupAdmission other = f.admitGroup(group(CRM, SYNC, limits, items("fair", "other", Trigger.MANUAL, 2)));
+        assertEquals(2, count(other.decisions(), Admission.Admitted.class), "the other tenant keeps the other half");
+        assertEquals(2, other.leaseTokens().size());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aTenantAloneUsesEveryLease(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new ConcurrencyAndRate(4, 0);
+        List<Admission> decisions = new ArrayList<>();
+        for (int call = 0; call < 4; call++) {
+            decisions.addAll(f.admitOne(group(CRM, SYNC, limits, items("solo" + call, "acme", Trigger.MANUAL, 1))));
+        }
+        assertEquals(4, count(decisions, Admission.Admitted.class), "no other tenant about: work-conserving");
+    }
 }

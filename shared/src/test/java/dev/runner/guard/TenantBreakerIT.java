@@ -34,8 +34,7 @@ class TenantBreakerIT {
     void oneTenantsFailuresOpenItsOwnScopeAndTheOtherTenantKeepsGoing(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         List<String> transitions = new CopyOnWriteArrayList<>();
-        var guard = new Guard(f.redis, f.keys, new Guard.Settings(GuardFixture.BREAKER, GuardFixture.TENANT, GuardFixture.LEASE_TTL),
-                f.clock, recording(transitions));
+        Guard guard = recording(f, transitions);
         admitBoth(guard, "first");
 
         guard.report(List.of(failures("bad", 5, "b")));
@@ -45,6 +44,8 @@ class TenantBreakerIT {
         assertEquals(List.of(new BreakerSnapshot.TenantScope("bad", BreakerState.OPEN, 0, 0, f.clock.millis(), f.clock.millis() + 30_000)),
                 breaker.tenants());
         assertEquals(List.of("tenant opened crm-x bad"), transitions);
+        assertEquals("open", breaker.toJson().path("tenants").path(0).path("state").asText(), "GET /breakers/{integrationKey} shows the scope");
+        assertEquals("bad", breaker.toJson().path("tenants").path(0).path("tenantId").asText());
 
         List<Admission> good = guard.admit(List.of(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, items("g", "good", Trigger.MANUAL, 10))))
                 .getFirst().decisions();
@@ -109,8 +110,7 @@ class TenantBreakerIT {
     void aTenantScopeHalfOpensWithOneProbeAtATimeAndClosesAfterItsSuccesses(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         List<String> transitions = new CopyOnWriteArrayList<>();
-        var guard = new Guard(f.redis, f.keys, new Guard.Settings(GuardFixture.BREAKER, GuardFixture.TENANT, GuardFixture.LEASE_TTL),
-                f.clock, recording(transitions));
+        Guard guard = recording(f, transitions);
         admitBoth(guard, "first");
         guard.report(List.of(failures("bad", 5, "b")));
         f.clock.advance(Duration.ofSeconds(30));
@@ -198,8 +198,10 @@ class TenantBreakerIT {
         return new GroupReport(CRM, SYNC, calls, List.of(), ids);
     }
 
-    private static Metrics recording(List<String> transitions) {
-        return new Metrics() {
+    /** A Guard on the fixture's keys and clock whose metrics write each breaker transition into {@code transitions}. */
+    private static Guard recording(GuardFixture f, List<String> transitions) {
+        return new Guard(f.redis, f.keys, new Guard.Settings(GuardFixture.BREAKER, GuardFixture.TENANT, GuardFixture.LEASE_TTL),
+                f.clock, new Metrics() {
             @Override
             public void tenantBreakerOpened(String integrationKey, String tenantId) {
                 transitions.add("tenant opened " + integrationKey + " " + tenantId);
@@ -214,6 +216,6 @@ class TenantBreakerIT {
             public void breakerOpened(String integrationKey) {
                 transitions.add("opened " + integrationKey);
             }
-        };
+        });
     }
 }

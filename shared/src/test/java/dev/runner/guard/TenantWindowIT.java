@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The tenant sliding window of admitTenant-4.lua and its interplay with the handler script, on real Redis (single and cluster). */
+/** The tenant sliding window of admitTenant-5.lua and its interplay with the handler script, on real Redis (single and cluster). */
 class TenantWindowIT {
 
     private static final String CRM = "crm-x";
@@ -102,7 +102,7 @@ class TenantWindowIT {
         // SQS caps DelaySeconds at 15 min; an item may come back before its slot.
         f.clock.advance(Duration.ofSeconds(20));
         var again = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED,
-                List.of(new Candidate("b-0", "acme", 1)))).getFirst());
+                List.of(new Candidate("b-0", "acme", Trigger.SCHEDULE.priority())))).getFirst());
         assertEquals(Duration.ofSeconds(40), again.delay());
         var next = assertInstanceOf(Admission.Deferred.class, admit(f, "c", "acme", 1).getFirst());
         assertEquals(Duration.ofSeconds(40), next.delay(), "c-0 queues behind a-1's slot, not behind b-0 twice");
@@ -322,6 +322,43 @@ class TenantWindowIT {
         }
     }
 
+    /**
+     * The urgent share: a tenant with webhooks lately keeps a quarter of each window from its
+     * backlog, so its webhooks right after the backlog's first burst are admitted at once, not at
+     * the end of that minute; past the share they take the backlog's next slots.
+     */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aTenantWithWebhooksKeepsAShareOfEachWindowFromItsBacklog(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(8, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        Map<String, Long> slotOf = new HashMap<>();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-0"))).forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        List<String> manual = java.util.stream.IntStream.range(0, 30).mapToObj(i -> "m-" + i).toList();
+        Map<String, TenantSlot> backlog = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, manual));
+        backlog.forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        assertEquals(5, backlog.values().stream().filter(slot -> slot.delay().isZero()).count(), "6 of 8 now, the webhook's included");
+
+        f.clock.advance(Duration.ofSeconds(3));
+        Map<String, TenantSlot> webhooks = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-1", "w-2", "w-3")));
+        webhooks.forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        assertTrue(webhooks.get("w-1").delay().isZero() && webhooks.get("w-2").delay().isZero(), "the share: room now, before the minute ends");
+        assertEquals(start + 60_000, webhooks.get("w-3").atMs(), "past the share: the backlog's next slot");
+
+        f.clock.advance(Duration.ofSeconds(57));
+        List<Candidate> due = manual.stream().filter(id -> slotOf.get(id) == start + 60_000)
+                .map(id -> new Candidate(id, "acme", Trigger.MANUAL.priority(), slotOf.get(id))).toList();
+        List<Admission> back = f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, due));
+        List<Admission.Deferred> displaced = back.stream().filter(Admission.Deferred.class::isInstance).map(Admission.Deferred.class::cast).toList();
+        assertEquals(1, displaced.size(), "the one w-3 displaced learns so at its old slot");
+        slotOf.put(displaced.getFirst().itemId(), f.clock.millis() + displaced.getFirst().delay().toMillis());
+
+        List<Long> times = slotOf.values().stream().sorted().toList();
+        for (int i = 0; i + 8 < times.size(); i++) {
+            assertTrue(times.get(i + 8) - times.get(i) >= 60_000, "9 slots within a minute from " + (times.get(i) - start) + ": " + times.stream().map(t -> t - start).toList());
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aManualItemPassesAScheduleBacklogButNotAWebhook(RedisTargets.Target target) {
@@ -331,11 +368,11 @@ class TenantWindowIT {
         f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.SCHEDULE, List.of("s-0", "s-1", "s-2")));
 
         TenantSlot manual = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("m"))).get("m");
-        assertEquals(start + 60_000, manual.atMs(), "s-0's slot; w-2, at the same time, keeps its own");
+        assertEquals(start + 120_000, manual.atMs(), "s-0's slot (the schedule items keep a share of each minute for webhooks: one of 2)");
         TenantSlot webhook = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-3"))).get("w-3");
-        assertEquals(start + 60_000, webhook.atMs(), "m's slot, the earliest of any lower priority");
+        assertEquals(start + 120_000, webhook.atMs(), "m's slot, the earliest of any lower priority");
         TenantSlot schedule = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.SCHEDULE, List.of("s-3"))).get("s-3");
-        assertEquals(start + 240_000, schedule.atMs(), "the lowest priority passes no one: behind s-0 and m, pushed back to 180 s");
+        assertEquals(start + 420_000, schedule.atMs(), "the lowest priority passes no one: behind s-0 and m, pushed back to 300 s and 360 s");
     }
 
     @ParameterizedTest

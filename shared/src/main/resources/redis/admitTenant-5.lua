@@ -11,6 +11,11 @@
   now: it learns so when it comes back to its old slot, and comes back once more. Within one
   priority, first come first served. A slot that is due (at or before now) is never displaced:
   its item may be admitted on it.
+  Urgent share, work-conserving: while the tenant has had an item of the most urgent priority in
+  the last 15 minutes (KEYS[5]), lower-priority items may fill only limit - ceil(limit / 4) of
+  any window (limits of at least 2), and an urgent item is admitted now whenever every window
+  holding now has room, future reservations or not: a webhook does not wait for the end of the
+  minute its tenant's backlog filled.
   Exactness: the set holds every slot after now - windowMs, future ones included. A new slot at
   time t is given only if the `limit` slots before it span at least windowMs, and a displacement
   swaps two items on one slot, so no window ever holds more than `limit` slots.
@@ -19,6 +24,7 @@
     KEYS[2] backlog   sorted set itemId -> future slot (ms) of the items of the priority ARGV[5]
     KEYS[3] backlog   the same for the priority ARGV[6]
     KEYS[4] backlog   the same for the priority ARGV[7] (one set per priority below the most urgent)
+    KEYS[5] urgent    string, present while the tenant has had a most urgent item lately
     ARGV[1] now (ms)
     ARGV[2] window length (ms)
     ARGV[3] limit per window
@@ -38,7 +44,9 @@ local now = tonumber(ARGV[1])
 local windowMs = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local shortestMs = tonumber(ARGV[4])
-local levels = #KEYS - 1
+local levels = #KEYS - 2
+local urgentKey = KEYS[#KEYS]
+local URGENT_KEPT_MS = 900000
 local FIRST_ITEM = 8
 -- Stale backlog entries (a slot given back since) skipped per search before giving up on displacing.
 local STALE_SKIPS = 16
@@ -72,9 +80,24 @@ end
 -- Per backlog set: items admitted on their slot (no longer to be displaced), and whether it was written.
 local admittedOnSlot, touched = {}, {}
 
--- The next slot behind every reservation (the window is full).
+-- Whether the urgent share is kept (read at most once, and only when it would matter).
+local shareHeld = nil
+local function limitFor(priority, used)
+  local shared = limit - math.ceil(limit / 4)
+  if backlogOf[priority] == nil or limit < 2 or used < shared then
+    return limit
+  end
+  if shareHeld == nil then
+    shareHeld = redis.call('EXISTS', urgentKey) == 1
+  end
+  return shareHeld and shared or limit
+end
+
+-- The next slot behind every reservation: a window after the slot its own limit's worth back,
+-- so a window holding the new slot holds at most that limit (it starts after that slot).
 local function reserve(itemId, priority)
-  local entry = redis.call('ZRANGE', windowKey, count - limit, count - limit, 'WITHSCORES')
+  local ownLimit = limitFor(priority, count)
+  local entry = redis.call('ZRANGE', windowKey, count - ownLimit, count - ownLimit, 'WITHSCORES')
   local slotAt = math.max(tonumber(entry[2]) + windowMs, now + shortestMs)
   redis.call('ZADD', windowKey, slotAt, itemId)
   count = count + 1
@@ -109,6 +132,45 @@ local function displaceable(priority)
   return best
 end
 
+-- Whether every window holding now has room for one more: the slots in (now - windowMs, now +
+-- windowMs), past and reserved, counted in each window (x - windowMs, x] that holds now; the
+-- count peaks at now or where a slot enters.
+local function roomNow()
+  writePending()
+  local scores = redis.call('ZRANGEBYSCORE', windowKey, '(' .. (now - windowMs), '(' .. (now + windowMs), 'WITHSCORES')
+  local times = {}
+  for k = 2, #scores, 2 do
+    times[#times + 1] = tonumber(scores[k])
+  end
+  local lo, hi = 1, 0
+  local function fits(x)
+    while hi < #times and times[hi + 1] <= x do
+      hi = hi + 1
+    end
+    while lo <= hi and times[lo] <= x - windowMs do
+      lo = lo + 1
+    end
+    return hi - lo + 1 < limit
+  end
+  if not fits(now) then
+    return false
+  end
+  for k = 1, #times do
+    if times[k] > now and not fits(times[k]) then
+      return false
+    end
+  end
+  return true
+end
+
+local anyUrgent = false
+for i = 1, #ids do
+  anyUrgent = anyUrgent or backlogOf[priorities[i]] == nil
+end
+if anyUrgent then
+  redis.call('SET', urgentKey, 1, 'PX', URGENT_KEPT_MS)
+end
+
 local result = {}
 for i, itemId in ipairs(ids) do
   local slot = slots[i] and tonumber(slots[i])
@@ -120,7 +182,7 @@ for i, itemId in ipairs(ids) do
       admittedOnSlot[key] = admittedOnSlot[key] or {}
       table.insert(admittedOnSlot[key], itemId)
     end
-  elseif count < limit then
+  elseif count < limitFor(priority, count) or (backlogOf[priority] == nil and roomNow()) then
     pending[#pending + 1] = now
     pending[#pending + 1] = itemId
     count = count + 1
