@@ -55,6 +55,8 @@ public final class Bench {
                 case "w5" -> limitedDrain();
                 case "w6" -> rateDrain();
                 case "w7" -> IsolationBench.isolation();
+                case "w7a" -> IsolationBench.ownBacklog();
+                case "w7b" -> IsolationBench.failingNeighbour();
                 case "faults" -> faults();
                 default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, faults)");
             }
