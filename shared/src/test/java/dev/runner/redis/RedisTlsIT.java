@@ -151,8 +151,7 @@ class RedisTlsIT {
             Keys keys = RedisTargets.uniqueKeys();
             long now = System.currentTimeMillis();
             List<Redis.Call> calls = IntStream.range(0, 30)
-                    .mapToObj(i -> new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("tenant-" + i)),
-                            List.of(Long.toString(now), "60000", "10", "5000", "x")))
+                    .mapToObj(i -> RedisTargets.admitTenant(keys, "tenant-" + i, now, 10, List.of("x")))
                     .toList();
             assertEquals(30, redis.run(calls).size());
         }
