@@ -920,8 +920,7 @@ function mountDead(main, target, ctx) {
 
 // ------------------------------------------------------------------ handlers
 
-function breakerText(breaker) {
-  if (!breaker) return h('span', { class: 'muted' }, '— (unknown)');
+function breakerStateText(breaker) {
   const failures = breaker.failures ? ` (${num(breaker.failures)} failures)` : '';
   switch (breaker.state) {
     case 'open': {
@@ -932,6 +931,15 @@ function breakerText(breaker) {
     case 'half-open': return [badge('half-open', 'Half-open'), ' (probing)'];
     default: return [badge('closed', 'Closed'), failures];
   }
+}
+
+// The integration's state, then each tenant scope with anything to tell (one tenant's own failures).
+function breakerText(breaker) {
+  if (!breaker) return h('span', { class: 'muted' }, '— (unknown)');
+  const tenants = breaker.tenants ?? [];
+  if (tenants.length === 0) return breakerStateText(breaker);
+  return [breakerStateText(breaker), h('ul', { class: 'tenant-scopes', 'aria-label': 'Tenant scopes' },
+    tenants.map((scope) => h('li', {}, `${scope.tenantId}: `, breakerStateText(scope))))];
 }
 
 function pauseButton(integrationKey, handlerKey, paused) {

@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
  * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [faults]</pre>
+ * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [faults]</pre>
  *
  * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
@@ -43,7 +43,7 @@ public final class Bench {
     private Bench() {}
 
     public static void main(String[] args) {
-        Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4", "w5", "w6") : Arrays.asList(args));
+        Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7") : Arrays.asList(args));
         System.out.println(jitMode());
         warmUp();
         for (String workload : workloads) {
@@ -54,8 +54,11 @@ public final class Bench {
                 case "w4" -> outage();
                 case "w5" -> limitedDrain();
                 case "w6" -> rateDrain();
+                case "w7" -> IsolationBench.isolation();
+                case "w7a" -> IsolationBench.ownBacklog();
+                case "w7b" -> IsolationBench.failingNeighbour();
                 case "faults" -> faults();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, faults)");
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, faults)");
             }
         }
         System.exit(0);
@@ -202,6 +205,12 @@ public final class Bench {
 
     /** p50, p95, p99 in ms from a webhook's 202 to the handler receiving its item. */
     private static double[] webhookLatencies(BenchStack stack, String secret, int count, String label) {
+        return webhookLatencies(stack, secret, count, label, "w2-tenant", "w2", "sync");
+    }
+
+    /** The same for the webhooks of one tenant's integration and handler. */
+    static double[] webhookLatencies(BenchStack stack, String secret, int count, String label,
+                                     String tenant, String integrationKey, String handlerKey) {
         Map<String, Long> acceptedAt = new java.util.concurrent.ConcurrentHashMap<>();
         long interval = 50_000_000;
         long next = System.nanoTime();
@@ -211,7 +220,7 @@ public final class Bench {
             long ts = Instant.now().getEpochSecond();
             Map<String, String> headers = new java.util.HashMap<>(StandardWebhooks.headers(List.of(secret), "msg_" + label + "_" + i, ts, body));
             headers.put("Content-Type", "application/json");
-            int status = stack.post("/webhooks/w2-tenant/w2/sync", body, headers);
+            int status = stack.post("/webhooks/" + tenant + "/" + integrationKey + "/" + handlerKey, body, headers);
             if (status != 202) {
                 throw new IllegalStateException("webhook answered " + status);
             }
@@ -223,7 +232,7 @@ public final class Bench {
         List<Double> latencies = new ArrayList<>();
         while (System.nanoTime() < deadline) {
             latencies.clear();
-            for (FakeHandler.Call call : stack.handlers.itemCalls("sync")) {
+            for (FakeHandler.Call call : stack.handlers.itemCalls(handlerKey)) {
                 for (JsonNode item : FakeHandler.items(call)) {
                     Long accepted = acceptedAt.get(item.path("externalId").asText());
                     if (accepted != null) {

@@ -109,8 +109,8 @@ public final class Runner implements AutoCloseable {
             new HandlerSigning(signingKeys.get(), handlerSigningKey(), LOCAL_TYPES_TTL, clock()), handlerUrls.get(), clock(), costs(), metrics()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
-    private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(), config().breaker(), config().tenantLimit(),
-            clock(), config().itemClaimLease(), metrics()));
+    private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(),
+            new Guard.Settings(config().breaker(), config().tenantLimit(), config().itemClaimLease()), clock(), metrics()));
     private final Part<RunStore> runStore = part("runStore", () -> new RunStore(database(), metrics()));
     private final Part<ItemStore> itemStore = part("itemStore", () -> new ItemStore(database(), clock()));
     private final Part<PauseStore> pauseStore = part("pauseStore", () -> new PauseStore(database()));

@@ -1,6 +1,6 @@
 package dev.runner.guard;
 
-import dev.runner.guard.GuardScripts.HandlerVerdict;
+import dev.runner.guard.HandlerLimits.Verdict;
 
 import java.time.Duration;
 import java.util.OptionalLong;
@@ -30,7 +30,7 @@ final class AdmissionRules {
      */
     record Combined(Admission admission, boolean releaseHandler, OptionalLong refundTenantUpTo) {}
 
-    static Combined combine(String itemId, HandlerVerdict handler, long tenantDelayMs, long now) {
+    static Combined combine(String itemId, Verdict handler, long tenantDelayMs, long now) {
         Admission admission = decide(itemId, handler, tenantDelayMs);
         boolean handlerTook = handler.code() == AdmitCode.ADMITTED && !(admission instanceof Admission.Admitted);
         OptionalLong refund = switch (admission) {
@@ -44,7 +44,7 @@ final class AdmissionRules {
     }
 
     /** Paused wins; admitted only if both admit; otherwise the longer delay, with its reason. */
-    static Admission decide(String itemId, HandlerVerdict handler, long tenantDelayMs) {
+    static Admission decide(String itemId, Verdict handler, long tenantDelayMs) {
         return switch (handler.code()) {
             case PAUSED -> new Admission.Paused(itemId);
             case ADMITTED -> tenantDelayMs == 0

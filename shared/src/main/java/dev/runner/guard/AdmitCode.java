@@ -1,6 +1,6 @@
 package dev.runner.guard;
 
-/** The per-item codes of admitHandler-8.lua, named as the script names them (AdmitCodeTest checks both sides). */
+/** The per-item codes of admitHandler-9.lua, named as the script names them (AdmitCodeTest checks both sides). */
 enum AdmitCode {
     ADMITTED(0),
     PAUSED(1),

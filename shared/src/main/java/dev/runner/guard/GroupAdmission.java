@@ -36,6 +36,12 @@ public record GroupAdmission(GroupRequest request, List<Admission> decisions, Fa
         return failOpen != null;
     }
 
+    /** The distinct tenants of these items of the request, in order: whose breaker scopes a call of them counts on. */
+    public List<String> tenantsOf(java.util.Collection<String> itemIds) {
+        return request.items().stream().filter(item -> itemIds.contains(item.itemId()))
+                .map(Candidate::tenantId).distinct().toList();
+    }
+
     /** Calls this group may have in flight at once: its leases, or every call when the handler has no concurrency limit. */
     public int lanes(int calls) {
         return request.limits().concurrency() == 0 || failedOpen() ? calls : Math.min(calls, leaseTokens.size());

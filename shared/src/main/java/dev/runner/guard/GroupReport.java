@@ -15,12 +15,19 @@ public record GroupReport(String integrationKey, String handlerKey, List<Call> c
      * One handler call. The guard tells probe calls from others by their items: while the
      * breaker is half-open only a call carrying an item admitted as a probe counts.
      *
-     * @param up true when the endpoint answered (a success or a business rejection), false when
-     *           it failed (timeout, 5xx, connection): an integration failure
+     * @param up        true when the endpoint answered (a success or a business rejection), false when
+     *                  it failed (timeout, 5xx, connection): an integration failure
+     * @param tenantIds the tenants of its items, whose breaker scopes it counts on; none: it counts
+     *                  as a call of several tenants (on the integration only)
      */
-    public record Call(List<String> itemIds, boolean up) {
+    public record Call(List<String> itemIds, boolean up, List<String> tenantIds) {
         public Call {
             itemIds = List.copyOf(itemIds);
+            tenantIds = List.copyOf(tenantIds);
+        }
+
+        public Call(List<String> itemIds, boolean up) {
+            this(itemIds, up, List.of());
         }
     }
 

@@ -13,11 +13,11 @@ import java.util.List;
  * @param holdFor      the most the caller may hold what it is granted (its invocation's time left):
  *                     how long an admitted urgent item keeps the share kept for urgent items
  */
-public record GroupRequest(String integrationKey, String handlerKey, HandlerLimits limits, List<Candidate> items,
+public record GroupRequest(String integrationKey, String handlerKey, ConcurrencyAndRate limits, List<Candidate> items,
                            int itemsPerCall, Duration expectedCall, Duration holdFor) {
 
     /** Calls of one item, expected to take a second, held at most a minute. */
-    public GroupRequest(String integrationKey, String handlerKey, HandlerLimits limits, List<Candidate> items) {
+    public GroupRequest(String integrationKey, String handlerKey, ConcurrencyAndRate limits, List<Candidate> items) {
         this(integrationKey, handlerKey, limits, items, 1, Duration.ofSeconds(1), Duration.ofMinutes(1));
     }
 
@@ -34,7 +34,7 @@ public record GroupRequest(String integrationKey, String handlerKey, HandlerLimi
         if (expectedCall.isNegative() || holdFor.isNegative()) {
             throw new IllegalArgumentException("negative durations: " + expectedCall + ", " + holdFor);
         }
-        limits = limits == null ? HandlerLimits.UNLIMITED : limits;
+        limits = limits == null ? ConcurrencyAndRate.UNLIMITED : limits;
         items = List.copyOf(items);
     }
 }

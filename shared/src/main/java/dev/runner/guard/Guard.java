@@ -1,17 +1,12 @@
 package dev.runner.guard;
 
 import dev.runner.config.RunnerConfig;
-import dev.runner.guard.GuardScripts.HandlerAnswer;
 import dev.runner.metrics.Metrics;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Pipeline;
 import dev.runner.redis.Redis;
-import dev.runner.redis.RedisUnavailableException;
 import dev.runner.trigger.Trigger;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,8 +17,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * Admission of the item worker's batches against the pause flags, the integrations' circuit
@@ -42,11 +37,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * entry/probe via releaseHandler, a tenant slot taken at now via refundTenant. A tenant slot
  * reserved in the future is kept for a deferred item, since it comes back to it, and given back
  * for a paused one. If no round trip follows, leases expire after leaseTtl and window entries
- * age out. Script calls and replies are {@code GuardScripts}' business.
+ * age out. Each capability is a class of its own, with its scripts' codec: {@link Breaker}, {@link HandlerLimits},
+ * {@link TenantWindow} ({@link DeferralCounts} for the charts); this class coordinates them.
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-6.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see reportOutcome-7.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -67,32 +63,35 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  */
 public final class Guard {
 
-    private static final SecureRandom LEASE_NAMES = new SecureRandom();
-
-    private static final Logger log = LoggerFactory.getLogger(Guard.class);
-
     /** Items at or below this priority (webhook, manual) may use a handler's whole limits. */
     public static final int URGENT_PRIORITY = Trigger.WEBHOOK.priority();
     /** Longest a Lambda invocation runs: a lease of a live worker never expires before it reports. */
     public static final Duration DEFAULT_LEASE_TTL = Duration.ofMinutes(15);
     /** The tenant limit's window. */
-    public static final Duration TENANT_WINDOW = Duration.ofMinutes(1);
-    /** How long a worker waiting for a lease sleeps when it cannot wait for the lease's ring. */
-    private static final Duration RING_FALLBACK = Duration.ofMillis(50);
-    /** How much sooner than the window's end a slot reserved at the source stops being trusted (see {@link #holdsSlot}). */
-    static final Duration SLOT_MARGIN = Duration.ofSeconds(10);
+    public static final Duration TENANT_WINDOW = TenantWindow.LENGTH;
     /** How long a minute's deferral counts are kept: the charts go back a day at most. */
-    public static final Duration DEFERRAL_COUNTS_TTL = Duration.ofHours(25);
+    public static final Duration DEFERRAL_COUNTS_TTL = DeferralCounts.KEPT;
 
-    private final Redis redis;
-    private final Keys keys;
-    private final GuardScripts scripts;
+    /**
+     * The guard's configuration.
+     *
+     * @param leaseTtl how long a concurrency lease (and a half-open probe) lives if its worker never reports
+     */
+    public record Settings(RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Duration leaseTtl) {
+        public Settings {
+            Objects.requireNonNull(breaker, "breaker");
+            Objects.requireNonNull(tenantLimit, "tenantLimit");
+            Objects.requireNonNull(leaseTtl, "leaseTtl");
+        }
+    }
+
     private final Clock clock;
-    private final Metrics metrics;
-    /** How long a concurrency lease (and a half-open probe) lives if its worker never reports. */
     private final Duration leaseTtl;
-    /** Give-backs for the next round trip (see class comment). */
-    private final ConcurrentLinkedQueue<Redis.Call> giveBacks = new ConcurrentLinkedQueue<>();
+    private final GuardRoundTrips roundTrips;
+    private final Breaker breaker;
+    private final HandlerLimits handlerLimits;
+    private final TenantWindow tenantWindow;
+    private final DeferralCounts deferralCounts;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -100,31 +99,18 @@ public final class Guard {
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
                  Clock clock, Duration leaseTtl) {
-        this(redis, keys, breaker, tenantLimit, clock, leaseTtl, Metrics.NONE);
+        this(redis, keys, new Settings(breaker, tenantLimit, leaseTtl), clock, Metrics.NONE);
     }
 
-    public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit,
-                 Clock clock, Duration leaseTtl, Metrics metrics) {
-        this.redis = Objects.requireNonNull(redis, "redis");
-        this.keys = Objects.requireNonNull(keys, "keys");
-        Objects.requireNonNull(breaker, "breaker");
-        Objects.requireNonNull(tenantLimit, "tenantLimit");
-        if (breaker.failureThreshold() < 1) {
-            throw new IllegalArgumentException("failureThreshold < 1: " + breaker.failureThreshold());
-        }
-        if (breaker.halfOpenSuccesses() < 1) {
-            throw new IllegalArgumentException("halfOpenSuccesses < 1: " + breaker.halfOpenSuccesses());
-        }
-        if (tenantLimit.perMinute() < 1) {
-            throw new IllegalArgumentException("tenant perMinute < 1: " + tenantLimit.perMinute());
-        }
+    public Guard(Redis redis, Keys keys, Settings settings, Clock clock, Metrics metrics) {
+        Objects.requireNonNull(keys, "keys");
         this.clock = Objects.requireNonNull(clock, "clock");
-        if (leaseTtl.toMillis() < 1) {
-            throw new IllegalArgumentException("leaseTtl < 1 ms: " + leaseTtl);
-        }
-        this.leaseTtl = leaseTtl;
-        this.metrics = Objects.requireNonNull(metrics, "metrics");
-        this.scripts = new GuardScripts(keys, breaker, tenantLimit, leaseTtl);
+        this.leaseTtl = settings.leaseTtl();
+        this.roundTrips = new GuardRoundTrips(redis, metrics);
+        this.breaker = new Breaker(keys, settings.breaker(), roundTrips, clock);
+        this.handlerLimits = new HandlerLimits(keys, settings.breaker(), settings.tenantLimit().shortestDeferral(), leaseTtl, roundTrips);
+        this.deferralCounts = new DeferralCounts(keys, roundTrips);
+        this.tenantWindow = new TenantWindow(keys, settings.tenantLimit(), roundTrips, deferralCounts, clock);
     }
 
     /** Admission for all groups of one SQS batch: ONE pipelined round trip in total. */
@@ -133,34 +119,33 @@ public final class Guard {
             return List.of();
         }
         long now = clock.millis();
-        Pipeline pipeline = pipelineWithGiveBacks();
-        List<Pipeline.Reply<HandlerAnswer>> handlerAnswers = new ArrayList<>(groups.size());
-        Map<String, List<String>> itemsByTenant = new LinkedHashMap<>();
+        Pipeline pipeline = roundTrips.pipelineWithGiveBacks();
+        List<Pipeline.Reply<HandlerLimits.Answer>> handlerAnswers = new ArrayList<>(groups.size());
+        List<Candidate> asked = new ArrayList<>();
         Map<String, Long> tenantDelayByItem = new HashMap<>();
         for (GroupRequest group : groups) {
-            handlerAnswers.add(pipeline.add(scripts.admitHandler(group, now, leasePrefix())));
+            handlerAnswers.add(pipeline.add(handlerLimits.admit(group, now, HandlerLimits.leasePrefix())));
             for (Candidate item : group.items()) {
-                if (holdsSlot(item, now)) {
+                if (TenantWindow.skipsWindow(item, now)) {
                     tenantDelayByItem.put(item.itemId(), 0L);
                 } else {
-                    itemsByTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item.itemId());
+                    asked.add(item);
                 }
             }
         }
+        Map<String, List<Candidate>> itemsByTenant = TenantWindow.byTenant(asked);
         Map<String, Pipeline.Reply<List<Long>>> tenantAnswers = new LinkedHashMap<>();
-        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(scripts.admitTenant(tenant, ids, now))));
+        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(tenantWindow.admit(tenant, ids, now))));
 
-        try {
-            pipeline.run(redis);
-        } catch (RuntimeException e) {
-            FailOpen why = failOpen(e, "admission", "admitting " + groups.size() + " groups without limits");
-            return groups.stream().map(group -> admitAll(group, why)).toList();
+        Optional<FailOpen> failedOpen = roundTrips.run(pipeline, "admission", "admitting " + groups.size() + " groups without limits");
+        if (failedOpen.isPresent()) {
+            return groups.stream().map(group -> admitAll(group, failedOpen.get())).toList();
         }
 
         itemsByTenant.forEach((tenant, ids) -> {
             List<Long> delays = tenantAnswers.get(tenant).get();
             for (int i = 0; i < ids.size(); i++) {
-                tenantDelayByItem.put(ids.get(i), Math.max(0, delays.get(i)));
+                tenantDelayByItem.put(ids.get(i).itemId(), Math.max(0, delays.get(i)));
             }
         });
 
@@ -170,7 +155,7 @@ public final class Guard {
         Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
-            HandlerAnswer handler = handlerAnswers.get(g).get();
+            HandlerLimits.Answer handler = handlerAnswers.get(g).get();
             if (handler.breakerNotClosed()) {
                 breakersNotClosed.add(group.integrationKey());
             }
@@ -189,7 +174,7 @@ public final class Guard {
                 }
                 // An item on its producer's slot keeps it when deferred, as an item keeps a future slot:
                 // asked again it is admitted on it (and would be, without a second count, were it refunded).
-                if (!holdsSlot(item, now) || combined.admission() instanceof Admission.Paused) {
+                if (!TenantWindow.holdsSlot(item, now) || combined.admission() instanceof Admission.Paused) {
                     combined.refundTenantUpTo().ifPresent(upTo ->
                             refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
                 }
@@ -202,13 +187,13 @@ public final class Guard {
             List<String> kept = tokens.subList(0, Math.min(tokens.size(), callsLeft));
             List<String> surplus = tokens.subList(kept.size(), tokens.size());
             if (!handlerReleases.isEmpty() || !surplus.isEmpty()) {
-                giveBacks.add(scripts.releaseHandler(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
+                roundTrips.giveBack(handlerLimits.release(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
             }
             admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now));
         }
-        refunds.forEach((refund, items) -> giveBacks.add(scripts.refundTenant(refund.tenantId(), items, refund.upToMs())));
-        countDeferrals(deferrals, now);
-        breakersNotClosed.forEach(metrics::breakerOpen);
+        refunds.forEach((refund, items) -> roundTrips.giveBack(tenantWindow.refund(refund.tenantId(), items, refund.upToMs())));
+        deferralCounts.count(deferrals, now);
+        breakersNotClosed.forEach(roundTrips.metrics()::breakerOpen);
         return admissions;
     }
 
@@ -217,107 +202,58 @@ public final class Guard {
      * with the delay until its slot (deferral at the source: a tenant's backlog waits invisible in
      * SQS instead of standing in front of other tenants' items and cycling through the worker).
      * The item carries its slot ({@link TenantSlot#atMs}), and the worker's admission admits it on
-     * that slot without asking the tenant's window again ({@link #holdsSlot}). Returns each item's
+     * that slot ({@link TenantWindow#skipsWindow}); by priority, so a webhook passes its tenant's
+     * own manual backlog (admitTenant-5.lua). Returns each item's
      * slot and delay (zero = room now, else at least a second). One pipelined round trip for all
      * tenants, however many items; Redis down: no slot, no delay (fail-open, the worker's
      * admission then counts the items).
      */
-    public Map<String, TenantSlot> reserveTenantSlots(Map<String, List<String>> itemIdsByTenant) {
-        Map<String, TenantSlot> delays = new HashMap<>();
-        if (itemIdsByTenant.isEmpty()) {
-            return delays;
-        }
-        long now = clock.millis();
-        Pipeline pipeline = new Pipeline();
-        Map<String, Pipeline.Reply<List<Long>>> answers = new LinkedHashMap<>();
-        itemIdsByTenant.forEach((tenant, ids) -> answers.put(tenant, pipeline.add(scripts.admitTenant(tenant, ids, now))));
-        try {
-            pipeline.run(redis);
-        } catch (RuntimeException e) {
-            failOpen(e, "slot reservation", "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots");
-            itemIdsByTenant.values().forEach(ids -> ids.forEach(id -> delays.put(id, TenantSlot.NONE)));
-            return delays;
-        }
-        int reserved = 0;
-        for (var tenant : itemIdsByTenant.entrySet()) {
-            List<Long> answer = answers.get(tenant.getKey()).get();
-            int tenantReserved = 0;
-            for (int i = 0; i < tenant.getValue().size(); i++) {
-                Duration delay = AdmissionRules.reservedDelay(Math.max(0, answer.get(i)));
-                // A slot the item already had (a re-dispatch) may be in the past: its own time, so it is trusted no longer than it lasts.
-                delays.put(tenant.getValue().get(i), new TenantSlot(delay, now + answer.get(i)));
-                tenantReserved += delay.isZero() ? 0 : 1;
-            }
-            if (tenantReserved > 0) {
-                metrics.tenantWindowDeferrals(tenant.getKey(), tenantReserved);
-            }
-            reserved += tenantReserved;
-        }
-        if (reserved > 0) {
-            // A producer (run worker, webhook) may make no further round trip of its own for a long
-            // time: its counts are sent now, with whatever else waits, rather than left to ride along.
-            countDeferrals(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
-            flushGiveBacks();
-        }
-        return delays;
+    public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items) {
+        return tenantWindow.reserveSlots(items);
     }
 
     /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
-        Pipeline pipeline = pipelineWithGiveBacks();
-        Map<String, List<Pipeline.Reply<GuardScripts.Transition>>> transitions = new LinkedHashMap<>();
+        Pipeline pipeline = roundTrips.pipelineWithGiveBacks();
+        Map<String, List<Pipeline.Reply<Breaker.Transitions>>> transitions = new LinkedHashMap<>();
         for (GroupReport report : reports) {
             if (report.leasesOnly()) {
-                pipeline.send(scripts.releaseHandler(report.integrationKey(), report.handlerKey(), report.leaseTokens(), List.of(), now));
+                pipeline.send(handlerLimits.release(report.integrationKey(), report.handlerKey(), report.leaseTokens(), List.of(), now));
             } else if (!report.isEmpty()) {
                 transitions.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
-                        .add(pipeline.add(Pipeline.Request.of(scripts.report(report, now), GuardScripts.Transition::of)));
+                        .add(pipeline.add(Pipeline.Request.of(breaker.report(report, now), Breaker.Transitions::of)));
             }
         }
         if (pipeline.isEmpty()) {
             return;
         }
-        try {
-            pipeline.run(redis);
-        } catch (RuntimeException e) {
-            failOpen(e, "report", "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl);
+        if (roundTrips.run(pipeline, "report", "dropping " + reports.size() + " breaker reports; leases expire after " + leaseTtl).isPresent()) {
             return;
         }
+        Metrics metrics = roundTrips.metrics();
         transitions.forEach((integrationKey, replies) -> replies.forEach(reply -> {
-            switch (reply.get()) {
+            switch (reply.get().integration()) {
                 case OPENED -> metrics.breakerOpened(integrationKey);
                 case CLOSED -> metrics.breakerClosed(integrationKey);
                 case NONE -> { }
             }
+            reply.get().tenants().forEach((tenantId, transition) -> {
+                switch (transition) {
+                    case OPENED -> metrics.tenantBreakerOpened(integrationKey, tenantId);
+                    case CLOSED -> metrics.tenantBreakerClosed(integrationKey, tenantId);
+                    case NONE -> { }
+                }
+            });
         }));
     }
 
     /**
-     * The breaker as of now, as the next admission or report will see it (readBreaker-1.lua applies
+     * The breaker as of now, as the next admission or report will see it (readBreaker-2.lua applies
      * the scripts' own open → half-open rule); closed when Redis cannot tell (the fail-open policy).
      */
     public BreakerSnapshot breaker(String integrationKey) {
-        Pipeline pipeline = new Pipeline();
-        Pipeline.Reply<BreakerSnapshot> snapshot = pipeline.add(scripts.readBreaker(integrationKey, clock.millis()));
-        try {
-            pipeline.run(redis);
-        } catch (RuntimeException e) {
-            failOpen(e, "breaker read", "breaker of " + integrationKey + " reported closed");
-            return BreakerSnapshot.closed(integrationKey);
-        }
-        return snapshot.get();
-    }
-
-    /**
-     * Counts deferrals for the operator's charts on the minute they happened; the count rides on
-     * the next round trip this Guard makes (a give-back), so admission costs no extra round trip.
-     * Best effort: an environment that never makes another round trip loses its last counts.
-     */
-    private void countDeferrals(Map<DeferReason, Integer> deferrals, long nowMs) {
-        if (!deferrals.isEmpty()) {
-            giveBacks.add(scripts.countDeferrals(deferrals, nowMs));
-        }
+        return breaker.read(integrationKey);
     }
 
     /**
@@ -326,10 +262,7 @@ public final class Guard {
      * probes and urgent markers. Their leases go back with the group's report.
      */
     public void giveBack(GroupAdmission admission, List<String> itemIds) {
-        if (!itemIds.isEmpty() && !admission.failedOpen()) {
-            giveBacks.add(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
-                    List.of(), itemIds, admission.admittedAtMs()));
-        }
+        handlerLimits.giveBack(admission, itemIds);
     }
 
     /**
@@ -342,19 +275,7 @@ public final class Guard {
      * @return whether it went back (else it is still the report's to give back)
      */
     public boolean releaseLease(GroupAdmission admission, String leaseToken) {
-        if (admission.failedOpen()) {
-            return false;
-        }
-        Pipeline pipeline = new Pipeline();
-        pipeline.send(scripts.releaseHandler(admission.request().integrationKey(), admission.request().handlerKey(),
-                List.of(leaseToken), List.of(), admission.admittedAtMs()));
-        try {
-            pipeline.run(redis);
-            return true;
-        } catch (RuntimeException e) {
-            failOpen(e, "lease release", "the lease goes back with the report");
-            return false;
-        }
+        return handlerLimits.releaseLease(admission, leaseToken);
     }
 
     /**
@@ -368,34 +289,7 @@ public final class Guard {
      * @return whether a ring came (else the wait ran out)
      */
     public boolean awaitLease(String integrationKey, String handlerKey, Duration wait) {
-        try {
-            return redis.blockingPop(keys.leaseFreed(integrationKey, handlerKey), wait).isPresent();
-        } catch (RuntimeException e) {
-            failOpen(e, "lease wait", "asking admission again shortly instead of waiting for a lease's ring");
-            java.util.concurrent.locks.LockSupport.parkNanos(Math.min(wait.toNanos(), RING_FALLBACK.toNanos()));
-            return false;
-        }
-    }
-
-    /**
-     * The item comes with a slot its producer reserved, now due and still in the window: admission
-     * need not ask the tenant's window (it would find the slot and admit on it). The margin covers
-     * clocks a few seconds apart; an older slot may have left the window, so the item is counted again.
-     */
-    static boolean holdsSlot(Candidate item, long nowMs) {
-        return item.tenantSlotAt() > 0 && item.tenantSlotAt() <= nowMs
-                && nowMs - item.tenantSlotAt() < TENANT_WINDOW.toMillis() - SLOT_MARGIN.toMillis();
-    }
-
-    /**
-     * Names one admission's leases: unique across workers, so a report releases exactly its own.
-     * From a {@link SecureRandom}, not {@code ThreadLocalRandom}: the latter's seeder, set up before
-     * a SnapStart snapshot, would be shared by every environment restored from it, which would
-     * then draw the same names; the JDK's default SecureRandom mixes fresh system entropy into
-     * every draw (AWS lists it as safe across snapshots).
-     */
-    private static String leasePrefix() {
-        return Long.toHexString(LEASE_NAMES.nextLong()) + Long.toHexString(System.nanoTime());
+        return handlerLimits.awaitLease(integrationKey, handlerKey, wait);
     }
 
     /**
@@ -404,23 +298,7 @@ public final class Guard {
      * @throws dev.runner.redis.RedisUnavailableException the mirror was not updated
      */
     public void setPaused(String integrationKey, String handlerKey, boolean paused) {
-        String key = keys.paused(integrationKey, handlerKey);
-        if (paused) {
-            redis.set(key, "1");
-        } else {
-            redis.delete(key);
-        }
-    }
-
-    /** Counts a fail-open and logs why: an outage as a warning, a bug as an error with its stack. */
-    private FailOpen failOpen(RuntimeException e, String operation, String consequence) {
-        metrics.redisFailOpen(operation);
-        if (e instanceof RedisUnavailableException) {
-            log.warn("Redis unavailable, {} (fail-open): {}", consequence, e.toString());
-            return FailOpen.REDIS_UNAVAILABLE;
-        }
-        log.error("guard script failed (a bug, not an outage), {} (fail-open)", consequence, e);
-        return FailOpen.SCRIPT_FAILED;
+        handlerLimits.setPaused(integrationKey, handlerKey, paused);
     }
 
     private static GroupAdmission admitAll(GroupRequest group, FailOpen why) {
@@ -428,26 +306,6 @@ public final class Guard {
                 .<Admission>map(item -> new Admission.Admitted(item.itemId()))
                 .toList();
         return new GroupAdmission(group, admitted, why, false, List.of(), 0);
-    }
-
-    private void flushGiveBacks() {
-        Pipeline pipeline = pipelineWithGiveBacks();
-        if (pipeline.isEmpty()) {
-            return;
-        }
-        try {
-            pipeline.run(redis);
-        } catch (RuntimeException e) {
-            failOpen(e, "give-back", "dropping deferral counts and give-backs; leases expire after " + leaseTtl);
-        }
-    }
-
-    private Pipeline pipelineWithGiveBacks() {
-        Pipeline pipeline = new Pipeline();
-        for (Redis.Call call; (call = giveBacks.poll()) != null; ) {
-            pipeline.send(call);
-        }
-        return pipeline;
     }
 
     /** Tenant slots to give back: those at or before upToMs. */

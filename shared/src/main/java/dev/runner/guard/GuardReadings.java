@@ -68,7 +68,7 @@ public final class GuardReadings {
 
     /**
      * Breakers of the handlers' integrations (read through the scripts' own open → half-open rule,
-     * readBreaker-1.lua) and each handler's usage; empty when Redis is away. One round trip.
+     * readBreaker-2.lua) and each handler's usage; empty when Redis is away. One round trip.
      */
     public Optional<HandlerReadings> handlers(Collection<HandlerRef> handlers) {
         long now = clock.millis();
@@ -76,7 +76,7 @@ public final class GuardReadings {
         Map<String, Pipeline.Reply<BreakerSnapshot>> snapshots = new LinkedHashMap<>();
         for (HandlerRef handler : handlers) {
             snapshots.computeIfAbsent(handler.integrationKey(),
-                    integration -> pipeline.add(GuardScripts.readBreaker(keys, breakerOpenFor, integration, now)));
+                    integration -> pipeline.add(Breaker.read(keys, breakerOpenFor, integration, now)));
         }
         Map<HandlerRef, List<Pipeline.Reply<Object>>> counts = new LinkedHashMap<>();
         for (HandlerRef handler : handlers) {

@@ -8,7 +8,7 @@ import java.time.Duration;
  * @param delay how long the item waits before its slot (zero = room now)
  * @param atMs  when the slot is (epoch ms), or 0 when nothing was reserved (Redis away: fail-open);
  *              an item that carries it is admitted on it by the worker without asking the tenant's
- *              window again, while the slot is surely still in the window ({@link Guard#holdsSlot})
+ *              window again, while the slot is surely still in the window ({@link TenantWindow#holdsSlot})
  */
 public record TenantSlot(Duration delay, long atMs) {
 

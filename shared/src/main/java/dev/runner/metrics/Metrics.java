@@ -49,6 +49,12 @@ public interface Metrics {
     /** The integration's breaker closed again: its half-open probes succeeded. */
     default void breakerClosed(String integrationKey) {}
 
+    /** A tenant's own scope of the integration's breaker went to open: its calls alone failed. */
+    default void tenantBreakerOpened(String integrationKey, String tenantId) {}
+
+    /** A tenant's scope of the integration's breaker closed again: its half-open probes succeeded. */
+    default void tenantBreakerClosed(String integrationKey, String tenantId) {}
+
     /** Admission found the integration's breaker open or half-open (once per batch and integration). */
     default void breakerOpen(String integrationKey) {}
 

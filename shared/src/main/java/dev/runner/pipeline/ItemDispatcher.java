@@ -1,6 +1,7 @@
 package dev.runner.pipeline;
 
 import dev.runner.config.RunnerConfig;
+import dev.runner.guard.Candidate;
 import dev.runner.guard.Guard;
 import dev.runner.guard.TenantSlot;
 import dev.runner.item.ItemJob;
@@ -91,9 +92,8 @@ public final class ItemDispatcher {
         if (jobs.isEmpty()) {
             return;
         }
-        Map<String, List<String>> byTenant = new LinkedHashMap<>();
-        jobs.forEach(job -> byTenant.computeIfAbsent(job.tenantId(), t -> new ArrayList<>()).add(job.itemId().toString()));
-        Map<String, TenantSlot> slots = guard.reserveTenantSlots(byTenant);
+        Map<String, TenantSlot> slots = guard.reserveTenantSlots(jobs.stream()
+                .map(job -> new Candidate(job.itemId().toString(), job.tenantId(), job.trigger().priority())).toList());
         Map<String, List<OutgoingMessage>> byQueue = new LinkedHashMap<>();
         for (ItemJob job : jobs) {
             TenantSlot slot = slots.getOrDefault(job.itemId().toString(), TenantSlot.NONE);

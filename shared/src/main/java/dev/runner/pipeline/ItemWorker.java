@@ -10,7 +10,7 @@ import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupReport;
 import dev.runner.guard.GroupRequest;
 import dev.runner.guard.Guard;
-import dev.runner.guard.HandlerLimits;
+import dev.runner.guard.ConcurrencyAndRate;
 import dev.runner.handler.HandlerClient;
 import dev.runner.handler.Outcome;
 import dev.runner.integration.HandlerRef;
@@ -311,7 +311,7 @@ public final class ItemWorker {
                 item.job().tenantSlotAt())));
         Duration timeout = Duration.ofMillis(spec.configs().timeoutMs());
         return new GroupRequest(group.integrationKey(), group.handlerKey(),
-                new HandlerLimits(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
+                new ConcurrencyAndRate(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
                 spec.batch() ? spec.configs().batchSize() : 1, callTimes.expected(group.ref(), timeout),
                 Duration.ofMillis(Math.max(0, remainingMillis.getAsLong())));
     }
@@ -348,8 +348,10 @@ public final class ItemWorker {
             if (result.observation() == Observation.NONE) {
                 continue;
             }
-            calls.computeIfAbsent(result.group(), g -> new ArrayList<>()).add(new GroupReport.Call(
-                    result.outcomes().keySet().stream().map(UUID::toString).toList(), result.observation() == Observation.UP));
+            List<String> itemIds = result.outcomes().keySet().stream().map(UUID::toString).toList();
+            GroupAdmission admission = admitted.byGroup().get(result.group());
+            calls.computeIfAbsent(result.group(), g -> new ArrayList<>()).add(new GroupReport.Call(itemIds,
+                    result.observation() == Observation.UP, admission == null ? List.of() : admission.tenantsOf(Set.copyOf(itemIds))));
         }
         List<GroupReport> reports = new ArrayList<>();
         calls.forEach((group, groupCalls) -> {

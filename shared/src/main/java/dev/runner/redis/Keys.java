@@ -35,6 +35,11 @@ public final class Keys {
         return integration(integrationKey) + ":probes";
     }
 
+    /** The tenant scopes of the integration's breaker (one hash, on the integration's slot). */
+    public String tenantScopes(String integrationKey) {
+        return integration(integrationKey) + ":tenant-scopes";
+    }
+
     /** String: present while the handler is paused. */
     public String paused(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":paused";
@@ -68,6 +73,16 @@ public final class Keys {
     /** Sorted set itemId → slot time (ms): the tenant's sliding window, future slots included. */
     public String tenantWindow(String tenantId) {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
+    }
+
+    /** Present while the tenant has had a most urgent item lately: its window then keeps a share for them. */
+    public String tenantUrgentSeen(String tenantId) {
+        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:urgent-seen";
+    }
+
+    /** The tenant's future slots held by items of one priority, which a more urgent item may take. */
+    public String tenantBacklog(String tenantId, int priority) {
+        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:backlog:" + priority;
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.runner.guard;
 
-import dev.runner.guard.GuardScripts.HandlerVerdict;
+import dev.runner.guard.HandlerLimits.Verdict;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -91,7 +91,7 @@ class AdmissionRulesTest {
         assertEquals(Duration.ofSeconds(60), AdmissionRules.reservedDelay(60_000));
     }
 
-    private static HandlerVerdict verdict(AdmitCode code, long delayMs) {
-        return new HandlerVerdict(code, delayMs);
+    private static Verdict verdict(AdmitCode code, long delayMs) {
+        return new Verdict(code, delayMs);
     }
 }

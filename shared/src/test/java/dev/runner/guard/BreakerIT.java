@@ -15,7 +15,7 @@ import static dev.runner.guard.GuardFixture.items;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-/** The breaker's transitions through admitHandler-8.lua and reportOutcome-6.lua, on real Redis (single and cluster) with a hand-moved clock. */
+/** The breaker's transitions through admitHandler-9.lua and reportOutcome-7.lua, on real Redis (single and cluster) with a hand-moved clock. */
 class BreakerIT {
 
     private static final String CRM = "crm-x";
@@ -103,7 +103,7 @@ class BreakerIT {
     void reportsCountTheTransitionsTheyMake(RedisTargets.Target redis) {
         var f = new GuardFixture(redis);
         List<String> transitions = new CopyOnWriteArrayList<>();
-        var guard = new Guard(f.redis, f.keys, GuardFixture.BREAKER, GuardFixture.TENANT, f.clock, GuardFixture.LEASE_TTL,
+        var guard = new Guard(f.redis, f.keys, new Guard.Settings(GuardFixture.BREAKER, GuardFixture.TENANT, GuardFixture.LEASE_TTL), f.clock,
                 new Metrics() {
                     @Override
                     public void breakerOpened(String integrationKey) {
@@ -121,7 +121,7 @@ class BreakerIT {
         assertEquals(List.of("opened " + CRM), transitions, "the fifth failure opens it; the sixth is a late answer");
 
         f.clock.advance(Duration.ofSeconds(30));
-        List<Admission> probes = guard.admit(List.of(group(CRM, "sync", HandlerLimits.UNLIMITED,
+        List<Admission> probes = guard.admit(List.of(group(CRM, "sync", ConcurrencyAndRate.UNLIMITED,
                 items("probe", "acme", Trigger.WEBHOOK, 2)))).getFirst().decisions();
         assertEquals(2, GuardFixture.count(probes, Admission.Admitted.class));
         guard.report(List.of(GuardFixture.calls(CRM, "sync", true, List.of("probe-0"))));
@@ -253,6 +253,6 @@ class BreakerIT {
     }
 
     private static List<Admission> admit(GuardFixture f, String prefix, int count) {
-        return f.admitOne(group(CRM, "sync", HandlerLimits.UNLIMITED, items(prefix, "acme", Trigger.WEBHOOK, count)));
+        return f.admitOne(group(CRM, "sync", ConcurrencyAndRate.UNLIMITED, items(prefix, "acme", Trigger.WEBHOOK, count)));
     }
 }

@@ -46,7 +46,7 @@ class BreakerTransitionsIT {
                 int count = 1 + random.nextInt(3);
                 List<Candidate> candidates = items("i" + nextItem, "acme", Trigger.WEBHOOK, count);
                 nextItem++;
-                inFlight.addAll(admittedIds(f.admitOne(group(CRM, "sync", HandlerLimits.UNLIMITED, candidates))));
+                inFlight.addAll(admittedIds(f.admitOne(group(CRM, "sync", ConcurrencyAndRate.UNLIMITED, candidates))));
                 did = "admit " + count;
             } else if (op < 7 && !inFlight.isEmpty()) {
                 String item = inFlight.remove(random.nextInt(inFlight.size()));

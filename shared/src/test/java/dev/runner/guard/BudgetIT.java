@@ -49,7 +49,7 @@ class BudgetIT {
         var client = RedisClient.create(url);
         try (Redis redis = Redis.connect(url); var stats = client.connect()) {
             var f = new GuardFixture(redis, GuardFixture.TENANT);
-            var limits = new HandlerLimits(50, 600);
+            var limits = new ConcurrencyAndRate(50, 600);
             // Warm-up: scripts cached, keys exist (the steady state of a busy worker).
             // Manual items, as W1's: a backlog item's admission writes no urgent marker.
             GroupAdmission warm = f.admitGroup(batch(limits, "warm"));
@@ -73,7 +73,7 @@ class BudgetIT {
     }
 
     /** Ten items for one /process-batch call of ten. */
-    private static GroupRequest batch(HandlerLimits limits, String prefix) {
+    private static GroupRequest batch(ConcurrencyAndRate limits, String prefix) {
         return new GroupRequest("crm-x", "sync", limits, items(prefix, "acme", Trigger.MANUAL, 10), 10,
                 java.time.Duration.ofMillis(50), java.time.Duration.ofSeconds(30));
     }

@@ -37,8 +37,13 @@ final class GuardFixture {
         return new Guard(connection, keys, BREAKER, TENANT, clock, LEASE_TTL);
     }
 
-    static GroupRequest group(String integration, String handler, HandlerLimits limits, List<Candidate> items) {
+    static GroupRequest group(String integration, String handler, ConcurrencyAndRate limits, List<Candidate> items) {
         return new GroupRequest(integration, handler, limits, items);
+    }
+
+    /** The named items of one tenant at the given tier, as a producer reserves their slots. */
+    static List<Candidate> named(String tenant, Trigger trigger, List<String> ids) {
+        return ids.stream().map(id -> new Candidate(id, tenant, trigger.priority())).toList();
     }
 
     /** {@code count} items of one tenant at the given tier, ids prefix-0, prefix-1, … */

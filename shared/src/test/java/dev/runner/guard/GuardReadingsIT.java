@@ -33,7 +33,7 @@ class GuardReadingsIT {
     void handlerUsageCountsLiveLeasesAndTheLastMinutesAdmissions(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        GroupAdmission admission = f.admitGroup(group(CRM, SYNC.handlerKey(), new HandlerLimits(5, 100), items("a", "acme", Trigger.WEBHOOK, 3)));
+        GroupAdmission admission = f.admitGroup(group(CRM, SYNC.handlerKey(), new ConcurrencyAndRate(5, 100), items("a", "acme", Trigger.WEBHOOK, 3)));
 
         assertEquals(new GuardReadings.HandlerUsage(3, 3), readings.handlers(List.of(SYNC)).orElseThrow().usage().get(SYNC));
         f.clock.advance(Duration.ofSeconds(61));
@@ -64,9 +64,7 @@ class GuardReadingsIT {
     void aTenantWindowSplitsTheLastMinuteFromReservedSlots(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(5, Duration.ofSeconds(5)));
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        Map<String, List<String>> byTenant = new LinkedHashMap<>();
-        byTenant.put("acme", List.of("i-0", "i-1", "i-2", "i-3", "i-4", "i-5", "i-6", "i-7"));
-        f.guard.reserveTenantSlots(byTenant);
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("i-0", "i-1", "i-2", "i-3", "i-4", "i-5", "i-6", "i-7")));
 
         assertEquals(new GuardReadings.TenantUsage(5, 3), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("acme"));
         assertEquals(new GuardReadings.TenantUsage(0, 0), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("quiet"));
@@ -78,7 +76,7 @@ class GuardReadingsIT {
     void aReservationsDeferralsAreCountedWithoutWaitingForAnotherRoundTrip(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(5, Duration.ofSeconds(5)));
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        f.guard.reserveTenantSlots(Map.of("acme", List.of("r-0", "r-1", "r-2", "r-3", "r-4", "r-5", "r-6", "r-7")));
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r-0", "r-1", "r-2", "r-3", "r-4", "r-5", "r-6", "r-7")));
 
         assertEquals(Map.of(DeferReason.TENANT_LIMIT, 3L), readings.deferrals(1).orElseThrow().getFirst().byReason());
     }
@@ -88,7 +86,7 @@ class GuardReadingsIT {
     void deferralsAreCountedPerMinuteAndReasonOnTheNextRoundTrip(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
-        var oneCall = new HandlerLimits(1, 0);
+        var oneCall = new ConcurrencyAndRate(1, 0);
         f.admitOne(group(CRM, SYNC.handlerKey(), oneCall, items("c", "acme", Trigger.WEBHOOK, 3)));
         f.admitOne(group(CRM, SYNC.handlerKey(), oneCall, items("d", "acme", Trigger.WEBHOOK, 2)));
         assertTrue(readings.deferrals(1).orElseThrow().getFirst().byReason().isEmpty(), "not sent yet: it rides on the next round trip");
@@ -106,7 +104,7 @@ class GuardReadingsIT {
         var meter = new CostMeter();
         try (Redis counted = Redis.connect(RedisTargets.standaloneUrl(), meter)) {
             var f = new GuardFixture(counted, GuardFixture.TENANT);
-            var limits = new HandlerLimits(1, 0);
+            var limits = new ConcurrencyAndRate(1, 0);
             // Once so that Redis knows every script: a first EVALSHA of a script costs a reload round trip.
             f.admitOne(group(CRM, "warm-up", limits, items("w", "acme", Trigger.WEBHOOK, 2)));
             f.admitOne(group(CRM, "warm-up", limits, items("x", "acme", Trigger.WEBHOOK, 1)));

@@ -23,7 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-8.lua, on real Redis (single and cluster). */
+/** Handler concurrency leases (per call), rate window, the work-conserving urgent share and the pause flag of admitHandler-9.lua, on real Redis (single and cluster). */
 class HandlerLimitsIT {
 
     private static final String CRM = "crm-x";
@@ -33,7 +33,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void rateLimitHoldsAtTheWindowEdges(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(0, 4);
+        var limits = new ConcurrencyAndRate(0, 4);
         assertEquals(4, count(f.admitOne(group(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 4))), Admission.Admitted.class));
 
         f.clock.advance(Duration.ofMillis(59_999));
@@ -50,7 +50,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void everyAdmissionOfOneItemCountsAgainstTheRate(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(0, 3);
+        var limits = new ConcurrencyAndRate(0, 3);
         for (int attempt = 1; attempt <= 3; attempt++) {
             // The same item, retried within the minute: each attempt is a call to the handler.
             assertEquals(List.of("x"), admittedIds(f.admitOne(group(CRM, SYNC, limits, List.of(new Candidate("x", "acme", 1))))));
@@ -67,7 +67,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aGroupLargerThanLuaCanUnpackIsDecidedByRedis(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new dev.runner.config.RunnerConfig.TenantLimit(100_000, Duration.ofSeconds(5)));
-        var limits = new HandlerLimits(12_000, 12_000);
+        var limits = new ConcurrencyAndRate(12_000, 12_000);
         GroupAdmission admission = f.guard.admit(List.of(group(CRM, SYNC, limits, items("big", "acme", Trigger.WEBHOOK, 10_000)))).getFirst();
         assertEquals(null, admission.failOpen());
         assertEquals(10_000, count(admission.decisions(), Admission.Admitted.class));
@@ -76,7 +76,7 @@ class HandlerLimitsIT {
 
         assertEquals(10_000, admission.leaseTokens().size(), "one lease per call of one item");
         f.guard.report(List.of(GuardFixture.released(admission)));
-        GroupAdmission after = f.admitGroup(group(CRM, SYNC, new HandlerLimits(12_000, 0), items("after", "acme", Trigger.WEBHOOK, 1)));
+        GroupAdmission after = f.admitGroup(group(CRM, SYNC, new ConcurrencyAndRate(12_000, 0), items("after", "acme", Trigger.WEBHOOK, 1)));
         assertEquals(1, after.leaseTokens().size(), "the report released 10,000 leases");
     }
 
@@ -84,7 +84,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void rateDeferralsAreSpreadOverTheWindow(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(0, 3);
+        var limits = new ConcurrencyAndRate(0, 3);
         for (int second = 0; second < 3; second++) {
             f.admitOne(group(CRM, SYNC, limits, items("s" + second, "acme", Trigger.WEBHOOK, 1)));
             f.clock.advance(Duration.ofSeconds(10));
@@ -99,7 +99,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void leasesNeverExceedTheLimitUnderConcurrentAcquirers(RedisTargets.Target target) throws Exception {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(7, 0);
+        var limits = new ConcurrencyAndRate(7, 0);
         int workers = 12;
         List<Redis> connections = new ArrayList<>();
         for (int i = 0; i < workers; i++) {
@@ -143,7 +143,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void itemsBeyondTheFreeLeasesRunThroughLanesInsteadOfWaiting(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(2, 0);
+        var limits = new ConcurrencyAndRate(2, 0);
         GroupAdmission first = f.admitGroup(new GroupRequest(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 3), 1,
                 Duration.ofMillis(400), Duration.ofSeconds(30)));
         assertEquals(3, count(first.decisions(), Admission.Admitted.class));
@@ -166,7 +166,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aWorkerWaitingForALeaseIsWokenWhenOneIsGivenBack(RedisTargets.Target target) throws Exception {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(1, 0);
+        var limits = new ConcurrencyAndRate(1, 0);
         GroupAdmission holder = f.admitGroup(group(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 1)));
         assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))).getFirst());
         assertFalse(f.guard.awaitLease(CRM, SYNC, Duration.ofMillis(50)), "no ring while the lease is held");
@@ -183,7 +183,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aRingForALeaseSomeoneElseTookDoesNotWakeTheNextWaiter(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(1, 0);
+        var limits = new ConcurrencyAndRate(1, 0);
         GroupAdmission holder = f.admitGroup(group(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 1)));
         f.admitOne(group(CRM, SYNC, limits, items("b", "acme", Trigger.WEBHOOK, 1))); // b would wait, but never blocks
         f.guard.report(List.of(GuardFixture.released(holder)));                         // a ring nobody is blocked on
@@ -197,7 +197,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aLeaseGivenBackWhileNobodyWaitsRingsNothing(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        GroupAdmission holder = f.admitGroup(group(CRM, SYNC, new HandlerLimits(1, 0), items("a", "acme", Trigger.WEBHOOK, 1)));
+        GroupAdmission holder = f.admitGroup(group(CRM, SYNC, new ConcurrencyAndRate(1, 0), items("a", "acme", Trigger.WEBHOOK, 1)));
         f.guard.report(List.of(GuardFixture.released(holder)));
 
         assertFalse(f.guard.awaitLease(CRM, SYNC, Duration.ofMillis(50)), "a ring nobody waits for would wake the next waiter for nothing");
@@ -207,7 +207,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aLeaseHeldPastItsExpectedEndIsAskedForAgainAfterAQuarterCallNotAtOnce(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(1, 0);
+        var limits = new ConcurrencyAndRate(1, 0);
         f.admitGroup(new GroupRequest(CRM, SYNC, limits, items("a", "acme", Trigger.WEBHOOK, 1), 1,
                 Duration.ofMillis(400), Duration.ofSeconds(30)));
         f.clock.advance(Duration.ofMillis(500));
@@ -222,7 +222,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aBatchCallTakesOneLeaseWhateverItsItems(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        GroupAdmission batch = f.admitGroup(new GroupRequest(CRM, SYNC, new HandlerLimits(2, 0), items("a", "acme", Trigger.WEBHOOK, 10), 10,
+        GroupAdmission batch = f.admitGroup(new GroupRequest(CRM, SYNC, new ConcurrencyAndRate(2, 0), items("a", "acme", Trigger.WEBHOOK, 10), 10,
                 Duration.ofMillis(100), Duration.ofSeconds(30)));
         assertEquals(10, count(batch.decisions(), Admission.Admitted.class));
         assertEquals(1, batch.leaseTokens().size());
@@ -232,7 +232,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aBacklogUsesTheWholeLimitWhileNoWebhookItemWaitsOrRuns(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(8, 0);
+        var limits = new ConcurrencyAndRate(8, 0);
         GroupAdmission backlog = f.admitGroup(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 10)));
         assertEquals(8, backlog.leaseTokens().size(), "no webhook around: the share kept for them is not held");
     }
@@ -241,7 +241,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aWebhookRunningKeepsItsShareOfSlotsUntilItIsReported(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(8, 0);
+        var limits = new ConcurrencyAndRate(8, 0);
         GroupAdmission hook = f.admitGroup(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 1)));
         assertEquals(1, hook.leaseTokens().size());
 
@@ -259,7 +259,7 @@ class HandlerLimitsIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aWebhookWaitingKeepsItsShareOfTheRate(RedisTargets.Target target) {
         var f = new GuardFixture(target);
-        var limits = new HandlerLimits(0, 4);
+        var limits = new ConcurrencyAndRate(0, 4);
         assertEquals(4, count(f.admitOne(group(CRM, SYNC, limits, items("sched", "acme", Trigger.SCHEDULE, 4))), Admission.Admitted.class),
                 "no webhook around: the whole rate");
         var hook = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("hook", "acme", Trigger.WEBHOOK, 1))).getFirst());
@@ -277,13 +277,45 @@ class HandlerLimitsIT {
         var f = new GuardFixture(target);
         f.guard.setPaused(CRM, SYNC, true);
         List<GroupAdmission> admissions = f.guard.admit(List.of(
-                group(CRM, SYNC, new HandlerLimits(1, 1), items("p", "acme", Trigger.WEBHOOK, 3)),
-                group(CRM, "other", HandlerLimits.UNLIMITED, items("o", "acme", Trigger.WEBHOOK, 2))));
+                group(CRM, SYNC, new ConcurrencyAndRate(1, 1), items("p", "acme", Trigger.WEBHOOK, 3)),
+                group(CRM, "other", ConcurrencyAndRate.UNLIMITED, items("o", "acme", Trigger.WEBHOOK, 2))));
         assertTrue(admissions.get(0).decisions().stream().allMatch(Admission.Paused.class::isInstance));
         assertEquals(2, count(admissions.get(1).decisions(), Admission.Admitted.class));
 
         f.guard.setPaused(CRM, SYNC, false);
-        assertEquals(List.of("r-0"), admittedIds(f.admitOne(group(CRM, SYNC, new HandlerLimits(1, 1), items("r", "acme", Trigger.WEBHOOK, 2)))),
+        assertEquals(List.of("r-0"), admittedIds(f.admitOne(group(CRM, SYNC, new ConcurrencyAndRate(1, 1), items("r", "acme", Trigger.WEBHOOK, 2)))),
                 "paused items took no lease and no rate entry");
+    }
+    /** Fair share across tenants: a tenant whose calls hang (never reported) holds at most half the leases while another is about. */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aTenantWhoseCallsHangHoldsAtMostHalfTheLeasesWhileAnotherTenantIsAbout(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new ConcurrencyAndRate(4, 0);
+        f.guard.report(List.of(GuardFixture.released(f.admitGroup(group(CRM, SYNC, limits, items("seen", "other", Trigger.MANUAL, 1))))));
+
+        List<Admission> hung = new ArrayList<>();
+        for (int call = 0; call < 4; call++) {
+            hung.addAll(f.admitOne(group(CRM, SYNC, limits, items("hang" + call, "hanging", Trigger.MANUAL, 1))));
+        }
+        assertEquals(2, count(hung, Admission.Admitted.class), "half of 4: its calls hang until their timeout and hold their leases");
+        assertTrue(hung.stream().filter(Admission.Deferred.class::isInstance)
+                .allMatch(d -> ((Admission.Deferred) d).reason() == DeferReason.HANDLER_CONCURRENCY));
+
+        GroupAdmission other = f.admitGroup(group(CRM, SYNC, limits, items("fair", "other", Trigger.MANUAL, 2)));
+        assertEquals(2, count(other.decisions(), Admission.Admitted.class), "the other tenant keeps the other half");
+        assertEquals(2, other.leaseTokens().size());
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aTenantAloneUsesEveryLease(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new ConcurrencyAndRate(4, 0);
+        List<Admission> decisions = new ArrayList<>();
+        for (int call = 0; call < 4; call++) {
+            decisions.addAll(f.admitOne(group(CRM, SYNC, limits, items("solo" + call, "acme", Trigger.MANUAL, 1))));
+        }
+        assertEquals(4, count(decisions, Admission.Admitted.class), "no other tenant about: work-conserving");
     }
 }

@@ -30,7 +30,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RedisDownIT {
 
-    private static final HandlerLimits TIGHT = new HandlerLimits(1, 1);
+    private static final ConcurrencyAndRate TIGHT = new ConcurrencyAndRate(1, 1);
 
     @Test
     void admitFailsOpenWhenRedisIsUnreachable() {
@@ -54,10 +54,10 @@ class RedisDownIT {
             }
         };
         try (Redis down = Redis.connect(RedisTargets.closedPortUrl(), Duration.ofMillis(500))) {
-            var guard = new Guard(down, RedisTargets.uniqueKeys(), GuardFixture.BREAKER, GuardFixture.TENANT, TestClock.now(),
-                    Guard.DEFAULT_LEASE_TTL, metrics);
+            var guard = new Guard(down, RedisTargets.uniqueKeys(),
+                    new Guard.Settings(GuardFixture.BREAKER, GuardFixture.TENANT, Guard.DEFAULT_LEASE_TTL), TestClock.now(), metrics);
             guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.SCHEDULE, 5))));
-            guard.reserveTenantSlots(Map.of("acme", List.of("i-1", "i-2", "i-3")));
+            guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("i-1", "i-2", "i-3")));
             guard.report(List.of(GuardFixture.tally("crm-x", "sync", 0, 1, List.of("a-0"))));
             guard.breaker("crm-x");
             assertFalse(guard.awaitLease("crm-x", "sync", Duration.ofSeconds(30)),
@@ -84,7 +84,7 @@ class RedisDownIT {
         GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", TIGHT, items("a", "acme", Trigger.WEBHOOK, 3)))).getFirst();
         assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen());
         assertEquals(3, count(admission.decisions(), Admission.Admitted.class));
-        assertEquals(TenantSlot.NONE, f.guard.reserveTenantSlots(java.util.Map.of("acme", List.of("b"))).get("b"),
+        assertEquals(TenantSlot.NONE, f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("b"))).get("b"),
                 "no delay, and no slot for the item to carry: the worker's admission counts it");
     }
 

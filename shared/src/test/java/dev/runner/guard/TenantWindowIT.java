@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The tenant sliding window of admitTenant-1.lua and its interplay with the handler script, on real Redis (single and cluster). */
+/** The tenant sliding window of admitTenant-5.lua and its interplay with the handler script, on real Redis (single and cluster). */
 class TenantWindowIT {
 
     private static final String CRM = "crm-x";
@@ -86,7 +86,7 @@ class TenantWindowIT {
                 f.clock.advance(Duration.ofMillis(due - f.clock.millis()));
             }
             List<Candidate> back = batch.stream().map(e -> new Candidate(e.getKey(), "bulk", Trigger.SCHEDULE.priority())).toList();
-            readmitted += (int) count(f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED, back)), Admission.Admitted.class);
+            readmitted += (int) count(f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, back)), Admission.Admitted.class);
         }
         assertEquals(19_000, readmitted);
     }
@@ -101,8 +101,8 @@ class TenantWindowIT {
 
         // SQS caps DelaySeconds at 15 min; an item may come back before its slot.
         f.clock.advance(Duration.ofSeconds(20));
-        var again = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED,
-                List.of(new Candidate("b-0", "acme", 1)))).getFirst());
+        var again = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED,
+                List.of(new Candidate("b-0", "acme", Trigger.SCHEDULE.priority())))).getFirst());
         assertEquals(Duration.ofSeconds(40), again.delay());
         var next = assertInstanceOf(Admission.Deferred.class, admit(f, "c", "acme", 1).getFirst());
         assertEquals(Duration.ofSeconds(40), next.delay(), "c-0 queues behind a-1's slot, not behind b-0 twice");
@@ -112,7 +112,7 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void tenantDeferralGivesBackTheHandlerLease(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        var limits = new HandlerLimits(2, 0);
+        var limits = new ConcurrencyAndRate(2, 0);
         GroupAdmission admission = f.admitGroup(group(CRM, SYNC, limits, List.of(
                 new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
         assertEquals(List.of("x"), admittedIds(admission.decisions()));
@@ -130,7 +130,7 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void tenantDeferralGivesBackTheHandlerRateEntry(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        var limits = new HandlerLimits(0, 2);
+        var limits = new ConcurrencyAndRate(0, 2);
         List<Admission> decisions = f.admitOne(group(CRM, SYNC, limits, List.of(
                 new Candidate("x", "acme", 1), new Candidate("y", "acme", 1))));
         assertEquals(List.of("x"), admittedIds(decisions));
@@ -145,7 +145,7 @@ class TenantWindowIT {
     void aDispatchLargerThanLuaCanUnpackGetsItsSlots(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)));
         List<String> ids = java.util.stream.IntStream.range(0, 20_000).mapToObj(i -> "d-" + i).toList();
-        Map<String, TenantSlot> slots = f.guard.reserveTenantSlots(Map.of("bulk", ids));
+        Map<String, TenantSlot> slots = f.guard.reserveTenantSlots(GuardFixture.named("bulk", Trigger.MANUAL, ids));
 
         assertEquals(20_000, slots.size());
         assertEquals(1000, slots.values().stream().map(TenantSlot::delay).filter(Duration::isZero).count(), "room now for one minute's worth");
@@ -157,15 +157,15 @@ class TenantWindowIT {
 
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
-    void anItemOnTheSlotItsProducerReservedIsAdmittedWithoutAskingTheWindowAgain(RedisTargets.Target target) {
+    void aWebhookOnTheSlotItsProducerReservedIsAdmittedWithoutAskingTheWindowAgain(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("r"))).get("r");
         assertTrue(slot.reserved());
         // The window is full (limit 1, r's slot): asking it again for r would admit r on its slot all the same.
         f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // proves the window is not asked: asking it fails the script
 
-        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", HandlerLimits.UNLIMITED,
-                List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
+                List.of(new Candidate("r", "acme", Trigger.WEBHOOK.priority(), slot.atMs()))))).getFirst();
 
         assertEquals(null, admission.failOpen(), "no tenant script ran");
         assertEquals(1, count(admission.decisions(), Admission.Admitted.class));
@@ -175,15 +175,15 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void anItemOnItsSlotThatWaitsForALeaseKeepsTheSlotAndIsAdmittedOnItOnce(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        var oneCall = new HandlerLimits(1, 0);
-        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
+        var oneCall = new ConcurrencyAndRate(1, 0);
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r"))).get("r");
         GroupAdmission holder = f.admitGroup(group("crm-x", "sync", oneCall, items("h", "globex", Trigger.WEBHOOK, 1)));
         List<Candidate> r = List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()));
 
         var waiting = assertInstanceOf(Admission.Deferred.class, f.admitOne(group("crm-x", "sync", oneCall, r)).getFirst());
         assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason());
         var other = assertInstanceOf(Admission.Deferred.class,
-                f.admitOne(group("erp-y", "push", HandlerLimits.UNLIMITED, items("x", "acme", Trigger.MANUAL, 1))).getFirst());
+                f.admitOne(group("erp-y", "push", ConcurrencyAndRate.UNLIMITED, items("x", "acme", Trigger.MANUAL, 1))).getFirst());
         assertEquals(DeferReason.TENANT_LIMIT, other.reason(), "r's slot was not given back: acme's one place this minute is still r's");
 
         f.guard.report(List.of(GuardFixture.released(holder)));
@@ -194,11 +194,11 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aSlotOldEnoughToHaveLeftTheWindowIsAskedForAgain(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
-        TenantSlot slot = f.guard.reserveTenantSlots(Map.of("acme", List.of("r"))).get("r");
-        f.clock.advance(Guard.TENANT_WINDOW.minus(Guard.SLOT_MARGIN));
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r"))).get("r");
+        f.clock.advance(Guard.TENANT_WINDOW.minus(TenantWindow.SLOT_MARGIN));
         f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // asking the window fails the script: the proof it was asked
 
-        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", HandlerLimits.UNLIMITED,
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
                 List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
 
         assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen(), "the slot may have left the window: the window decides");
@@ -208,13 +208,13 @@ class TenantWindowIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void handlerDeferralGivesBackTheTenantSlot(RedisTargets.Target target) {
         var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(4, Duration.ofSeconds(5)));
-        var oneCall = new HandlerLimits(1, 0);
+        var oneCall = new ConcurrencyAndRate(1, 0);
         assertEquals(List.of("a-0"), admittedIds(f.admitOne(group(CRM, SYNC, oneCall, items("a", "acme", Trigger.WEBHOOK, 1)))));
         List<Admission> waiting = f.admitOne(group(CRM, SYNC, oneCall, items("b", "acme", Trigger.WEBHOOK, 3)));
         assertTrue(waiting.stream().allMatch(d -> d instanceof Admission.Deferred deferred && deferred.reason() == DeferReason.HANDLER_CONCURRENCY));
 
         f.guard.report(List.of());
-        List<Admission> other = f.admitOne(group(CRM, "other", HandlerLimits.UNLIMITED, items("c", "acme", Trigger.WEBHOOK, 3)));
+        List<Admission> other = f.admitOne(group(CRM, "other", ConcurrencyAndRate.UNLIMITED, items("c", "acme", Trigger.WEBHOOK, 3)));
         assertEquals(3, count(other, Admission.Admitted.class), "b-0..b-2 never ran, so their slots came back");
     }
 
@@ -243,7 +243,7 @@ class TenantWindowIT {
         f.guard.report(List.of());
         admit(f, "other", "globex", 1);
         f.clock.advance(Duration.ofSeconds(25));
-        List<Admission> decisions = f.guard.admit(List.of(group("erp-y", SYNC, HandlerLimits.UNLIMITED, items("t", "acme", Trigger.WEBHOOK, 2))))
+        List<Admission> decisions = f.guard.admit(List.of(group("erp-y", SYNC, ConcurrencyAndRate.UNLIMITED, items("t", "acme", Trigger.WEBHOOK, 2))))
                 .getFirst().decisions();
         assertInstanceOf(Admission.Admitted.class, decisions.get(0));
         var tenant = assertInstanceOf(Admission.Deferred.class, decisions.get(1));
@@ -257,7 +257,139 @@ class TenantWindowIT {
         assertEquals(DeferReason.TENANT_LIMIT, both.reason(), "tenant slot is 60 s away, breaker half-opens in 5 s");
     }
 
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aManualItemOnItsSlotAsksTheWindowSinceAWebhookMayHaveTakenIt(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(5)));
+        TenantSlot slot = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r"))).get("r");
+        f.redis.set(f.keys.tenantWindow("acme"), "not a sorted set"); // asking the window fails the script: the proof it was asked
+
+        GroupAdmission admission = f.guard.admit(List.of(group("crm-x", "sync", ConcurrencyAndRate.UNLIMITED,
+                List.of(new Candidate("r", "acme", Trigger.MANUAL.priority(), slot.atMs()))))).getFirst();
+
+        assertEquals(FailOpen.SCRIPT_FAILED, admission.failOpen());
+    }
+
+    /**
+     * A tenant's webhooks behind its own 50-item manual backlog (limit 10/min): each takes the next
+     * free slot, ahead of the backlog, in arrival order; each manual item it displaces goes behind
+     * the backlog and learns so once, at its old slot; no minute ever holds more than 10 slots.
+     */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aWebhookPassesItsTenantsOwnManualBacklogAndTheItemItDisplacesComesBackOnceMore(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(10, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        List<String> manual = java.util.stream.IntStream.range(0, 60).mapToObj(i -> "m-" + i).toList();
+        Map<String, Long> slotOf = new HashMap<>();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, manual)).forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        assertEquals(start + 300_000, slotOf.get("m-59"), "the backlog's tail, five minutes out");
+
+        f.clock.advance(Duration.ofSeconds(1));
+        Map<String, TenantSlot> webhooks = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-0", "w-1")));
+        assertEquals(start + 60_000, webhooks.get("w-0").atMs(), "the next free slot: where the window has room, not behind the backlog");
+        assertEquals(start + 60_000, webhooks.get("w-1").atMs());
+        webhooks.forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+
+        f.clock.advance(Duration.ofSeconds(59));
+        List<Candidate> due = new ArrayList<>();
+        webhooks.forEach((id, slot) -> due.add(new Candidate(id, "acme", Trigger.WEBHOOK.priority(), slot.atMs())));
+        for (int i = 10; i < 20; i++) {
+            due.add(new Candidate("m-" + i, "acme", Trigger.MANUAL.priority(), slotOf.get("m-" + i)));
+        }
+        List<Admission> decisions = f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, due));
+        assertEquals(10, count(decisions, Admission.Admitted.class), "the minute's 10 slots: 2 webhooks and 8 manual items");
+        assertTrue(admittedIds(decisions).containsAll(List.of("w-0", "w-1")));
+        List<Admission.Deferred> pushedBack = decisions.stream().filter(Admission.Deferred.class::isInstance)
+                .map(Admission.Deferred.class::cast).toList();
+        assertEquals(List.of("m-10", "m-11"), pushedBack.stream().map(Admission.Deferred::itemId).toList(), "the first two in line, FIFO");
+        for (Admission.Deferred deferred : pushedBack) {
+            assertEquals(DeferReason.TENANT_LIMIT, deferred.reason());
+            slotOf.put(deferred.itemId(), f.clock.millis() + deferred.delay().toMillis());
+        }
+        assertEquals(start + 360_000, slotOf.get("m-10"), "behind the backlog, as if it came when the webhook did");
+        assertEquals(start + 360_000, slotOf.get("m-11"));
+
+        f.clock.advance(Duration.ofMinutes(5));
+        List<Admission> back = f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, List.of(
+                new Candidate("m-10", "acme", Trigger.MANUAL.priority(), slotOf.get("m-10")),
+                new Candidate("m-11", "acme", Trigger.MANUAL.priority(), slotOf.get("m-11")))));
+        assertEquals(2, count(back, Admission.Admitted.class), "admitted on the new slot: pushed back once, not in a loop");
+
+        List<Long> times = slotOf.values().stream().sorted().toList();
+        for (int i = 0; i + 10 < times.size(); i++) {
+            assertTrue(times.get(i + 10) - times.get(i) >= 60_000, "11 slots within a minute from " + (times.get(i) - start));
+        }
+    }
+
+    /**
+     * The urgent share: a tenant with webhooks lately keeps a quarter of each window from its
+     * backlog, so its webhooks right after the backlog's first burst are admitted at once, not at
+     * the end of that minute; past the share they take the backlog's next slots.
+     */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aTenantWithWebhooksKeepsAShareOfEachWindowFromItsBacklog(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(8, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        Map<String, Long> slotOf = new HashMap<>();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-0"))).forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        List<String> manual = java.util.stream.IntStream.range(0, 30).mapToObj(i -> "m-" + i).toList();
+        Map<String, TenantSlot> backlog = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, manual));
+        backlog.forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        assertEquals(5, backlog.values().stream().filter(slot -> slot.delay().isZero()).count(), "6 of 8 now, the webhook's included");
+
+        f.clock.advance(Duration.ofSeconds(3));
+        Map<String, TenantSlot> webhooks = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-1", "w-2", "w-3")));
+        webhooks.forEach((id, slot) -> slotOf.put(id, slot.atMs()));
+        assertTrue(webhooks.get("w-1").delay().isZero() && webhooks.get("w-2").delay().isZero(), "the share: room now, before the minute ends");
+        assertEquals(start + 60_000, webhooks.get("w-3").atMs(), "past the share: the backlog's next slot");
+
+        f.clock.advance(Duration.ofSeconds(57));
+        List<Candidate> due = manual.stream().filter(id -> slotOf.get(id) == start + 60_000)
+                .map(id -> new Candidate(id, "acme", Trigger.MANUAL.priority(), slotOf.get(id))).toList();
+        List<Admission> back = f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, due));
+        List<Admission.Deferred> displaced = back.stream().filter(Admission.Deferred.class::isInstance).map(Admission.Deferred.class::cast).toList();
+        assertEquals(1, displaced.size(), "the one w-3 displaced learns so at its old slot");
+        slotOf.put(displaced.getFirst().itemId(), f.clock.millis() + displaced.getFirst().delay().toMillis());
+
+        List<Long> times = slotOf.values().stream().sorted().toList();
+        for (int i = 0; i + 8 < times.size(); i++) {
+            assertTrue(times.get(i + 8) - times.get(i) >= 60_000, "9 slots within a minute from " + (times.get(i) - start) + ": " + times.stream().map(t -> t - start).toList());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aManualItemPassesAScheduleBacklogButNotAWebhook(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(2, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-0", "w-1", "w-2")));
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.SCHEDULE, List.of("s-0", "s-1", "s-2")));
+
+        TenantSlot manual = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("m"))).get("m");
+        assertEquals(start + 120_000, manual.atMs(), "s-0's slot (the schedule items keep a share of each minute for webhooks: one of 2)");
+        TenantSlot webhook = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w-3"))).get("w-3");
+        assertEquals(start + 120_000, webhook.atMs(), "m's slot, the earliest of any lower priority");
+        TenantSlot schedule = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.SCHEDULE, List.of("s-3"))).get("s-3");
+        assertEquals(start + 420_000, schedule.atMs(), "the lowest priority passes no one: behind s-0 and m, pushed back to 300 s and 360 s");
+    }
+
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aDueSlotIsNeverTaken(RedisTargets.Target target) {
+        var f = new GuardFixture(target.redis(), new RunnerConfig.TenantLimit(1, Duration.ofSeconds(1)));
+        long start = f.clock.millis();
+        f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("m-0", "m-1")));
+        f.clock.advance(Duration.ofSeconds(60));
+
+        TenantSlot webhook = f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.WEBHOOK, List.of("w"))).get("w");
+        assertEquals(start + 120_000, webhook.atMs(), "m-1's slot is due now: its item may be admitted on it, so the webhook waits for the next");
+        assertInstanceOf(Admission.Admitted.class, f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED,
+                List.of(new Candidate("m-1", "acme", Trigger.MANUAL.priority(), start + 60_000)))).getFirst());
+    }
+
     private static List<Admission> admit(GuardFixture f, String prefix, String tenant, int count) {
-        return f.admitOne(group(CRM, SYNC, HandlerLimits.UNLIMITED, items(prefix, tenant, Trigger.SCHEDULE, count)));
+        return f.admitOne(group(CRM, SYNC, ConcurrencyAndRate.UNLIMITED, items(prefix, tenant, Trigger.SCHEDULE, count)));
     }
 }

@@ -8,7 +8,7 @@ import dev.runner.guard.DeferReason;
 import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupRequest;
 import dev.runner.guard.Guard;
-import dev.runner.guard.HandlerLimits;
+import dev.runner.guard.ConcurrencyAndRate;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -33,7 +33,7 @@ class RedisIT {
         Keys keys = RedisTargets.uniqueKeys();
         var guard = new Guard(redis, keys, new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2),
                 new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)), TestClock.now());
-        var oneAtATime = new HandlerLimits(1, 0);
+        var oneAtATime = new ConcurrencyAndRate(1, 0);
         GroupAdmission first = guard.admit(List.of(new GroupRequest("crm-x", "sync", oneAtATime, List.of(new Candidate("a", "acme", 1))))).getFirst();
         assertFalse(first.failedOpen());
 
@@ -60,9 +60,8 @@ class RedisIT {
     @MethodSource("dev.runner.redis.RedisTargets#both")
     void aScriptTakesMoreValuesThanLuaCanUnpackAtOnce(RedisTargets.Target target) {
         Keys keys = RedisTargets.uniqueKeys();
-        List<String> args = new java.util.ArrayList<>(List.of(Long.toString(System.currentTimeMillis()), "60000", "100000", "5000"));
-        java.util.stream.IntStream.range(0, 20_000).forEach(i -> args.add("item-" + i));
-        List<?> delays = (List<?>) target.redis().run(new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("bulk")), args));
+        List<String> ids = java.util.stream.IntStream.range(0, 20_000).mapToObj(i -> "item-" + i).toList();
+        List<?> delays = (List<?>) target.redis().run(RedisTargets.admitTenant(keys, "bulk", System.currentTimeMillis(), 100_000, ids));
         assertEquals(20_000, delays.size());
         assertTrue(delays.stream().allMatch(d -> (Long) d == 0L));
     }
@@ -74,8 +73,7 @@ class RedisIT {
         Keys keys = RedisTargets.uniqueKeys();
         long now = System.currentTimeMillis();
         List<Redis.Call> calls = java.util.stream.IntStream.range(0, 30)
-                .mapToObj(i -> new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("tenant-" + i)),
-                        List.of(Long.toString(now), "60000", Integer.toString(i + 1), "5000", "x", "y")))
+                .mapToObj(i -> RedisTargets.admitTenant(keys, "tenant-" + i, now, i + 1, List.of("x", "y")))
                 .toList();
         List<Object> replies = redis.run(calls);
         for (int i = 0; i < 30; i++) {
@@ -97,10 +95,8 @@ class RedisIT {
         // A length announced wrong would put the protocol out of step: the calls after it would fail or mix up.
         long now = System.currentTimeMillis();
         List<Object> replies = redis.run(List.of(
-                new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("\u00e9t\u00e9")),
-                        List.of(Long.toString(now), "60000", "1", "5000", "\u00e9l\u00e9ment-\uD83D\uDE80", "b")),
-                new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("plain")),
-                        List.of(Long.toString(now), "60000", "2", "5000", "x", "y"))));
+                RedisTargets.admitTenant(keys, "\u00e9t\u00e9", now, 1, List.of("\u00e9l\u00e9ment-\uD83D\uDE80", "b")),
+                RedisTargets.admitTenant(keys, "plain", now, 2, List.of("x", "y"))));
         assertEquals(1, ((List<?>) replies.get(0)).stream().filter(d -> (Long) d == 0).count());
         assertEquals(2, ((List<?>) replies.get(1)).stream().filter(d -> (Long) d == 0).count());
         assertEquals(value, redis.get(key));

@@ -58,6 +58,21 @@ public final class RedisTargets {
         return new Keys("t" + UUID.randomUUID().toString().replace("-", "").substring(0, 12));
     }
 
+    /**
+     * An admitTenant-5.lua call as a test vehicle (a script with a key per tag, many values): the
+     * tenant's window, backlog sets and urgent flag, a one-minute window of {@code limit}, the items
+     * as manual ones.
+     */
+    public static Redis.Call admitTenant(Keys keys, String tenant, long now, int limit, java.util.List<String> itemIds) {
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(Long.toString(now), "60000", Integer.toString(limit), "5000", "2", "3", "5"));
+        itemIds.forEach(id -> {
+            args.add(id);
+            args.add("2");
+        });
+        return new Redis.Call(Script.ADMIT_TENANT, java.util.List.of(keys.tenantWindow(tenant), keys.tenantBacklog(tenant, 2),
+                keys.tenantBacklog(tenant, 3), keys.tenantBacklog(tenant, 5), keys.tenantUrgentSeen(tenant)), args);
+    }
+
     /** A URL on which nothing listens. */
     public static String closedPortUrl() {
         try (var socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {

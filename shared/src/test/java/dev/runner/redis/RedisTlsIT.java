@@ -13,7 +13,7 @@ import dev.runner.guard.DeferReason;
 import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupRequest;
 import dev.runner.guard.Guard;
-import dev.runner.guard.HandlerLimits;
+import dev.runner.guard.ConcurrencyAndRate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -151,8 +151,7 @@ class RedisTlsIT {
             Keys keys = RedisTargets.uniqueKeys();
             long now = System.currentTimeMillis();
             List<Redis.Call> calls = IntStream.range(0, 30)
-                    .mapToObj(i -> new Redis.Call(Script.ADMIT_TENANT, List.of(keys.tenantWindow("tenant-" + i)),
-                            List.of(Long.toString(now), "60000", "10", "5000", "x")))
+                    .mapToObj(i -> RedisTargets.admitTenant(keys, "tenant-" + i, now, 10, List.of("x")))
                     .toList();
             assertEquals(30, redis.run(calls).size());
         }
@@ -162,7 +161,7 @@ class RedisTlsIT {
     private static void admitsOneAtATime(Redis redis) {
         var guard = new Guard(redis, RedisTargets.uniqueKeys(), new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2),
                 new RunnerConfig.TenantLimit(1000, Duration.ofSeconds(5)), TestClock.now());
-        var oneAtATime = new HandlerLimits(1, 0);
+        var oneAtATime = new ConcurrencyAndRate(1, 0);
         GroupAdmission first = guard.admit(List.of(new GroupRequest("crm-x", "sync", oneAtATime, List.of(new Candidate("a", "acme", 1))))).getFirst();
         assertFalse(first.failedOpen(), "the script ran: Redis was reached");
         assertInstanceOf(Admission.Admitted.class, first.decisions().getFirst());

@@ -8,6 +8,13 @@
   back first: each lease records when its lane expects to be done (lanes give their leases back
   as they run out of calls, not all at the end). A holder already late is asked again after a
   quarter of a call, not at once.
+  Tenant scopes (includes/tenantScopes, rules in reportOutcome): while a tenant's own scope of
+  the breaker is open, its items are deferred until it goes half-open; half-open, one of its items
+  at a time is admitted as its probe (until ARGV[12] at most), the others wait as probing. Other
+  tenants' items are not held back. Admission also notes when it sees a second tenant of the
+  integration (the breaker's lastTenant, lastTenantAt, otherTenantAt; written at most every 10 s).
+  Fair share across tenants: while admission has seen a second tenant of the integration in the
+  last minute, the leases held by one tenant's admissions stop at ceil(limit / 2) (limits >= 2).
   Priority, work-conserving: items with priority > ARGV[8] may fill only limit - ceil(limit / 4)
   of the concurrency and of the rate (limits of at least 2), but only while urgent items of this
   handler wait or run (KEYS[6]); with none around, a backlog uses the whole limit.
@@ -22,6 +29,7 @@
     KEYS[7] waiters   string, present while a worker waits for a lease: the concurrency limit
                       (reportOutcome and releaseHandler then ring the doorbell, see includes/ringFreed)
     KEYS[8] freed     list, the doorbell: emptied when no lease is free (any ring in it is stale)
+    KEYS[9] scopes    hash, the integration's tenant scopes (includes/tenantScopes)
     ARGV[1] now (ms)
     ARGV[2] breaker open duration (ms)
     ARGV[3] probes allowed in flight while half-open
@@ -31,10 +39,11 @@
     ARGV[7] shortest deferral (ms)
     ARGV[8] urgent priority: items at or below it may use the whole limit
     ARGV[9] items per call (1, or the handler's batch size)
-    ARGV[10] lease token prefix, unique to this admission
+    ARGV[10] lease token prefix, unique to this admission, then ~tenantId when the group's items are
+             all of one tenant (whose leases the fair share counts)
     ARGV[11] expected duration of one call (ms), the caller's estimate
     ARGV[12] how long an admitted urgent item may run (ms): the caller's time left
-    ARGV[13..] pairs: itemId, priority
+    ARGV[13..] triples: itemId, priority, tenantId
   Output:
     two entries per item, in input order: code, delay (ms); the codes (AdmitCode on the Java side)
       0 admitted, 1 paused, 2 breaker open, 3 breaker probing, 4 handler rate, 5 handler concurrency
@@ -52,6 +61,7 @@ local rateKey = KEYS[5]
 local urgentKey = KEYS[6]
 local waitersKey = KEYS[7]
 local freedKey = KEYS[8]
+local scopesKey = KEYS[9]
 
 local now = tonumber(ARGV[1])
 local openMs = tonumber(ARGV[2])
@@ -71,11 +81,16 @@ local ADMITTED, PAUSED, BREAKER_OPEN, BREAKER_PROBING, HANDLER_RATE, HANDLER_CON
 local MINUTE = 60000
 -- An urgent item deferred keeps the share this long past its return, to be admitted on it.
 local URGENT_RETURN_GRACE = 5000
+-- How often admission rewrites that it sees a second tenant of the integration.
+local OTHER_TENANT_REFRESH = 10000
+-- How recently a second tenant must have been seen for the leases' fair share to apply.
+local OTHER_TENANT_ABOUT = 60000
 
 --- @include "includes/advanceBreaker"
 --- @include "includes/sliced"
+--- @include "includes/tenantScopes"
 
-local itemCount = (#ARGV - FIRST_ITEM + 1) / 2
+local itemCount = (#ARGV - FIRST_ITEM + 1) / 3
 local result = {}
 
 local function decideAll(code, delay)
@@ -106,12 +121,66 @@ if state == 'open' then
   return decideAll(BREAKER_OPEN, breaker.halfOpenAt - now)
 end
 
-local ids, urgent = {}, {}
+local ids, urgent, tenantOf = {}, {}, {}
 local anyUrgent = false
 for i = 1, itemCount do
-  ids[i] = ARGV[FIRST_ITEM + 2 * (i - 1)]
-  urgent[i] = tonumber(ARGV[FIRST_ITEM + 2 * (i - 1) + 1]) <= urgentPriority
+  ids[i] = ARGV[FIRST_ITEM + 3 * (i - 1)]
+  urgent[i] = tonumber(ARGV[FIRST_ITEM + 3 * (i - 1) + 1]) <= urgentPriority
+  tenantOf[i] = ARGV[FIRST_ITEM + 3 * (i - 1) + 2]
   anyUrgent = anyUrgent or urgent[i]
+end
+
+-- A second tenant seen: the report then lets one tenant's failures open only that tenant's scope.
+local seenOther = false
+for i = 1, itemCount do
+  if tenantOf[i] ~= (breaker.lastTenant or tenantOf[1]) then
+    seenOther = tenantOf[i]
+  end
+end
+if seenOther and (breaker.otherTenantAt == nil or now - breaker.otherTenantAt >= OTHER_TENANT_REFRESH) then
+  redis.call('HSET', breakerKey, 'lastTenant', seenOther, 'otherTenantAt', now, 'lastTenantAt', now)
+elseif breaker.lastTenantAt == nil or now - breaker.lastTenantAt >= OTHER_TENANT_REFRESH then
+  redis.call('HSET', breakerKey, 'lastTenant', tenantOf[1], 'lastTenantAt', now)
+end
+
+-- Items held by their tenant's scope: i -> { code, delay }; tenant -> index of its probe candidate.
+local scoped, probeCandidate = {}, {}
+local tenantsNotClean = false
+local passing = itemCount
+if breaker.tenants then
+  local distinct, fields, seen = {}, {}, {}
+  for i = 1, itemCount do
+    if not seen[tenantOf[i]] then
+      seen[tenantOf[i]] = true
+      distinct[#distinct + 1] = tenantOf[i]
+      fields[#fields + 1] = 's:' .. tenantOf[i]
+      fields[#fields + 1] = 'f:' .. tenantOf[i]
+    end
+  end
+  local values = redis.call('HMGET', scopesKey, unpack(fields))
+  local scopeOf = {}
+  for k, tenant in ipairs(distinct) do
+    if values[2 * k - 1] or values[2 * k] then
+      tenantsNotClean = true
+    end
+    scopeOf[tenant] = parseScope(values[2 * k - 1])
+  end
+  for i = 1, itemCount do
+    local scope = scopeOf[tenantOf[i]]
+    if scope then
+      local halfOpenAt = halfOpenAtOf(scope.openedAt, openMs)
+      if now < halfOpenAt then
+        scoped[i] = { BREAKER_OPEN, halfOpenAt - now }
+      elseif (scope.probe == '' or scope.probeUntil <= now) and probeCandidate[tenantOf[i]] == nil then
+        probeCandidate[tenantOf[i]] = i
+      else
+        scoped[i] = { BREAKER_PROBING, shortestMs }
+      end
+      if scoped[i] then
+        passing = passing - 1
+      end
+    end
+  end
 end
 local limited = concurrency > 0 or ratePerMinute > 0
 
@@ -144,11 +213,30 @@ if concurrency > 0 then
   redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   leasesHeld = redis.call('ZCARD', leasesKey)
   local limit = concurrency
-  local callsAtMost = math.ceil(itemCount / itemsPerCall)
+  local callsAtMost = math.ceil(passing / itemsPerCall)
   if not anyUrgent and leasesHeld + callsAtMost > nonUrgentLimit(concurrency) and shareReserved() then
     limit = nonUrgentLimit(concurrency)
   end
   leaseRoom = limit - leasesHeld
+  -- A fair share across tenants: while another tenant of the integration is about, the leases of
+  -- one tenant's admissions stop at half the limit (a tenant whose calls hang until their timeout
+  -- cannot hold them all), so the others keep the other half. Alone, a tenant uses the whole limit.
+  local soleTenant = string.match(tokenPrefix, '^[^~]*~(.*)$')
+  local function recent(at)
+    return at ~= nil and now - at < OTHER_TENANT_ABOUT
+  end
+  -- Another tenant about: the last one seen, lately, or the one this tenant followed, lately.
+  local otherTenantAbout = (breaker.lastTenant and breaker.lastTenant ~= soleTenant and recent(breaker.lastTenantAt))
+    or (breaker.lastTenant == soleTenant and recent(breaker.otherTenantAt))
+  if leaseRoom > 0 and concurrency >= 2 and soleTenant and otherTenantAbout then
+    local mine = 0
+    for _, member in ipairs(redis.call('ZRANGE', leasesKey, 0, -1)) do
+      if string.match(member, '^[^~]*~(.*):%d+:%d+$') == soleTenant then
+        mine = mine + 1
+      end
+    end
+    leaseRoom = math.min(leaseRoom, math.ceil(concurrency / 2) - mine)
+  end
   if leaseRoom <= 0 then
     local soonest = nil
     local holders = redis.call('ZRANGE', leasesKey, 0, -1)
@@ -165,8 +253,12 @@ if concurrency > 0 then
       delay = math.max(math.ceil(callMs / 4), 1)
     end
     for i = 1, itemCount do
-      result[2 * i - 1] = (probeRoom == 0) and BREAKER_PROBING or HANDLER_CONCURRENCY
-      result[2 * i] = (probeRoom == 0) and shortestMs or delay
+      if scoped[i] then
+        result[2 * i - 1], result[2 * i] = scoped[i][1], scoped[i][2]
+      else
+        result[2 * i - 1] = (probeRoom == 0) and BREAKER_PROBING or HANDLER_CONCURRENCY
+        result[2 * i] = (probeRoom == 0) and shortestMs or delay
+      end
     end
     if probeRoom ~= 0 then
       -- The caller may wait for a lease's ring: from now, leases given back ring the doorbell. A
@@ -216,7 +308,9 @@ for i = 1, itemCount do
   if not urgent[i] and ratePerMinute > 0 and inWindow >= nonUrgentLimit(ratePerMinute) and shareReserved() then
     rateLimit = nonUrgentLimit(ratePerMinute)
   end
-  if probeRoom == 0 then
+  if scoped[i] then
+    code, delay = scoped[i][1], scoped[i][2]
+  elseif probeRoom == 0 then
     code, delay = BREAKER_PROBING, shortestMs
   elseif ratePerMinute > 0 and inWindow >= rateLimit then
     -- Room comes when the entry that many places ahead leaves the window; deferred items of
@@ -243,6 +337,14 @@ for i = 1, itemCount do
       newProbes[#newProbes + 1] = itemId
       probeRoom = probeRoom - 1
     end
+  end
+  if code == ADMITTED and probeCandidate[tenantOf[i]] == i then
+    -- The tenant's probe: its call decides the tenant's half-open scope; out until the caller's time ends.
+    local scope = parseScope(redis.call('HGET', scopesKey, 's:' .. tenantOf[i]))
+    scope.probe, scope.probeUntil = itemId, now + math.max(urgentHoldMs, 1)
+    writeScope(scopesKey, tenantOf[i], scope)
+  elseif probeCandidate[tenantOf[i]] == i then
+    probeCandidate[tenantOf[i]] = nil
   end
   if limited and urgent[i] then
     markers[#markers + 1] = (code == ADMITTED) and (now + urgentHoldMs) or (now + delay + URGENT_RETURN_GRACE)
@@ -280,7 +382,7 @@ if #markers > 0 then
   callSliced('ZADD', urgentKey, markers, 1, #markers, 2)
   redis.call('PEXPIRE', urgentKey, leaseTtl)
 end
-result[2 * itemCount + 1] = (state == 'closed' and breaker.failures == 0 and #markers == 0) and 1 or 0
+result[2 * itemCount + 1] = (state == 'closed' and breaker.failures == 0 and #markers == 0 and not tenantsNotClean) and 1 or 0
 result[2 * itemCount + 2] = (state == 'half_open') and 1 or 0
 result[2 * itemCount + 3] = granted
 for n = 1, granted do

@@ -1,0 +1,175 @@
+package dev.runner.guard;
+
+import dev.runner.config.RunnerConfig;
+import dev.runner.redis.Keys;
+import dev.runner.redis.Pipeline;
+import dev.runner.redis.Redis;
+import dev.runner.redis.Script;
+import dev.runner.trigger.Trigger;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A tenant's sliding window of admissions, with slots reserved ahead (admitTenant-5.lua) and
+ * given back when another check deferred the item after all (refundTenant-1.lua); slots reserved
+ * at the source, before items are enqueued ({@link #reserveSlots}). Keys tagged by tenant.
+ */
+final class TenantWindow {
+
+    /** The tenant limit's window. */
+    static final Duration LENGTH = Duration.ofMinutes(1);
+    /** How much sooner than the window's end a slot reserved at the source stops being trusted (see {@link #holdsSlot}). */
+    static final Duration SLOT_MARGIN = Duration.ofSeconds(10);
+    /**
+     * Most items one admitTenant call carries: a dispatch of any size is cut into calls of this
+     * many (pipelined all the same), so no single script holds Redis for long.
+     */
+    static final int MAX_ITEMS_PER_CALL = 1_000;
+
+    /**
+     * The priorities whose future slots a more urgent item may take: every trigger's but the most
+     * urgent's, as admitTenant-5.lua's backlog sets (its key count is theirs plus the window and the urgent flag).
+     */
+    static final List<Integer> BACKLOG_PRIORITIES = Arrays.stream(Trigger.values()).map(Trigger::priority)
+            .distinct().sorted().skip(1).toList();
+
+    private final Keys keys;
+    private final RunnerConfig.TenantLimit limit;
+    private final GuardRoundTrips roundTrips;
+    private final DeferralCounts deferralCounts;
+    private final Clock clock;
+
+    TenantWindow(Keys keys, RunnerConfig.TenantLimit limit, GuardRoundTrips roundTrips, DeferralCounts deferralCounts, Clock clock) {
+        this.keys = Objects.requireNonNull(keys, "keys");
+        this.limit = Objects.requireNonNull(limit, "tenantLimit");
+        if (limit.perMinute() < 1) {
+            throw new IllegalArgumentException("tenant perMinute < 1: " + limit.perMinute());
+        }
+        this.roundTrips = Objects.requireNonNull(roundTrips, "roundTrips");
+        this.deferralCounts = Objects.requireNonNull(deferralCounts, "deferralCounts");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    Duration shortestDeferral() {
+        return limit.shortestDeferral();
+    }
+
+    /**
+     * admitTenant-5.lua for one tenant's items, in calls of at most {@link #MAX_ITEMS_PER_CALL}
+     * items (they run one after the other on the tenant's slot, as one call would); the answer is
+     * each item's delay in ms (0 = room now), in order.
+     */
+    Pipeline.Request<List<Long>> admit(String tenantId, List<Candidate> items, long now) {
+        List<String> keyList = new ArrayList<>(1 + BACKLOG_PRIORITIES.size());
+        keyList.add(keys.tenantWindow(tenantId));
+        BACKLOG_PRIORITIES.forEach(priority -> keyList.add(keys.tenantBacklog(tenantId, priority)));
+        keyList.add(keys.tenantUrgentSeen(tenantId));
+        List<Redis.Call> calls = new ArrayList<>();
+        for (int from = 0; from < items.size(); from += MAX_ITEMS_PER_CALL) {
+            List<Candidate> chunk = items.subList(from, Math.min(items.size(), from + MAX_ITEMS_PER_CALL));
+            List<String> args = new ArrayList<>(4 + BACKLOG_PRIORITIES.size() + 2 * chunk.size());
+            args.add(Long.toString(now));
+            args.add(Long.toString(LENGTH.toMillis()));
+            args.add(Integer.toString(limit.perMinute()));
+            args.add(Long.toString(limit.shortestDeferral().toMillis()));
+            BACKLOG_PRIORITIES.forEach(priority -> args.add(Integer.toString(priority)));
+            for (Candidate item : chunk) {
+                args.add(item.itemId());
+                args.add(Integer.toString(item.priority()));
+            }
+            calls.add(new Redis.Call(Script.ADMIT_TENANT, keyList, args));
+        }
+        int count = items.size();
+        return new Pipeline.Request<>(calls, replies -> {
+            List<Long> delays = new ArrayList<>(count);
+            replies.forEach(reply -> ((List<?>) reply).forEach(delay -> delays.add((Long) delay)));
+            if (delays.size() != count) {
+                throw new IllegalStateException("admitTenant answered " + delays.size() + " delays for " + count + " items");
+            }
+            return delays;
+        });
+    }
+
+    /** refundTenant-1.lua: gives back the items' slots at or before the cutoff. */
+    Redis.Call refund(String tenantId, List<String> itemIds, long cutoffMs) {
+        List<String> args = new ArrayList<>(1 + itemIds.size());
+        args.add(Long.toString(cutoffMs));
+        args.addAll(itemIds);
+        return new Redis.Call(Script.REFUND_TENANT, List.of(keys.tenantWindow(tenantId)), args);
+    }
+
+    /** Reserves slots for items about to be enqueued (see {@link Guard#reserveTenantSlots}). */
+    Map<String, TenantSlot> reserveSlots(List<Candidate> items) {
+        Map<String, TenantSlot> delays = new HashMap<>();
+        if (items.isEmpty()) {
+            return delays;
+        }
+        Map<String, List<Candidate>> itemIdsByTenant = byTenant(items);
+        long now = clock.millis();
+        Pipeline pipeline = new Pipeline();
+        Map<String, Pipeline.Reply<List<Long>>> answers = new LinkedHashMap<>();
+        itemIdsByTenant.forEach((tenant, ids) -> answers.put(tenant, pipeline.add(admit(tenant, ids, now))));
+        if (roundTrips.run(pipeline, "slot reservation",
+                "enqueueing " + itemIdsByTenant.size() + " tenants' items without reserved slots").isPresent()) {
+            items.forEach(item -> delays.put(item.itemId(), TenantSlot.NONE));
+            return delays;
+        }
+        int reserved = 0;
+        for (var tenant : itemIdsByTenant.entrySet()) {
+            List<Long> answer = answers.get(tenant.getKey()).get();
+            int tenantReserved = 0;
+            for (int i = 0; i < tenant.getValue().size(); i++) {
+                Duration delay = AdmissionRules.reservedDelay(Math.max(0, answer.get(i)));
+                // A slot the item already had (a re-dispatch) may be in the past: its own time, so it is trusted no longer than it lasts.
+                delays.put(tenant.getValue().get(i).itemId(), new TenantSlot(delay, now + answer.get(i)));
+                tenantReserved += delay.isZero() ? 0 : 1;
+            }
+            if (tenantReserved > 0) {
+                roundTrips.metrics().tenantWindowDeferrals(tenant.getKey(), tenantReserved);
+            }
+            reserved += tenantReserved;
+        }
+        if (reserved > 0) {
+            // A producer (run worker, webhook) may make no further round trip of its own for a long
+            // time: its counts are sent now, with whatever else waits, rather than left to ride along.
+            deferralCounts.count(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
+            roundTrips.flushGiveBacks("dropping deferral counts and give-backs; leases expire by their TTL");
+        }
+        return delays;
+    }
+
+    /** Items grouped by tenant, in their order. */
+    static Map<String, List<Candidate>> byTenant(List<Candidate> items) {
+        Map<String, List<Candidate>> byTenant = new LinkedHashMap<>();
+        items.forEach(item -> byTenant.computeIfAbsent(item.tenantId(), t -> new ArrayList<>()).add(item));
+        return byTenant;
+    }
+
+    /**
+     * The item is of the most urgent priority and comes with a slot its producer reserved, now due
+     * and still in the window: admission need not ask the tenant's window (it would find the slot
+     * and admit on it). A less urgent item's slot may have been taken by a more urgent one since,
+     * so it asks. The margin covers clocks a few seconds apart; an older slot may have left the
+     * window, so the item is counted again.
+     */
+    static boolean skipsWindow(Candidate item, long nowMs) {
+        return item.priority() < BACKLOG_PRIORITIES.getFirst() && holdsSlot(item, nowMs);
+    }
+
+    /**
+     * The item comes with a slot its producer reserved, now due and still in the window: deferred
+     * by another check, it keeps it.
+     */
+    static boolean holdsSlot(Candidate item, long nowMs) {
+        return item.tenantSlotAt() > 0 && item.tenantSlotAt() <= nowMs
+                && nowMs - item.tenantSlotAt() < LENGTH.toMillis() - SLOT_MARGIN.toMillis();
+    }
+}

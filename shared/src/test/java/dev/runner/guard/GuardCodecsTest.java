@@ -1,0 +1,97 @@
+package dev.runner.guard;
+
+import dev.runner.redis.Keys;
+import dev.runner.redis.Pipeline;
+import dev.runner.redis.Redis;
+import dev.runner.redis.Script;
+import io.lettuce.core.cluster.SlotHash;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The capabilities' codecs: arguments in each script header's order, replies into records, one slot per call. No I/O. */
+class GuardCodecsTest {
+
+    private static final long NOW = 1_700_000_000_000L;
+
+    private final Keys keys = new Keys("runner");
+    private final GuardRoundTrips roundTrips = new GuardRoundTrips(Redis.connect("redis://127.0.0.1:1"), dev.runner.metrics.Metrics.NONE);
+    private final Breaker breaker = new Breaker(keys, GuardFixture.BREAKER, roundTrips, java.time.Clock.systemUTC());
+    private final HandlerLimits handlerLimits = new HandlerLimits(keys, GuardFixture.BREAKER, GuardFixture.TENANT.shortestDeferral(),
+            Duration.ofSeconds(90), roundTrips);
+    private final DeferralCounts deferralCounts = new DeferralCounts(keys, roundTrips);
+    private final TenantWindow tenantWindow = new TenantWindow(keys, GuardFixture.TENANT, roundTrips, deferralCounts, java.time.Clock.systemUTC());
+
+    @Test
+    void aTenantsItemsGoInCallsOfAThousandAndComeBackAsOneAnswer() {
+        List<String> ids = IntStream.range(0, 2_500).mapToObj(i -> "i-" + i).toList();
+        Pipeline.Request<List<Long>> request = tenantWindow.admit("acme", GuardFixture.named("acme", dev.runner.trigger.Trigger.MANUAL, ids), NOW);
+
+        int head = 4 + TenantWindow.BACKLOG_PRIORITIES.size();
+        assertEquals(List.of("2", "3", "5"), request.calls().getFirst().args().subList(4, head), "the backlog sets' priorities, in key order");
+        assertEquals(Script.ADMIT_TENANT.keyCount(), request.calls().getFirst().keys().size(), "the window, one backlog set per priority, the urgent flag");
+        assertEquals(List.of(1_000, 1_000, 500), request.calls().stream().map(c -> (c.args().size() - head) / 2).toList());
+        assertEquals(ids, request.calls().stream().flatMap(c -> java.util.stream.IntStream.range(0, (c.args().size() - head) / 2)
+                .mapToObj(i -> c.args().get(head + 2 * i))).toList());
+        assertEquals("2", request.calls().getFirst().args().get(head + 1), "each item with its priority");
+        List<Object> replies = new ArrayList<>();
+        request.calls().forEach(c -> replies.add(java.util.stream.IntStream.range(0, (c.args().size() - head) / 2).mapToObj(i -> (Object) 7L).toList()));
+        assertEquals(2_500, request.decode().apply(replies).size());
+    }
+
+    @Test
+    void handlerRepliesDecodeIntoVerdictsInItemOrder() {
+        GroupRequest group = new GroupRequest("crm-x", "sync", ConcurrencyAndRate.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 2));
+        var answer = handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L, 0L, 2L, 9_000L, 9_020L)));
+        assertEquals(List.of(new HandlerLimits.Verdict(AdmitCode.ADMITTED, 0), new HandlerLimits.Verdict(AdmitCode.HANDLER_RATE, 1_500)),
+                answer.verdicts());
+        assertTrue(answer.breakerClean());
+        assertEquals(List.of("tok~acme:1:9000", "tok~acme:2:9020"), answer.leaseTokens(),
+                "the leases as the script wrote them, each with its tenant (the group's only one) and its lane's end");
+        assertFalse(answer.breakerNotClosed());
+        assertFalse(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L))).breakerClean(),
+                "paused: no breaker flag");
+        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 0L, 1L, 2L, 9_000L, 9_000L)))
+                .breakerNotClosed(), "half-open, probes admitted: the BreakerOpen metric still counts it");
+        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(2L, 900L, 2L, 900L, 0L, 0L, 0L)))
+                .breakerNotClosed(), "open");
+        assertThrows(IllegalStateException.class, () -> handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L))));
+        assertThrows(IllegalStateException.class, () -> handlerLimits.admit(group, NOW, "tok").decode()
+                .apply(List.of(List.of(0L, 0L, 0L, 0L, 1L, 0L, 2L, 9_000L))), "two leases granted, one end");
+    }
+
+    @Test
+    void aReportListsItsLeasesThenItsItemsThenEachCall() {
+        var report = new GroupReport("crm-x", "sync", List.of(
+                new GroupReport.Call(List.of("a", "b"), true), new GroupReport.Call(List.of("c"), false)), List.of("t:1:5"),
+                List.of("a", "b", "c", "d"));
+        Redis.Call call = breaker.report(report, NOW);
+        assertEquals(Script.REPORT_OUTCOME, call.script());
+        assertEquals(List.of(Long.toString(NOW), "5", "30000", "2", "1", "t:1:5", "4", "a", "b", "c", "d", "1", "2", "a", "b", "0", "0", "1", "c", "0"),
+                call.args());
+    }
+
+    @Test
+    void everyCallTouchesOneClusterSlot() {
+        GroupRequest group = new GroupRequest("crm-x", "sync", ConcurrencyAndRate.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 1));
+        List<Redis.Call> calls = new ArrayList<>(handlerLimits.admit(group, NOW, "tok").calls());
+        calls.addAll(tenantWindow.admit("acme", GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.MANUAL, 1), NOW).calls());
+        calls.add(breaker.report(new GroupReport("crm-x", "sync", List.of(), List.of("t:1:1"), List.of("a-0")), NOW));
+        calls.add(handlerLimits.release("crm-x", "sync", List.of("t:2:1"), List.of("a-0"), NOW));
+        calls.add(tenantWindow.refund("acme", List.of("a-0"), NOW));
+        calls.addAll(Breaker.read(keys, GuardFixture.BREAKER.openFor(), "crm-x", NOW).calls());
+        calls.add(deferralCounts.call(java.util.Map.of(DeferReason.TENANT_LIMIT, 2), NOW));
+        assertEquals(Script.values().length, calls.stream().map(Redis.Call::script).distinct().count(), "every script is built here");
+        for (Redis.Call call : calls) {
+            assertEquals(1, call.keys().stream().map(SlotHash::getSlot).distinct().count(), call.script() + " " + call.keys());
+        }
+    }
+}
