@@ -2,16 +2,17 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import dev.runner.app.Runner;
+import dev.runner.functions.telemetry.InvocationContextMap;
 import dev.runner.functions.telemetry.InvocationMetrics;
+import dev.runner.functions.telemetry.LogLevels;
 import org.slf4j.MDC;
+import software.amazon.lambda.powertools.logging.PowertoolsLogging;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.PushbackInputStream;
 import java.io.UncheckedIOException;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -20,8 +21,8 @@ import java.util.function.Supplier;
 /**
  * What every function does around its work, one instance per function instance (execution
  * environment): for the invocation's length, every log line carries the request id, the function's
- * name and version and whether this was the environment's first invocation (the MDC, read by
- * {@link dev.runner.functions.telemetry.JsonLogProvider}), and what the work reports to its
+ * name and version and whether this was the environment's first invocation (Powertools' logging
+ * context, held per invocation by {@link InvocationContextMap}), and what the work reports to its
  * metrics is published once at the end, its Function dimension the function's name. The event
  * and the answer are the event library's types, read and written by {@link LambdaSerialization}.
  *
@@ -44,8 +45,9 @@ final class Invocation<E, A> {
         this.answers = LambdaSerialization.of(answerType);
     }
 
-    /** Lambda's composition root: the environment the template gives the function, metrics per invocation. */
+    /** Lambda's composition root: the environment the template gives the function, metrics per invocation; log levels from it first. */
     static Runner lambdaRoot() {
+        LogLevels.fromSystem();
         return Runner.fromEnvironment(System.getenv(), InvocationMetrics.INSTANCE);
     }
 
@@ -94,22 +96,13 @@ final class Invocation<E, A> {
     <T> T run(Context context, Supplier<T> work) {
         boolean coldStart = cold.getAndSet(false);
         String function = context.getFunctionName();
-        Map<String, String> mdc = new HashMap<>();
-        put(mdc, "function_name", function);
-        put(mdc, "function_version", context.getFunctionVersion());
-        put(mdc, "function_request_id", context.getAwsRequestId());
-        mdc.put("cold_start", Boolean.toString(coldStart));
-        MDC.setContextMap(mdc);
-        try (var metrics = InvocationMetrics.INSTANCE.start(function == null ? "unknown" : function, context.getAwsRequestId(), coldStart)) {
-            return work.get();
-        } finally {
-            MDC.clear();
-        }
-    }
-
-    private static void put(Map<String, String> mdc, String key, String value) {
-        if (value != null) {
-            mdc.put(key, value);
-        }
+        InvocationContextMap.startHere();
+        return PowertoolsLogging.withLogging(context, () -> {
+            // This function's first invocation, not the JVM's (the local runtime runs every function in one).
+            MDC.put("cold_start", Boolean.toString(coldStart));
+            try (var metrics = InvocationMetrics.INSTANCE.start(function == null ? "unknown" : function, context.getAwsRequestId(), coldStart)) {
+                return work.get();
+            }
+        });
     }
 }

@@ -7,6 +7,7 @@ import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.SecretRole;
 import dev.runner.functions.CloudFormationResponse.Status;
+import dev.runner.functions.telemetry.LogLevels;
 import dev.runner.log.Log;
 
 import java.io.IOException;
@@ -41,6 +42,7 @@ public final class MigrateFunction implements RequestStreamHandler {
     /** Lambda's constructor: connects nowhere; the metrics' writer is primed for a SnapStart snapshot (no class list: it runs once per deploy). */
     public MigrateFunction() {
         this(System.getenv());
+        LogLevels.fromSystem();
         invocation.openAtInit(MigrateFunction.class);
     }
 
