@@ -54,10 +54,10 @@ final class Invocation<E, A> {
     /**
      * For Lambda's constructor, after the function built what it uses: the connections of its main
      * path start opening on other threads while the runtime client gets ready and the first event
-     * arrives, the metrics' writer and the event's serializer are primed on another, and the SnapStart hooks are registered (and
-     * held here, for as long as the function lives), which also prime {@code function}'s classes
-     * before a checkpoint. {@code -Drunner.openAtInit=false} leaves it all out, for the cold-start
-     * bench to compare.
+     * arrives, the metrics' writer, the event's serializers and Powertools' logging are primed on
+     * another, and the SnapStart hooks are registered (and held here, for as long as the function
+     * lives), which also prime {@code function}'s classes before a checkpoint.
+     * {@code -Drunner.openAtInit=false} leaves it all out, for the cold-start bench to compare.
      */
     void openAtInit(Class<?> function, Runner.Connection... mainPath) {
         if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
@@ -65,6 +65,8 @@ final class Invocation<E, A> {
                 InvocationMetrics.primePublisher();
                 events.prime();
                 answers.prime();
+                // Loads Powertools' logging and its Log4j manager; the context it clears is this thread's, empty.
+                PowertoolsLogging.clearState(true);
             });
         }
     }
