@@ -2,6 +2,8 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.api.ManagementApi;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
@@ -23,7 +25,7 @@ public final class ApiFunction implements RequestStreamHandler {
             .reading(SecretRole.DATABASE, SecretRole.API_KEY, SecretRole.REDIS_AUTH);
 
     private final ManagementApi api;
-    private final Invocation invocation;
+    private final Invocation<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> invocation;
 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ApiFunction() {
@@ -34,7 +36,7 @@ public final class ApiFunction implements RequestStreamHandler {
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ApiFunction(Runner runner) {
         this.api = runner.serve(GRANTS).api();
-        this.invocation = new Invocation(runner);
+        this.invocation = new Invocation<>(runner, APIGatewayV2HTTPEvent.class, APIGatewayV2HTTPResponse.class);
     }
 
     @Override

@@ -1,10 +1,9 @@
 package dev.runner.functions;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
-import dev.runner.json.Json;
 import dev.runner.log.Log;
 
 import java.nio.charset.StandardCharsets;
@@ -15,8 +14,8 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * Inbound: an HTTP API (payload v2) event, its JSON, into the core's request; outbound: the core's
- * response into the answer API Gateway reads, {@code {"statusCode","headers","body","isBase64Encoded"}}.
+ * Inbound: an HTTP API (payload v2) event into the core's request; outbound: the core's response
+ * into the answer API Gateway reads.
  */
 final class ApiGatewayToCore {
 
@@ -28,7 +27,7 @@ final class ApiGatewayToCore {
      * One invocation: the event into a request, the core's answer back. Nothing escapes: a body that is not the
      * base64 the event claims is a 400, and a failure the core did not answer itself a logged 500.
      */
-    static ObjectNode handle(JsonNode event, Function<ApiRequest, ApiResponse> core) {
+    static APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Function<ApiRequest, ApiResponse> core) {
         ApiRequest request;
         try {
             request = request(event);
@@ -43,16 +42,21 @@ final class ApiGatewayToCore {
         }
     }
 
-    static ApiRequest request(JsonNode event) {
+    /** A null event (or part of one) is an empty one. */
+    static ApiRequest request(APIGatewayV2HTTPEvent event) {
+        if (event == null) {
+            event = new APIGatewayV2HTTPEvent();
+        }
         Map<String, String> headers = new HashMap<>();
-        LambdaJson.strings(event.get("headers")).forEach((name, value) -> headers.put(name.toLowerCase(Locale.ROOT), value));
-        String body = LambdaJson.text(event.get("body"));
+        LambdaSerialization.withoutNulls(event.getHeaders()).forEach((name, value) -> headers.put(name.toLowerCase(Locale.ROOT), value));
+        String body = event.getBody();
         byte[] bytes = body == null ? new byte[0]
-                : event.path("isBase64Encoded").asBoolean(false) ? Base64.getDecoder().decode(body) : body.getBytes(StandardCharsets.UTF_8);
-        String method = LambdaJson.text(event.path("requestContext").path("http").get("method"));
-        return new ApiRequest(method != null ? method : routeMethod(LambdaJson.text(event.get("routeKey"))),
-                LambdaJson.text(event.get("rawPath")), LambdaJson.strings(event.get("pathParameters")), headers,
-                LambdaJson.strings(event.get("queryStringParameters")), bytes, iamPrincipal(event));
+                : event.getIsBase64Encoded() ? Base64.getDecoder().decode(body) : body.getBytes(StandardCharsets.UTF_8);
+        var context = event.getRequestContext();
+        String method = context == null || context.getHttp() == null ? null : context.getHttp().getMethod();
+        return new ApiRequest(method != null ? method : routeMethod(event.getRouteKey()),
+                event.getRawPath(), LambdaSerialization.withoutNulls(event.getPathParameters()), headers,
+                LambdaSerialization.withoutNulls(event.getQueryStringParameters()), bytes, iamPrincipal(context));
     }
 
     /**
@@ -60,8 +64,11 @@ final class ApiGatewayToCore {
      * Only the gateway writes the request context, so a client cannot claim one; null on routes
      * without the IAM authorizer.
      */
-    private static String iamPrincipal(JsonNode event) {
-        String arn = LambdaJson.text(event.path("requestContext").path("authorizer").path("iam").get("userArn"));
+    private static String iamPrincipal(APIGatewayV2HTTPEvent.RequestContext context) {
+        if (context == null || context.getAuthorizer() == null || context.getAuthorizer().getIam() == null) {
+            return null;
+        }
+        String arn = context.getAuthorizer().getIam().getUserArn();
         return arn == null || arn.isBlank() ? null : arn;
     }
 
@@ -69,16 +76,10 @@ final class ApiGatewayToCore {
         return routeKey == null ? "GET" : routeKey.split(" ", 2)[0];
     }
 
-    /** As the runtime client wrote the event library's response: absent fields left out, the body never base64. */
-    static ObjectNode response(ApiResponse response) {
-        ObjectNode answer = Json.object().put("statusCode", response.status());
-        if (response.headers() != null) {
-            ObjectNode headers = answer.putObject("headers");
-            response.headers().forEach(headers::put);
-        }
-        if (response.body() != null) {
-            answer.put("body", response.body());
-        }
-        return answer.put("isBase64Encoded", false);
+    /** The body never base64. */
+    static APIGatewayV2HTTPResponse response(ApiResponse response) {
+        return APIGatewayV2HTTPResponse.builder().withStatusCode(response.status())
+                .withHeaders(response.headers() == null ? null : new HashMap<>(response.headers()))
+                .withBody(response.body()).withIsBase64Encoded(false).build();
     }
 }

@@ -1,6 +1,6 @@
 package dev.runner.functions;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.amazonaws.services.lambda.runtime.events.CloudFormationCustomResourceEvent;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.json.Json;
 
@@ -38,13 +38,13 @@ final class CloudFormationResponse {
      * The response body for {@code event} (the custom resource request), at most {@link #MAX_BYTES}
      * bytes of UTF-8: {@code reason} loses its end first.
      */
-    static byte[] body(JsonNode event, Status status, String reason, String physicalResourceId) {
+    static byte[] body(CloudFormationCustomResourceEvent event, Status status, String reason, String physicalResourceId) {
         ObjectNode body = Json.object();
         body.put("Status", status.name());
         body.put("PhysicalResourceId", physicalResourceId);
-        body.put("StackId", String.valueOf(LambdaJson.text(event.get("StackId"))));
-        body.put("RequestId", String.valueOf(LambdaJson.text(event.get("RequestId"))));
-        body.put("LogicalResourceId", String.valueOf(LambdaJson.text(event.get("LogicalResourceId"))));
+        body.put("StackId", String.valueOf(event.getStackId()));
+        body.put("RequestId", String.valueOf(event.getRequestId()));
+        body.put("LogicalResourceId", String.valueOf(event.getLogicalResourceId()));
         body.put("Reason", reason);
         byte[] bytes = Json.writeBytes(body);
         if (bytes.length <= MAX_BYTES) {

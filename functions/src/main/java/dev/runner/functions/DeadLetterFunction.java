@@ -2,6 +2,8 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.SecretRole;
@@ -10,6 +12,7 @@ import dev.runner.pipeline.DeadLetterService;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.List;
 
 /** The DLQs: dead items stamped, failed runs marked, the rest kept in dead_letters. */
 public final class DeadLetterFunction implements RequestStreamHandler {
@@ -19,7 +22,7 @@ public final class DeadLetterFunction implements RequestStreamHandler {
             .reading(SecretRole.DATABASE);
 
     private final DeadLetterService deadLetters;
-    private final Invocation invocation;
+    private final Invocation<SQSEvent, SQSBatchResponse> invocation;
 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public DeadLetterFunction() {
@@ -31,7 +34,7 @@ public final class DeadLetterFunction implements RequestStreamHandler {
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public DeadLetterFunction(Runner runner) {
         this.deadLetters = runner.serve(GRANTS).deadLetters();
-        this.invocation = new Invocation(runner);
+        this.invocation = new Invocation<>(runner, SQSEvent.class, SQSBatchResponse.class);
     }
 
     @Override
@@ -39,7 +42,7 @@ public final class DeadLetterFunction implements RequestStreamHandler {
         invocation.stream(input, output, context, event -> {
             // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
             deadLetters.process(SqsEvents.messages(event));
-            return SqsEvents.response(java.util.List.of());
+            return SqsEvents.response(List.of());
         });
     }
 }

@@ -2,6 +2,8 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
@@ -21,7 +23,7 @@ public final class IngestFunction implements RequestStreamHandler {
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final IngestService ingest;
-    private final Invocation invocation;
+    private final Invocation<SQSEvent, SQSBatchResponse> invocation;
 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public IngestFunction() {
@@ -33,7 +35,7 @@ public final class IngestFunction implements RequestStreamHandler {
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public IngestFunction(Runner runner) {
         this.ingest = runner.serve(GRANTS).ingest();
-        this.invocation = new Invocation(runner);
+        this.invocation = new Invocation<>(runner, SQSEvent.class, SQSBatchResponse.class);
     }
 
     @Override

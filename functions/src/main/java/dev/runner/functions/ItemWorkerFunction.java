@@ -2,6 +2,8 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
@@ -22,7 +24,7 @@ public final class ItemWorkerFunction implements RequestStreamHandler {
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final ItemWorker worker;
-    private final Invocation invocation;
+    private final Invocation<SQSEvent, SQSBatchResponse> invocation;
 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public ItemWorkerFunction() {
@@ -34,7 +36,7 @@ public final class ItemWorkerFunction implements RequestStreamHandler {
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public ItemWorkerFunction(Runner runner) {
         this.worker = runner.serve(GRANTS).itemWorker();
-        this.invocation = new Invocation(runner);
+        this.invocation = new Invocation<>(runner, SQSEvent.class, SQSBatchResponse.class);
     }
 
     @Override

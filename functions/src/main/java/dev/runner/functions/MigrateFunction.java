@@ -2,19 +2,19 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.amazonaws.services.lambda.runtime.events.CloudFormationCustomResourceEvent;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.SecretRole;
 import dev.runner.functions.CloudFormationResponse.Status;
-import dev.runner.json.Json;
+import dev.runner.functions.telemetry.LogLevels;
 import dev.runner.log.Log;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -36,11 +36,13 @@ public final class MigrateFunction implements RequestStreamHandler {
     private final Map<String, String> environment;
     private final Consumer<Map<String, String>> migrations;
     private final CloudFormationResponse response;
-    private final Invocation invocation = new Invocation();
+    private final Invocation<CloudFormationCustomResourceEvent, Map<String, String>> invocation = new Invocation<>(null,
+            CloudFormationCustomResourceEvent.class, answerType());
 
     /** Lambda's constructor: connects nowhere; the metrics' writer is primed for a SnapStart snapshot (no class list: it runs once per deploy). */
     public MigrateFunction() {
         this(System.getenv());
+        LogLevels.fromSystem();
         invocation.openAtInit(MigrateFunction.class);
     }
 
@@ -61,8 +63,17 @@ public final class MigrateFunction implements RequestStreamHandler {
         invocation.stream(input, output, context, event -> migrate(event, context));
     }
 
-    private ObjectNode migrate(JsonNode event, Context context) {
-        String requestType = LambdaJson.text(event.get("RequestType"));
+    /** What the function answers besides what it sends CloudFormation: its status, reason and id. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static Class<Map<String, String>> answerType() {
+        return (Class) Map.class;
+    }
+
+    private Map<String, String> migrate(CloudFormationCustomResourceEvent event, Context context) {
+        if (event == null) {
+            event = new CloudFormationCustomResourceEvent();
+        }
+        String requestType = event.getRequestType();
         if (requestType == null) {
             requestType = "Create";
         }
@@ -81,11 +92,14 @@ public final class MigrateFunction implements RequestStreamHandler {
             }
         }
         byte[] body = CloudFormationResponse.body(event, status, reason, PHYSICAL_ID);
-        String responseUrl = LambdaJson.text(event.get("ResponseURL"));
-        if (responseUrl != null) {
-            response.send(responseUrl, body);
+        if (event.getResponseUrl() != null) {
+            response.send(event.getResponseUrl(), body);
         }
-        return Json.object().put("Status", status.name()).put("Reason", reason).put("PhysicalResourceId", PHYSICAL_ID);
+        Map<String, String> answer = new LinkedHashMap<>();
+        answer.put("Status", status.name());
+        answer.put("Reason", reason);
+        answer.put("PhysicalResourceId", PHYSICAL_ID);
+        return answer;
     }
 
     private void requireDatabase() {

@@ -2,7 +2,7 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
-import com.fasterxml.jackson.databind.node.TextNode;
+import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
@@ -25,7 +25,7 @@ public final class SchedulerFunction implements RequestStreamHandler {
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final Scheduler scheduler;
-    private final Invocation invocation;
+    private final Invocation<ScheduledEvent, String> invocation;
 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public SchedulerFunction() {
@@ -36,7 +36,7 @@ public final class SchedulerFunction implements RequestStreamHandler {
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public SchedulerFunction(Runner runner) {
         this.scheduler = runner.serve(GRANTS).scheduler();
-        this.invocation = new Invocation(runner);
+        this.invocation = new Invocation<>(runner, ScheduledEvent.class, String.class);
     }
 
     /** Uses the clock, not the event's time: a late or retried tick must still see what is due now. */
@@ -44,8 +44,8 @@ public final class SchedulerFunction implements RequestStreamHandler {
     public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
         invocation.stream(input, output, context, event -> {
             Scheduler.Tick tick = scheduler.tick(Instant.now());
-            return TextNode.valueOf("fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
-                    + " runsCompleted=" + tick.runsCompleted());
+            return "fired=" + tick.fired() + " skipped=" + tick.skipped() + " resent=" + tick.resent() + " itemsResent=" + tick.itemsResent()
+                    + " runsCompleted=" + tick.runsCompleted();
         });
     }
 }

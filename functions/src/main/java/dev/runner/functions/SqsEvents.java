@@ -1,9 +1,7 @@
 package dev.runner.functions;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.runner.json.Json;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.queue.QueueMessage;
 
 import java.util.ArrayList;
@@ -11,55 +9,47 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/**
- * Lambda's SQS event (its JSON, as the event source mapping sends it) into the core's messages,
- * and failed message ids into the partial batch response {@code {"batchItemFailures":[{"itemIdentifier":…}]}}.
- */
+/** Lambda's SQS event into the core's messages, and failed message ids into the partial batch response. */
 final class SqsEvents {
 
     private SqsEvents() {}
 
-    static List<QueueMessage> messages(JsonNode event) {
-        JsonNode records = event.path("Records");
-        if (!records.isArray()) {
+    /** The batch's messages; a null event or record list is an empty batch. */
+    static List<QueueMessage> messages(SQSEvent event) {
+        if (event == null || event.getRecords() == null) {
             return List.of();
         }
-        List<QueueMessage> messages = new ArrayList<>(records.size());
-        for (JsonNode record : records) {
-            if (record.isObject()) {
+        List<QueueMessage> messages = new ArrayList<>(event.getRecords().size());
+        for (SQSEvent.SQSMessage record : event.getRecords()) {
+            if (record != null) {
                 messages.add(message(record));
             }
         }
         return messages;
     }
 
-    private static QueueMessage message(JsonNode record) {
-        Map<String, String> system = LambdaJson.strings(record.get("attributes"));
+    private static QueueMessage message(SQSEvent.SQSMessage record) {
+        Map<String, String> system = LambdaSerialization.withoutNulls(record.getAttributes());
         Map<String, String> attributes = new HashMap<>();
-        record.path("messageAttributes").properties().forEach(attribute -> {
-            String value = LambdaJson.text(attribute.getValue().get("stringValue"));
-            if (value != null) {
-                attributes.put(attribute.getKey(), value);
-            }
-        });
+        if (record.getMessageAttributes() != null) {
+            record.getMessageAttributes().forEach((name, attribute) -> {
+                if (attribute != null && attribute.getStringValue() != null) {
+                    attributes.put(name, attribute.getStringValue());
+                }
+            });
+        }
         int receiveCount = 1;
         try {
             receiveCount = Integer.parseInt(system.getOrDefault("ApproximateReceiveCount", "1"));
         } catch (NumberFormatException ignored) {
             // an attribute SQS always sets; a hand-made event may not
         }
-        return new QueueMessage(LambdaJson.text(record.get("messageId")), LambdaJson.text(record.get("body")),
-                LambdaJson.text(record.get("receiptHandle")), receiveCount,
-                QueueMessage.queueNameOfArn(LambdaJson.text(record.get("eventSourceARN"))), attributes, system);
+        return new QueueMessage(record.getMessageId(), record.getBody(), record.getReceiptHandle(), receiveCount,
+                QueueMessage.queueNameOfArn(record.getEventSourceArn()), attributes, system);
     }
 
     /** Lambda deletes every message not listed here (ReportBatchItemFailures). */
-    static ObjectNode response(List<String> failedMessageIds) {
-        ObjectNode response = Json.object();
-        ArrayNode failures = response.putArray("batchItemFailures");
-        for (String id : failedMessageIds) {
-            failures.addObject().put("itemIdentifier", id);
-        }
-        return response;
+    static SQSBatchResponse response(List<String> failedMessageIds) {
+        return new SQSBatchResponse(failedMessageIds.stream().map(SQSBatchResponse.BatchItemFailure::new).toList());
     }
 }

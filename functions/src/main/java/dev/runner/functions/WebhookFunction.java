@@ -2,6 +2,8 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestStreamHandler;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
@@ -21,7 +23,7 @@ public final class WebhookFunction implements RequestStreamHandler {
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);
 
     private final WebhookService webhooks;
-    private final Invocation invocation;
+    private final Invocation<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> invocation;
 
     /** Lambda's constructor: a root for the environment the template gives the function; its connections start opening at once. */
     public WebhookFunction() {
@@ -32,7 +34,7 @@ public final class WebhookFunction implements RequestStreamHandler {
     /** Binds its grants, then builds, at init, only what this function uses (connections open on first use). */
     public WebhookFunction(Runner runner) {
         this.webhooks = runner.serve(GRANTS).webhooks();
-        this.invocation = new Invocation(runner);
+        this.invocation = new Invocation<>(runner, APIGatewayV2HTTPEvent.class, APIGatewayV2HTTPResponse.class);
     }
 
     @Override

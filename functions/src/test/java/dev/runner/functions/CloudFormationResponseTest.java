@@ -1,5 +1,6 @@
 package dev.runner.functions;
 
+import com.amazonaws.services.lambda.runtime.events.CloudFormationCustomResourceEvent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.functions.CloudFormationResponse.Status;
 import dev.runner.json.Json;
@@ -12,10 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The answer to CloudFormation stays within its 4 KB limit whatever the reason holds. */
 class CloudFormationResponseTest {
 
-    private static final JsonNode EVENT = Json.object()
-            .put("StackId", "arn:aws:cloudformation:us-east-1:123456789012:stack/runner/5b6c7d80-aef1-11f0-9a2b-0e1f2a3b4c5d")
-            .put("RequestId", "7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b")
-            .put("LogicalResourceId", "Migration");
+    private static final CloudFormationCustomResourceEvent EVENT = CloudFormationCustomResourceEvent.builder()
+            .withStackId("arn:aws:cloudformation:us-east-1:123456789012:stack/runner/5b6c7d80-aef1-11f0-9a2b-0e1f2a3b4c5d")
+            .withRequestId("7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b")
+            .withLogicalResourceId("Migration").build();
 
     @Test
     void aShortReasonIsSentWhole() {

@@ -1,8 +1,6 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
-import com.fasterxml.jackson.databind.JsonNode;
-import dev.runner.json.Json;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,15 +13,6 @@ final class Events {
     private static final Path DIR = Path.of("..", "events");
 
     private Events() {}
-
-    /** The sample as its JSON, what a stream handler reads. */
-    static JsonNode json(String file) {
-        try {
-            return Json.parse(Files.readAllBytes(DIR.resolve(file)));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read events/" + file, e);
-        }
-    }
 
     static <T> T load(String file, Class<T> type) {
         try (InputStream in = Files.newInputStream(DIR.resolve(file))) {

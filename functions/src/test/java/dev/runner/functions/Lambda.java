@@ -6,9 +6,6 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
-import com.amazonaws.services.lambda.runtime.serialization.PojoSerializer;
-import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
-import com.amazonaws.services.lambda.runtime.serialization.factories.JacksonFactory;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -28,7 +25,7 @@ import java.util.stream.Collectors;
  */
 final class Lambda {
 
-    private static final Map<Class<?>, PojoSerializer<Object>> SERIALIZERS = new ConcurrentHashMap<>();
+    private static final Map<Class<?>, LambdaSerialization<Object>> SERIALIZERS = new ConcurrentHashMap<>();
 
     private Lambda() {}
 
@@ -85,15 +82,13 @@ final class Lambda {
     }
 
     static <R> R invoke(RequestStreamHandler function, Object event, Context context, Class<R> answerType) {
-        var in = new ByteArrayOutputStream();
-        serializer(event.getClass()).toJson(event, in);
         var out = new ByteArrayOutputStream();
         try {
-            function.handleRequest(new ByteArrayInputStream(in.toByteArray()), out, context);
+            function.handleRequest(new ByteArrayInputStream(serializer(event.getClass()).write(event)), out, context);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return answerType.cast(serializer(answerType).fromJson(new ByteArrayInputStream(out.toByteArray())));
+        return answerType.cast(serializer(answerType).read(new ByteArrayInputStream(out.toByteArray())));
     }
 
     /** The ids a partial batch response lists as failed. */
@@ -105,11 +100,8 @@ final class Lambda {
                 .collect(Collectors.toSet());
     }
 
-    /** The runtime client's choice: the event library's classes with their mix-ins, anything else plain Jackson. */
     @SuppressWarnings("unchecked")
-    private static PojoSerializer<Object> serializer(Class<?> type) {
-        return SERIALIZERS.computeIfAbsent(type, t -> LambdaEventSerializers.isLambdaSupportedEvent(t.getName())
-                ? (PojoSerializer<Object>) LambdaEventSerializers.serializerFor(t, Lambda.class.getClassLoader())
-                : (PojoSerializer<Object>) JacksonFactory.getInstance().getSerializer(t));
+    private static LambdaSerialization<Object> serializer(Class<?> type) {
+        return SERIALIZERS.computeIfAbsent(type, t -> (LambdaSerialization<Object>) LambdaSerialization.of(t));
     }
 }

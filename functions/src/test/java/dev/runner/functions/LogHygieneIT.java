@@ -1,8 +1,7 @@
 package dev.runner.functions;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.runner.functions.telemetry.JsonLogProvider;
-import dev.runner.functions.telemetry.LogSettings;
+import dev.runner.functions.telemetry.LogLevels;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
 import dev.runner.testing.FakeHandler;
@@ -38,19 +37,19 @@ class LogHygieneIT {
 
     private final ByteArrayOutputStream captured = new ByteArrayOutputStream();
     private PrintStream original;
-    private LogSettings settings;
+    private String levels;
 
     @BeforeEach
     void captureStdoutAtDebug() {
         original = System.out;
-        settings = JsonLogProvider.settings();
+        levels = LogLevels.current();
         System.setOut(new PrintStream(new Tee(original, captured), true, StandardCharsets.UTF_8));
-        JsonLogProvider.configure(LogSettings.parse("debug", List.of()));
+        LogLevels.apply("debug");
     }
 
     @AfterEach
     void restore() {
-        JsonLogProvider.configure(settings);
+        LogLevels.apply(levels);
         System.setOut(original);
     }
 

@@ -9,8 +9,7 @@ import dev.runner.config.SecretRole;
 import dev.runner.cost.CostMeter;
 import dev.runner.embedded.EmbeddedServers;
 import dev.runner.functions.telemetry.InvocationMetrics;
-import dev.runner.functions.telemetry.JsonLogProvider;
-import dev.runner.functions.telemetry.LogSettings;
+import dev.runner.functions.telemetry.LogLevels;
 import dev.runner.local.demo.DemoHandlerService;
 import dev.runner.local.demo.DemoIntegration;
 import dev.runner.local.http.ApiServer;
@@ -32,6 +31,7 @@ import dev.runner.local.template.TemplateException;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
 import io.lettuce.core.RedisClient;
+import org.apache.logging.log4j.core.config.Configurator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -82,8 +82,6 @@ import java.util.concurrent.CountDownLatch;
 public final class LocalRuntime implements AutoCloseable {
 
     private static final String QUIET_LIBRARIES = "warn,dev.runner=info";
-    private static final List<String> PLAIN_LOGGERS = List.of("dev.runner.local", "dev.runner.embedded", "org.elasticmq",
-            "org.apache.pekko", "io.zonky", "redis.embedded");
 
     static {
         // Before the first line, so that even the first is written as configured.
@@ -665,16 +663,19 @@ public final class LocalRuntime implements AutoCloseable {
      * are Powertools' EMF, as in Lambda, sent to the metrics file, with a short line among the logs ({@link LocalMetrics}).
      */
     private static void configureOutput() {
-        String spec = System.getProperty(LogSettings.LEVEL_PROPERTY, System.getenv(LogSettings.LEVEL_VARIABLE));
-        LogSettings settings;
+        // log4j2-local.xml: which loggers are plain, and every line on stderr (stdout is for the READY line and the API key, which scripts read).
         try {
-            settings = LogSettings.parse(spec == null || spec.isBlank() ? QUIET_LIBRARIES : spec, PLAIN_LOGGERS);
+            Configurator.reconfigure(LocalRuntime.class.getResource("/log4j2-local.xml").toURI());
+        } catch (java.net.URISyntaxException e) {
+            throw new IllegalStateException(e);
+        }
+        String spec = System.getProperty(LogLevels.LEVEL_PROPERTY, System.getenv(LogLevels.LEVEL_VARIABLE));
+        try {
+            LogLevels.apply(spec == null || spec.isBlank() ? QUIET_LIBRARIES : spec);
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage() + "; logging as " + QUIET_LIBRARIES);
-            settings = LogSettings.parse(QUIET_LIBRARIES, PLAIN_LOGGERS);
+            LogLevels.apply(QUIET_LIBRARIES);
         }
-        // stdout is for the READY line and the API key, which scripts read.
-        JsonLogProvider.configure(settings.onStderr());
         InvocationMetrics.publishTo(new LocalMetrics());
     }
 

@@ -1,5 +1,6 @@
 package dev.runner.cache;
 
+import com.github.benmanes.caffeine.cache.Cache;
 import dev.runner.metrics.Metrics;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
@@ -9,7 +10,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -17,7 +17,7 @@ import java.util.function.Supplier;
  * (RUNNER_TYPES_CACHE_TTL_S), then the loader (Postgres).
  *
  * <p>Misses are not cached: a type that does not exist is asked for again next time (a type
- * created a moment later is seen at once). Redis unavailable, or no Redis at all: the cache
+ * created a moment later is seen at once), and lookups of made-up keys cannot evict known types. Redis unavailable, or no Redis at all: the cache
  * falls back to the loader with a logged warning (and a RedisFailOpen count), and still keeps the in-process layer.
  * {@link #invalidate} drops the Redis key and this process's entry; other processes keep theirs
  * for at most {@code localTtl}, which is why that one stays short.
@@ -26,17 +26,16 @@ public final class TypesCache {
 
     private static final Logger log = LoggerFactory.getLogger(TypesCache.class);
 
-    private record Local(String json, long expiresAtMs) {}
+    /** Types held in process; a deployment has a handful. */
+    private static final int MAX_LOCAL = 10_000;
 
     /** Null = no Redis: in-process layer and loader only. */
     private final Redis redis;
     /** Null allowed only without Redis. */
     private final Keys keys;
     private final Duration redisTtl;
-    private final Duration localTtl;
-    private final Clock clock;
     private final Metrics metrics;
-    private final ConcurrentHashMap<String, Local> local = new ConcurrentHashMap<>();
+    private final Cache<String, String> local;
 
     public TypesCache(Redis redis, Keys keys, Duration redisTtl, Duration localTtl, Clock clock) {
         this(redis, keys, redisTtl, localTtl, clock, Metrics.NONE);
@@ -52,30 +51,25 @@ public final class TypesCache {
             throw new IllegalArgumentException("localTtl < 0: " + localTtl);
         }
         this.redisTtl = redisTtl;
-        this.localTtl = localTtl;
-        this.clock = Objects.requireNonNull(clock, "clock");
+        this.local = Caches.expiringAfterWrite(localTtl, MAX_LOCAL, Objects.requireNonNull(clock, "clock"));
         this.metrics = Objects.requireNonNull(metrics, "metrics");
     }
 
     /** The type's JSON, or null when the loader does not know it. */
     public String getOrFetch(String integrationKey, Supplier<String> loader) {
-        long now = clock.millis();
-        Local cached = local.get(integrationKey);
-        if (cached != null && now < cached.expiresAtMs()) {
-            return cached.json();
+        String cached = local.getIfPresent(integrationKey);
+        if (cached != null) {
+            return cached;
         }
         String json = fromRedis(integrationKey);
         if (json == null) {
             json = loader.get();
             if (json == null) {
-                local.remove(integrationKey);
                 return null;
             }
             toRedis(integrationKey, json);
         }
-        if (!localTtl.isZero()) {
-            local.put(integrationKey, new Local(json, now + localTtl.toMillis()));
-        }
+        local.put(integrationKey, json);
         return json;
     }
 
@@ -84,21 +78,19 @@ public final class TypesCache {
      * from a cached type, which may only be stale (a handler just added). Null when the loader does not know it.
      */
     public String refresh(String integrationKey, Supplier<String> loader) {
-        local.remove(integrationKey);
+        local.invalidate(integrationKey);
         String json = loader.get();
         if (json == null) {
             return null;
         }
         toRedis(integrationKey, json);
-        if (!localTtl.isZero()) {
-            local.put(integrationKey, new Local(json, clock.millis() + localTtl.toMillis()));
-        }
+        local.put(integrationKey, json);
         return json;
     }
 
     /** The management API changed the type: drop the Redis key and this process's entry. */
     public void invalidate(String integrationKey) {
-        local.remove(integrationKey);
+        local.invalidate(integrationKey);
         if (redis == null) {
             return;
         }

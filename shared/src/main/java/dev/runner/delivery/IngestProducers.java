@@ -1,12 +1,12 @@
 package dev.runner.delivery;
 
+import dev.runner.cache.LookupCache;
 import dev.runner.store.Database;
 
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -21,8 +21,10 @@ public final class IngestProducers {
     public static final Pattern SENDER_ID = Pattern.compile("[A-Za-z0-9_+=,.@:-]{1,256}");
     /** Tenants one producer may act for; a producer for more should be bound by signatures instead. */
     public static final int MAX_TENANTS = 1000;
-    /** Past this many entries the cache starts over: made-up sender ids cannot grow it without bound. */
+    /** Producers held in process. */
     private static final int MAX_CACHED = 10_000;
+    /** Unknown sender ids held in process, apart from the producers: made-up ids evict only other made-up ones. */
+    private static final int MAX_CACHED_UNKNOWN = 1_000;
 
     /** A producer and the tenants it may act for. */
     public record Producer(String senderId, List<String> tenants) {
@@ -31,17 +33,12 @@ public final class IngestProducers {
         }
     }
 
-    private record Cached(Optional<Producer> producer, long expiresAtMs) {}
-
     private final Database db;
-    private final Duration ttl;
-    private final Clock clock;
-    private final ConcurrentHashMap<String, Cached> cache = new ConcurrentHashMap<>();
+    private final LookupCache<String, Producer> cache;
 
     public IngestProducers(Database db, Duration ttl, Clock clock) {
         this.db = db;
-        this.ttl = ttl;
-        this.clock = clock;
+        this.cache = new LookupCache<>(ttl, MAX_CACHED, MAX_CACHED_UNKNOWN, clock);
     }
 
     /** Whether {@code senderId} may act for {@code tenantId}; through the cache. */
@@ -49,16 +46,7 @@ public final class IngestProducers {
         if (senderId == null || !SENDER_ID.matcher(senderId).matches()) {
             return false;
         }
-        long now = clock.millis();
-        Cached cached = cache.get(senderId);
-        if (cached == null || now >= cached.expiresAtMs()) {
-            if (cache.size() >= MAX_CACHED) {
-                cache.clear();
-            }
-            cached = new Cached(find(senderId), now + ttl.toMillis());
-            cache.put(senderId, cached);
-        }
-        return cached.producer().map(p -> p.tenants().contains(tenantId)).orElse(false);
+        return cache.get(senderId, this::find).map(p -> p.tenants().contains(tenantId)).orElse(false);
     }
 
     public Optional<Producer> find(String senderId) {
@@ -72,14 +60,14 @@ public final class IngestProducers {
                 insert into ingest_producers (sender_id, tenants) values (?, ?)
                 on conflict (sender_id) do update set tenants = excluded.tenants, updated_at = now()
                 """, producer.senderId(), Database.array("text", producer.tenants().toArray()));
-        cache.remove(producer.senderId());
+        cache.invalidate(producer.senderId());
         return producer;
     }
 
     /** Unbinds a producer; false when it was not known. */
     public boolean delete(String senderId) {
         int deleted = db.update("delete from ingest_producers where sender_id = ?", senderId);
-        cache.remove(senderId);
+        cache.invalidate(senderId);
         return deleted > 0;
     }
 }

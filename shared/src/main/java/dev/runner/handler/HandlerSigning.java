@@ -1,5 +1,7 @@
 package dev.runner.handler;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import dev.runner.cache.Caches;
 import dev.runner.integration.HandlerRef;
 
 import java.time.Clock;
@@ -8,7 +10,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The secrets Runner signs a handler's calls with (docs/handler-contract.md): the handler's own signing keys, the
@@ -23,13 +24,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class HandlerSigning implements SigningSecrets {
 
-    private record Cached(List<SigningKeyStore.Stored> keys, long expiresAtMs) {}
+    /** Handlers whose keys are held in process; only handlers of stored types are ever asked for. */
+    private static final int MAX_CACHED = 10_000;
 
     private final SigningKeyStore store;
     private final String globalSecret;
-    private final Duration ttl;
     private final Clock clock;
-    private final ConcurrentHashMap<HandlerRef, Cached> cache = new ConcurrentHashMap<>();
+    private final Cache<HandlerRef, List<SigningKeyStore.Stored>> cache;
 
     /**
      * @param globalSecret the deployment-wide key ({@code RUNNER_HANDLER_SIGNING_KEY_SECRET}); null when there is none,
@@ -39,20 +40,14 @@ public final class HandlerSigning implements SigningSecrets {
     public HandlerSigning(SigningKeyStore store, String globalSecret, Duration ttl, Clock clock) {
         this.store = store;
         this.globalSecret = globalSecret == null || globalSecret.isBlank() ? null : globalSecret;
-        this.ttl = ttl;
         this.clock = clock;
+        this.cache = Caches.expiringAfterWrite(ttl, MAX_CACHED, clock);
     }
 
     /** The secrets for {@code handler}'s calls now. */
     @Override
     public List<String> of(HandlerRef handler) {
-        long nowMs = clock.millis();
-        Cached cached = cache.get(handler);
-        if (cached == null || nowMs >= cached.expiresAtMs()) {
-            cached = new Cached(store.stored(handler), nowMs + ttl.toMillis());
-            cache.put(handler, cached);
-        }
-        return secrets(cached.keys(), globalSecret, Instant.ofEpochMilli(nowMs));
+        return secrets(cache.get(handler, store::stored), globalSecret, clock.instant());
     }
 
     /**

@@ -1,5 +1,8 @@
 package dev.runner.integration;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import dev.runner.cache.Caches;
+import dev.runner.cache.LookupCache;
 import dev.runner.cache.TypesCache;
 import dev.runner.json.Json;
 import dev.runner.schedule.ScheduleExpression;
@@ -12,7 +15,6 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 /** Integration types through the types cache, and tenant integrations. The one door to both. */
 public final class Integrations {
@@ -28,26 +30,28 @@ public final class Integrations {
         record Invalid(String message) implements Saved {}
     }
 
-    /** Past this many entries the tenant cache starts over: a flood of unknown tenants cannot grow it without bound. */
+    /** Tenant integrations held in process, and parsed types. */
     private static final int MAX_TENANT_ENTRIES = 10_000;
+    /**
+     * Absent tenant integrations held in process, apart from the found ones: a flood of unknown
+     * tenants evicts only other unknown ones.
+     */
+    private static final int MAX_ABSENT_TENANT_ENTRIES = 1_000;
 
-    private record CachedTenant(Optional<TenantIntegration> integration, long expiresAtMs) {}
+    private record TenantKey(String tenantId, String integrationKey) {}
 
     private record Parsed(String json, IntegrationType type) {}
 
     private final IntegrationStore store;
     private final TypesCache cache;
-    private final Duration tenantTtl;
-    private final Clock clock;
-    private final ConcurrentHashMap<String, CachedTenant> tenants = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, Parsed> parsedTypes = new ConcurrentHashMap<>();
+    private final LookupCache<TenantKey, TenantIntegration> tenants;
+    private final Cache<String, Parsed> parsedTypes = Caches.bounded(MAX_TENANT_ENTRIES);
 
     /** @param tenantTtl how long {@link #tenantIntegrationCached} trusts what it read (misses included) */
     public Integrations(IntegrationStore store, TypesCache cache, Duration tenantTtl, Clock clock) {
         this.store = store;
         this.cache = cache;
-        this.tenantTtl = tenantTtl;
-        this.clock = clock;
+        this.tenants = new LookupCache<>(tenantTtl, MAX_TENANT_ENTRIES, MAX_ABSENT_TENANT_ENTRIES, clock);
     }
 
     public Optional<IntegrationType> type(String integrationKey) {
@@ -60,14 +64,11 @@ public final class Integrations {
      * handlers, and parsing the type each time was a noticeable share of an item worker's CPU.
      */
     private IntegrationType parsed(String integrationKey, String json) {
-        Parsed last = parsedTypes.get(integrationKey);
+        Parsed last = parsedTypes.getIfPresent(integrationKey);
         if (last != null && last.json().equals(json)) {
             return last.type();
         }
         IntegrationType type = IntegrationType.fromJson(integrationKey, Json.parse(json));
-        if (parsedTypes.size() >= MAX_TENANT_ENTRIES) {
-            parsedTypes.clear();
-        }
         parsedTypes.put(integrationKey, new Parsed(json, type));
         return type;
     }
@@ -104,18 +105,7 @@ public final class Integrations {
      * A change reaches them within the TTL.
      */
     public Optional<TenantIntegration> tenantIntegrationCached(String tenantId, String integrationKey) {
-        String key = tenantId + "\u0000" + integrationKey;
-        long now = clock.millis();
-        CachedTenant cached = tenants.get(key);
-        if (cached != null && now < cached.expiresAtMs()) {
-            return cached.integration();
-        }
-        Optional<TenantIntegration> read = store.tenantIntegration(tenantId, integrationKey);
-        if (tenants.size() >= MAX_TENANT_ENTRIES) {
-            tenants.clear();
-        }
-        tenants.put(key, new CachedTenant(read, now + tenantTtl.toMillis()));
-        return read;
+        return tenants.get(new TenantKey(tenantId, integrationKey), key -> store.tenantIntegration(key.tenantId(), key.integrationKey()));
     }
 
     /** Under Standard Webhooks a {@code whsec_} secret is base64 and must decode; the message never holds the secret. */
@@ -164,7 +154,7 @@ public final class Integrations {
             firstFires.put(schedule.getKey(), next.get());
         }
         store.putTenantIntegration(integration, firstFires);
-        tenants.remove(integration.tenantId() + "\u0000" + integration.integrationKey());
+        tenants.invalidate(new TenantKey(integration.tenantId(), integration.integrationKey()));
         return new Saved.Ok(store.tenantIntegration(integration.tenantId(), integration.integrationKey()).orElseThrow());
     }
 }

@@ -23,6 +23,12 @@ final class InvocationLocal<T> {
         return slot == null ? null : slot.value;
     }
 
+    /** Whether this thread set the value it sees (or none is set), rather than sharing the one of the thread that started it. */
+    boolean ownedHere() {
+        Slot<T> slot = slots.get();
+        return slot == null || slot.owner == Thread.currentThread();
+    }
+
     /** Sets this thread's value (null clears it), for the threads it started as well. */
     void set(T value) {
         Slot<T> slot = slots.get();

@@ -1,24 +1,21 @@
 package dev.runner.local.lambda;
 
-import com.amazonaws.services.lambda.runtime.serialization.PojoSerializer;
-import com.amazonaws.services.lambda.runtime.serialization.events.LambdaEventSerializers;
-import com.amazonaws.services.lambda.runtime.serialization.factories.JacksonFactory;
+import dev.runner.functions.LambdaSerialization;
 
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The Lambda runtime interface client's own serialization (aws-lambda-java-serialization), as it
- * chooses it: the event library's classes with their mix-ins, anything else plain Jackson. It turns
+ * The Lambda runtime interface client's own serialization, as the functions use it
+ * ({@link LambdaSerialization}). It turns
  * the typed events the event sources build into the JSON Lambda hands a stream handler, and the
  * handler's answer back into what the source reads. One serializer per type, built on first use
  * and shared: building one costs far more than an invocation.
  */
 final class RuntimeSerialization {
 
-    private static final Map<Class<?>, PojoSerializer<Object>> SERIALIZERS = new ConcurrentHashMap<>();
+    private static final Map<Class<?>, LambdaSerialization<Object>> SERIALIZERS = new ConcurrentHashMap<>();
 
     private RuntimeSerialization() {}
 
@@ -28,20 +25,16 @@ final class RuntimeSerialization {
     }
 
     static byte[] toJson(Object value) {
-        var out = new ByteArrayOutputStream(1024);
-        serializer(value.getClass()).toJson(value, out);
-        return out.toByteArray();
+        return serializer(value.getClass()).write(value);
     }
 
     /** @throws RuntimeException when {@code json} is not JSON of that type */
     static Object fromJson(byte[] json, Class<?> type) {
-        return serializer(type).fromJson(new ByteArrayInputStream(json));
+        return serializer(type).read(new ByteArrayInputStream(json));
     }
 
     @SuppressWarnings("unchecked")
-    private static PojoSerializer<Object> serializer(Class<?> type) {
-        return SERIALIZERS.computeIfAbsent(type, t -> LambdaEventSerializers.isLambdaSupportedEvent(t.getName())
-                ? (PojoSerializer<Object>) LambdaEventSerializers.serializerFor(t, RuntimeSerialization.class.getClassLoader())
-                : (PojoSerializer<Object>) JacksonFactory.getInstance().getSerializer(t));
+    private static LambdaSerialization<Object> serializer(Class<?> type) {
+        return SERIALIZERS.computeIfAbsent(type, t -> (LambdaSerialization<Object>) LambdaSerialization.of(t));
     }
 }
