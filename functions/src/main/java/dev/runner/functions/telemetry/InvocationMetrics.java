@@ -112,6 +112,16 @@ public final class InvocationMetrics implements Metrics {
     }
 
     @Override
+    public void tenantBreakerOpened(String integrationKey, String tenantId) {
+        current().tenantBreakerOpened(integrationKey, tenantId);
+    }
+
+    @Override
+    public void tenantBreakerClosed(String integrationKey, String tenantId) {
+        current().tenantBreakerClosed(integrationKey, tenantId);
+    }
+
+    @Override
     public void breakerOpen(String integrationKey) {
         current().breakerOpen(integrationKey);
     }

@@ -60,6 +60,9 @@ final class MetricsRecording implements Metrics {
         final AtomicInteger errors = new AtomicInteger();
         final AtomicInteger opened = new AtomicInteger();
         final AtomicInteger closed = new AtomicInteger();
+        final AtomicInteger tenantScopesOpened = new AtomicInteger();
+        final AtomicInteger tenantScopesClosed = new AtomicInteger();
+        final Set<String> tenantScopes = ConcurrentHashMap.newKeySet();
         final AtomicBoolean open = new AtomicBoolean();
         final Set<String> handlerKeys = ConcurrentHashMap.newKeySet();
     }
@@ -99,6 +102,20 @@ final class MetricsRecording implements Metrics {
     @Override
     public void breakerClosed(String integrationKey) {
         calls(integrationKey).closed.incrementAndGet();
+    }
+
+    @Override
+    public void tenantBreakerOpened(String integrationKey, String tenantId) {
+        Calls calls = calls(integrationKey);
+        calls.tenantScopesOpened.incrementAndGet();
+        calls.tenantScopes.add(tenantId);
+    }
+
+    @Override
+    public void tenantBreakerClosed(String integrationKey, String tenantId) {
+        Calls calls = calls(integrationKey);
+        calls.tenantScopesClosed.incrementAndGet();
+        calls.tenantScopes.add(tenantId);
     }
 
     @Override
@@ -172,11 +189,17 @@ final class MetricsRecording implements Metrics {
             }
             count(metrics, "BreakerOpened", calls.opened.get(), BY_INTEGRATION);
             count(metrics, "BreakerClosed", calls.closed.get(), BY_INTEGRATION);
+            count(metrics, "TenantBreakerOpened", calls.tenantScopesOpened.get(), BY_INTEGRATION);
+            count(metrics, "TenantBreakerClosed", calls.tenantScopesClosed.get(), BY_INTEGRATION);
             count(metrics, "BreakerOpen", calls.open.get() ? 1 : 0, BY_FUNCTION_AND_INTEGRATION);
             if (!metrics.isEmpty()) {
                 Map<String, Object> properties = new LinkedHashMap<>(invocation);
                 if (!calls.handlerKeys.isEmpty()) {
                     properties.put("handlerKeys", calls.handlerKeys.stream().sorted().toList());
+                }
+                if (!calls.tenantScopes.isEmpty()) {
+                    // Tenants are unbounded: a property, never a dimension.
+                    properties.put("tenantIds", calls.tenantScopes.stream().sorted().limit(MAX_LISTED).toList());
                 }
                 records.add(new MetricRecord(Map.of(FUNCTION, function, INTEGRATION_KEY, integrationKey), metrics, properties));
             }

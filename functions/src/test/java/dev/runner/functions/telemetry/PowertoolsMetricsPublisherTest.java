@@ -96,6 +96,24 @@ class PowertoolsMetricsPublisherTest {
         assertFalse(crm.has("BreakerOpened"), "nothing opened");
     }
 
+    /** A tenant's scope of a breaker: counted per integration, its tenants a property (unbounded, never a dimension). */
+    @Test
+    void tenantScopeTransitionsAreCountedPerIntegrationWithTheirTenantsAsAProperty() {
+        var recording = new MetricsRecording();
+        recording.tenantBreakerOpened("crm", "t-broken");
+        recording.tenantBreakerOpened("crm", "t-other");
+        recording.tenantBreakerClosed("crm", "t-broken");
+
+        List<JsonNode> lines = lines(recording.records("runner-ItemWorkerFunction", "req-7", false));
+
+        JsonNode crm = lines.stream().filter(line -> line.path("IntegrationKey").asText().equals("crm")).findFirst().orElseThrow();
+        assertEquals(2, crm.path("TenantBreakerOpened").asInt(), crm.toString());
+        assertEquals(1, crm.path("TenantBreakerClosed").asInt(), crm.toString());
+        assertFalse(crm.has("BreakerOpened"), "the integration's own breaker did not move");
+        assertEquals(List.of("t-broken", "t-other"), strings(crm.path("tenantIds")));
+        assertEquals("[[\"Function\",\"IntegrationKey\"]]", crm.path("_aws").path("CloudWatchMetrics").path(0).path("Dimensions").toString());
+    }
+
     @Test
     void metricsUnderOtherDimensionSetsGoIntoALineOfTheirOwn() {
         var recording = new MetricsRecording();
