@@ -30,6 +30,7 @@ import dev.runner.local.template.Template;
 import dev.runner.local.template.TemplateException;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
+import dev.runner.store.DatabaseRole;
 import io.lettuce.core.RedisClient;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.slf4j.Logger;
@@ -57,6 +58,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,7 +95,7 @@ public final class LocalRuntime implements AutoCloseable {
     /** The superuser, for operators and tools (the READY line's postgres URL). */
     private static final String DB_USER = "postgres";
     private static final String DB_PASSWORD = EmbeddedServers.SUPERUSER_PASSWORD;
-    /** The role functions log in as, with the password of the database secret. */
+    /** The schema's owner, Migrate's login (the database secret); each other function logs in as its own {@link DatabaseRole}. */
     public static final String FUNCTIONS_DB_USER = "runner";
     private static final String LOCAL_ACCESS_KEY = "local";
     /** Caller variables that choose the local secrets' values: they seed the secrets, never a function's environment. */
@@ -105,6 +107,7 @@ public final class LocalRuntime implements AutoCloseable {
     private final String apiKey;
     private final String signingSecret;
     private final String functionsDbPassword = randomHex(16);
+    private final Map<DatabaseRole, String> rolePasswords = rolePasswords();
     private final Intrinsics.Stack stack = Intrinsics.Stack.local();
     private final LocalIam iam = new LocalIam(stack);
     private final List<LocalFunction> functions = new ArrayList<>();
@@ -467,8 +470,16 @@ public final class LocalRuntime implements AutoCloseable {
             if (name == null || name.isBlank() || secrets.find(name).isPresent()) {
                 continue;
             }
+            if (role == SecretRole.DATABASE_LOGINS) {
+                for (DatabaseRole login : DatabaseRole.values()) {
+                    secrets.createIfAbsent(login.secretName(name), databaseLogin(login.roleName(), rolePasswords.get(login)));
+                }
+                LOG.info("secrets {}* created for the functions' database logins", name);
+                continue;
+            }
             String value = switch (role) {
-                case DATABASE -> LocalSecretsManager.json(Map.of("username", FUNCTIONS_DB_USER, "password", functionsDbPassword));
+                case DATABASE -> databaseLogin(name);
+                case DATABASE_LOGINS -> throw new AssertionError("created above");
                 case API_KEY -> apiKey;
                 case HANDLER_SIGNING_KEY -> signingSecret;
                 case REDIS_AUTH -> requireRedisPassword();
@@ -476,6 +487,28 @@ public final class LocalRuntime implements AutoCloseable {
             secrets.createIfAbsent(name, value);
             LOG.info("secret {} created for {}", name, role);
         }
+    }
+
+    /** The login a database secret's name stands for: a function's role when the name ends with it (as the template names them), else the owner. */
+    private String databaseLogin(String secretName) {
+        for (DatabaseRole role : DatabaseRole.values()) {
+            if (secretName.endsWith(role.roleName())) {
+                return databaseLogin(role.roleName(), rolePasswords.get(role));
+            }
+        }
+        return databaseLogin(FUNCTIONS_DB_USER, functionsDbPassword);
+    }
+
+    private static String databaseLogin(String username, String password) {
+        return LocalSecretsManager.json(Map.of("username", username, "password", password));
+    }
+
+    private static Map<DatabaseRole, String> rolePasswords() {
+        Map<DatabaseRole, String> passwords = new EnumMap<>(DatabaseRole.class);
+        for (DatabaseRole role : DatabaseRole.values()) {
+            passwords.put(role, randomHex(16));
+        }
+        return Map.copyOf(passwords);
     }
 
     /** The template names a Redis AUTH secret: the embedded Redis then requires that password, as ElastiCache would. */
@@ -521,7 +554,8 @@ public final class LocalRuntime implements AutoCloseable {
              Statement statement = admin.createStatement()) {
             // Role names and the hex password are the runtime's own constants: DDL takes no bind parameters.
             statement.execute("ALTER ROLE " + DB_USER + " PASSWORD '" + DB_PASSWORD + "'");
-            statement.execute("CREATE ROLE " + FUNCTIONS_DB_USER + " LOGIN PASSWORD '" + functionsDbPassword + "'");
+            // The owner creates the functions' roles in its migrations, as the RDS master user may.
+            statement.execute("CREATE ROLE " + FUNCTIONS_DB_USER + " LOGIN CREATEROLE PASSWORD '" + functionsDbPassword + "'");
             statement.execute("GRANT USAGE, CREATE ON SCHEMA public TO " + FUNCTIONS_DB_USER);
             String hbaFile;
             try (ResultSet row = statement.executeQuery("SHOW hba_file")) {
@@ -539,9 +573,14 @@ public final class LocalRuntime implements AutoCloseable {
         }
     }
 
-    /** What the Migration custom resource does on deploy, done directly, as the functions' role: there is no CloudFormation here. */
+    /**
+     * What the Migration custom resource does on deploy, done directly, as the owner: there is no
+     * CloudFormation here. Each function's role then logs in with the password its secret will hold.
+     */
     private void migrate() {
-        Database.migrate(postgresUrl, Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword));
+        Credentials owner = Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword);
+        Database.migrate(postgresUrl, owner);
+        Database.enableLogins(postgresUrl, owner, rolePasswords::get);
     }
 
     /** Functions build their AWS clients with the default chains; point those at local, dummy values. */
