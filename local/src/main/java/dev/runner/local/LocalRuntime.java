@@ -213,7 +213,7 @@ public final class LocalRuntime implements AutoCloseable {
     /** {@code READY api=… sqs=… redis=… postgres=… secretsmanager=…}: what a client needs, postgres as a usable JDBC URL. */
     public String readyLine() {
         return "READY api=" + apiUrl() + " sqs=" + servers.endpoints().sqsEndpoint() + " redis=" + redisUrl()
-                + " postgres=" + postgresUrl + "?user=" + DB_USER + "&password=" + DB_PASSWORD
+                + " postgres=" + postgresUrl + "&user=" + DB_USER + "&password=" + DB_PASSWORD
                 + " secretsmanager=" + secretsEndpoint() + " metrics=" + metricsPath();
     }
 
@@ -334,7 +334,7 @@ public final class LocalRuntime implements AutoCloseable {
     private void startServers() {
         servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()), true);
         int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
-        postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres";
+        postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres?" + servers.postgresTls();
         useLocalAwsDefaults();
         // The functions speak SQS over HTTP: their requests are held to their roles where they arrive.
         servers.sqsFrontEnd().orElseThrow(() -> new IllegalStateException("the local runtime's SQS runs behind its front end"))
@@ -564,8 +564,8 @@ public final class LocalRuntime implements AutoCloseable {
             }
             Files.writeString(Path.of(hbaFile), """
                     local all all trust
-                    host all all 127.0.0.1/32 scram-sha-256
-                    host all all ::1/128 scram-sha-256
+                    hostssl all all 127.0.0.1/32 scram-sha-256
+                    hostssl all all ::1/128 scram-sha-256
                     """);
             statement.execute("SELECT pg_reload_conf()");
         } catch (SQLException | IOException e) {
