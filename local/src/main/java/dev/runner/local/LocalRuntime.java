@@ -320,6 +320,10 @@ public final class LocalRuntime implements AutoCloseable {
         // On a thread of the functions' group: what their constructors start (pools, clients) is theirs.
         List<ApiServer.Route> routes = invocations.inFunctionGroup(() -> wire(template.functions(), urlsByName));
         checkNotStopping();
+        invocations.inFunctionGroup(() -> {
+            giveDatabaseLogins();
+            return null;
+        });
         api.start(routes);
         servesConsole = routes.stream()
                 .anyMatch(route -> route.template().method().equalsIgnoreCase("GET") && route.template().path().equals("/console"));
@@ -573,14 +577,32 @@ public final class LocalRuntime implements AutoCloseable {
         }
     }
 
-    /**
-     * What the Migration custom resource does on deploy, done directly, as the owner: there is no
-     * CloudFormation here. Each function's role then logs in with the password its secret will hold.
-     */
+    /** The schema, as the owner, before any function loads: a template without Runner's Migrate function gets it too. */
     private void migrate() {
-        Credentials owner = Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword);
-        Database.migrate(postgresUrl, owner);
-        Database.enableLogins(postgresUrl, owner, rolePasswords::get);
+        Database.migrate(postgresUrl, owner());
+    }
+
+    /**
+     * What the Migration custom resource then does: the template's Migrate function (the one
+     * that reads the logins' secrets), invoked as CloudFormation would, gives each function's role
+     * its login from its secret, read under Migrate's own role. Without it, the runtime does so.
+     */
+    private void giveDatabaseLogins() {
+        Optional<LocalFunction> migrate = functions.stream()
+                .filter(function -> function.environment().containsKey(SecretRole.DATABASE_LOGINS.variable()))
+                .findFirst();
+        if (migrate.isEmpty()) {
+            Database.enableLogins(postgresUrl, owner(), rolePasswords::get);
+            return;
+        }
+        LocalFunction.Outcome outcome = migrate.get().invoke(Map.of("RequestType", "Create"), Map.class);
+        if (!(outcome instanceof LocalFunction.Outcome.Returned(Map<?, ?> answer)) || !"SUCCESS".equals(answer.get("Status"))) {
+            throw new IllegalStateException(migrate.get().logicalId() + " did not give the functions their database logins: " + outcome);
+        }
+    }
+
+    private Credentials owner() {
+        return Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword);
     }
 
     /** Functions build their AWS clients with the default chains; point those at local, dummy values. */
