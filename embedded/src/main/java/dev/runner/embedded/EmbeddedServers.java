@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -73,6 +74,7 @@ public final class EmbeddedServers implements AutoCloseable {
     private Path postgresData;
     private int postgresPort;
     private EmbeddedPostgres postgres;
+    private TlsCertificates postgresCertificates;
     private RedisServer redis;
 
     private EmbeddedServers() {}
@@ -98,6 +100,21 @@ public final class EmbeddedServers implements AutoCloseable {
         return endpoints;
     }
 
+    /** The JDBC parameters that verify this Postgres's certificate and host name against the test CA. */
+    public String postgresTls() {
+        return "sslmode=verify-full&sslrootcert=" + postgresCertificates.caFile();
+    }
+
+    /** Postgres refuses a key file others may read. */
+    private static Path privateKeyFile(Path keyFile) {
+        try {
+            Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
+            return keyFile;
+        } catch (IOException e) {
+            throw new UncheckedIOException("the Postgres key file's permissions: " + e.getMessage(), e);
+        }
+    }
+
     /** The SQS front end every HTTP request reaches, when the servers were started with one. */
     public java.util.Optional<dev.runner.embedded.sqs.SqsFrontEnd> sqsFrontEnd() {
         return java.util.Optional.ofNullable(sqsFrontEnd);
@@ -121,6 +138,8 @@ public final class EmbeddedServers implements AutoCloseable {
             throw new IllegalStateException("no directory for embedded Postgres: " + e.getMessage(), e);
         }
         started.add(this::deletePostgresData);
+        postgresCertificates = TlsCertificates.create();
+        started.add(postgresCertificates);
         postgres = startPostgres();
         started.add(() -> postgres.close());
 
@@ -140,7 +159,7 @@ public final class EmbeddedServers implements AutoCloseable {
 
         String sqsEndpoint = startSqs(ports.sqs(), sqsFrontEnd);
         endpoints = new Endpoints(
-                postgres.getJdbcUrl("postgres", "postgres"),
+                "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres?user=postgres&" + postgresTls(),
                 "postgres",
                 SUPERUSER_PASSWORD,
                 "redis://127.0.0.1:" + redisPort,
@@ -172,6 +191,11 @@ public final class EmbeddedServers implements AutoCloseable {
                     .setServerConfig("max_connections", "300")
                     // Counts what the server ran, per statement (benchmarks; CREATE EXTENSION pg_stat_statements to read it).
                     .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                    // TLS with a certificate for 127.0.0.1 from the test CA: clients verify the server
+                    // (sslmode=verify-full) as they verify RDS, rather than trusting any certificate.
+                    .setServerConfig("ssl", "on")
+                    .setServerConfig("ssl_cert_file", postgresCertificates.loopback().certificateFile().toString())
+                    .setServerConfig("ssl_key_file", privateKeyFile(postgresCertificates.loopback().keyFile()).toString())
                     // The readiness check logs in over TCP: once a runtime makes logins prove their
                     // password (the local runtime does, as RDS would), a restart must present it.
                     .setConnectConfig("password", SUPERUSER_PASSWORD)

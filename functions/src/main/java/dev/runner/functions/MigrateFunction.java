@@ -30,8 +30,8 @@ public final class MigrateFunction implements RequestStreamHandler {
     static final String PHYSICAL_ID = "runner-schema";
     private static final Log LOG = Log.of(MigrateFunction.class);
 
-    /** The database login only. */
-    public static final Grants GRANTS = Grants.none().reading(SecretRole.DATABASE);
+    /** The owner's login, and each runtime role's login secret (to give the roles their logins). */
+    public static final Grants GRANTS = Grants.none().reading(SecretRole.DATABASE, SecretRole.DATABASE_LOGINS);
 
     private final Map<String, String> environment;
     private final Consumer<Map<String, String>> migrations;

@@ -30,6 +30,7 @@ import dev.runner.local.template.Template;
 import dev.runner.local.template.TemplateException;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
+import dev.runner.store.DatabaseRole;
 import io.lettuce.core.RedisClient;
 import org.apache.logging.log4j.core.config.Configurator;
 import org.slf4j.Logger;
@@ -57,6 +58,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,7 +95,7 @@ public final class LocalRuntime implements AutoCloseable {
     /** The superuser, for operators and tools (the READY line's postgres URL). */
     private static final String DB_USER = "postgres";
     private static final String DB_PASSWORD = EmbeddedServers.SUPERUSER_PASSWORD;
-    /** The role functions log in as, with the password of the database secret. */
+    /** The schema's owner, Migrate's login (the database secret); each other function logs in as its own {@link DatabaseRole}. */
     public static final String FUNCTIONS_DB_USER = "runner";
     private static final String LOCAL_ACCESS_KEY = "local";
     /** Caller variables that choose the local secrets' values: they seed the secrets, never a function's environment. */
@@ -105,6 +107,7 @@ public final class LocalRuntime implements AutoCloseable {
     private final String apiKey;
     private final String signingSecret;
     private final String functionsDbPassword = randomHex(16);
+    private final Map<DatabaseRole, String> rolePasswords = rolePasswords();
     private final Intrinsics.Stack stack = Intrinsics.Stack.local();
     private final LocalIam iam = new LocalIam(stack);
     private final List<LocalFunction> functions = new ArrayList<>();
@@ -210,7 +213,7 @@ public final class LocalRuntime implements AutoCloseable {
     /** {@code READY api=… sqs=… redis=… postgres=… secretsmanager=…}: what a client needs, postgres as a usable JDBC URL. */
     public String readyLine() {
         return "READY api=" + apiUrl() + " sqs=" + servers.endpoints().sqsEndpoint() + " redis=" + redisUrl()
-                + " postgres=" + postgresUrl + "?user=" + DB_USER + "&password=" + DB_PASSWORD
+                + " postgres=" + postgresUrl + "&user=" + DB_USER + "&password=" + DB_PASSWORD
                 + " secretsmanager=" + secretsEndpoint() + " metrics=" + metricsPath();
     }
 
@@ -317,6 +320,10 @@ public final class LocalRuntime implements AutoCloseable {
         // On a thread of the functions' group: what their constructors start (pools, clients) is theirs.
         List<ApiServer.Route> routes = invocations.inFunctionGroup(() -> wire(template.functions(), urlsByName));
         checkNotStopping();
+        invocations.inFunctionGroup(() -> {
+            giveDatabaseLogins();
+            return null;
+        });
         api.start(routes);
         servesConsole = routes.stream()
                 .anyMatch(route -> route.template().method().equalsIgnoreCase("GET") && route.template().path().equals("/console"));
@@ -331,7 +338,7 @@ public final class LocalRuntime implements AutoCloseable {
     private void startServers() {
         servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()), true);
         int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
-        postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres";
+        postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres?" + servers.postgresTls();
         useLocalAwsDefaults();
         // The functions speak SQS over HTTP: their requests are held to their roles where they arrive.
         servers.sqsFrontEnd().orElseThrow(() -> new IllegalStateException("the local runtime's SQS runs behind its front end"))
@@ -467,8 +474,16 @@ public final class LocalRuntime implements AutoCloseable {
             if (name == null || name.isBlank() || secrets.find(name).isPresent()) {
                 continue;
             }
+            if (role == SecretRole.DATABASE_LOGINS) {
+                for (DatabaseRole login : DatabaseRole.values()) {
+                    secrets.createIfAbsent(login.secretName(name), databaseLogin(login.roleName(), rolePasswords.get(login)));
+                }
+                LOG.info("secrets {}* created for the functions' database logins", name);
+                continue;
+            }
             String value = switch (role) {
-                case DATABASE -> LocalSecretsManager.json(Map.of("username", FUNCTIONS_DB_USER, "password", functionsDbPassword));
+                case DATABASE -> databaseLogin(name);
+                case DATABASE_LOGINS -> throw new AssertionError("created above");
                 case API_KEY -> apiKey;
                 case HANDLER_SIGNING_KEY -> signingSecret;
                 case REDIS_AUTH -> requireRedisPassword();
@@ -476,6 +491,28 @@ public final class LocalRuntime implements AutoCloseable {
             secrets.createIfAbsent(name, value);
             LOG.info("secret {} created for {}", name, role);
         }
+    }
+
+    /** The login a database secret's name stands for: a function's role when the name ends with it (as the template names them), else the owner. */
+    private String databaseLogin(String secretName) {
+        for (DatabaseRole role : DatabaseRole.values()) {
+            if (secretName.endsWith(role.roleName())) {
+                return databaseLogin(role.roleName(), rolePasswords.get(role));
+            }
+        }
+        return databaseLogin(FUNCTIONS_DB_USER, functionsDbPassword);
+    }
+
+    private static String databaseLogin(String username, String password) {
+        return LocalSecretsManager.json(Map.of("username", username, "password", password));
+    }
+
+    private static Map<DatabaseRole, String> rolePasswords() {
+        Map<DatabaseRole, String> passwords = new EnumMap<>(DatabaseRole.class);
+        for (DatabaseRole role : DatabaseRole.values()) {
+            passwords.put(role, randomHex(16));
+        }
+        return Map.copyOf(passwords);
     }
 
     /** The template names a Redis AUTH secret: the embedded Redis then requires that password, as ElastiCache would. */
@@ -521,7 +558,8 @@ public final class LocalRuntime implements AutoCloseable {
              Statement statement = admin.createStatement()) {
             // Role names and the hex password are the runtime's own constants: DDL takes no bind parameters.
             statement.execute("ALTER ROLE " + DB_USER + " PASSWORD '" + DB_PASSWORD + "'");
-            statement.execute("CREATE ROLE " + FUNCTIONS_DB_USER + " LOGIN PASSWORD '" + functionsDbPassword + "'");
+            // The owner creates the functions' roles in its migrations, as the RDS master user may.
+            statement.execute("CREATE ROLE " + FUNCTIONS_DB_USER + " LOGIN CREATEROLE PASSWORD '" + functionsDbPassword + "'");
             statement.execute("GRANT USAGE, CREATE ON SCHEMA public TO " + FUNCTIONS_DB_USER);
             String hbaFile;
             try (ResultSet row = statement.executeQuery("SHOW hba_file")) {
@@ -530,8 +568,8 @@ public final class LocalRuntime implements AutoCloseable {
             }
             Files.writeString(Path.of(hbaFile), """
                     local all all trust
-                    host all all 127.0.0.1/32 scram-sha-256
-                    host all all ::1/128 scram-sha-256
+                    hostssl all all 127.0.0.1/32 scram-sha-256
+                    hostssl all all ::1/128 scram-sha-256
                     """);
             statement.execute("SELECT pg_reload_conf()");
         } catch (SQLException | IOException e) {
@@ -539,9 +577,32 @@ public final class LocalRuntime implements AutoCloseable {
         }
     }
 
-    /** What the Migration custom resource does on deploy, done directly, as the functions' role: there is no CloudFormation here. */
+    /** The schema, as the owner, before any function loads: a template without Runner's Migrate function gets it too. */
     private void migrate() {
-        Database.migrate(postgresUrl, Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword));
+        Database.migrate(postgresUrl, owner());
+    }
+
+    /**
+     * What the Migration custom resource then does: the template's Migrate function (the one
+     * that reads the logins' secrets), invoked as CloudFormation would, gives each function's role
+     * its login from its secret, read under Migrate's own role. Without it, the runtime does so.
+     */
+    private void giveDatabaseLogins() {
+        Optional<LocalFunction> migrate = functions.stream()
+                .filter(function -> function.environment().containsKey(SecretRole.DATABASE_LOGINS.variable()))
+                .findFirst();
+        if (migrate.isEmpty()) {
+            Database.enableLogins(postgresUrl, owner(), rolePasswords::get);
+            return;
+        }
+        LocalFunction.Outcome outcome = migrate.get().invoke(Map.of("RequestType", "Create"), Map.class);
+        if (!(outcome instanceof LocalFunction.Outcome.Returned(Map<?, ?> answer)) || !"SUCCESS".equals(answer.get("Status"))) {
+            throw new IllegalStateException(migrate.get().logicalId() + " did not give the functions their database logins: " + outcome);
+        }
+    }
+
+    private Credentials owner() {
+        return Credentials.fixed(FUNCTIONS_DB_USER, functionsDbPassword);
     }
 
     /** Functions build their AWS clients with the default chains; point those at local, dummy values. */

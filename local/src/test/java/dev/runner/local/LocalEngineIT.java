@@ -80,7 +80,7 @@ class LocalEngineIT {
     void printsAReadyLineWithAUsableJdbcUrl() throws Exception {
         String ready = runtime.readyLine();
         assertTrue(ready.matches("READY api=http://127\\.0\\.0\\.1:\\d+ sqs=http://127\\.0\\.0\\.1:\\d+ "
-                + "redis=redis://127\\.0\\.0\\.1:\\d+ postgres=jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?user=postgres&password=postgres"
+                + "redis=redis://127\\.0\\.0\\.1:\\d+ postgres=jdbc:postgresql://127\\.0\\.0\\.1:\\d+/postgres\\?sslmode=verify-full&sslrootcert=\\S+&user=postgres&password=postgres"
                 + " secretsmanager=http://127\\.0\\.0\\.1:\\d+ metrics=\\S+\\.emf\\.jsonl"), ready);
         String jdbc = ready.substring(ready.indexOf("postgres=") + "postgres=".length(), ready.indexOf(" secretsmanager="));
         try (var connection = DriverManager.getConnection(jdbc);

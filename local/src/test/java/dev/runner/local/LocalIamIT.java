@@ -44,6 +44,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class LocalIamIT {
 
+    /** The webhook function's own database login, as the template names it. */
+    private static final String WEBHOOK_LOGIN = "runner/database-login/runner_webhook";
     private static LocalRuntime runtime;
     private static RunnerApi api;
     private static Path template;
@@ -114,7 +116,9 @@ class LocalIamIT {
     @Test
     void secretsAreHeldToTheReadingFunctionsPolicies() {
         try (SecretsManagerClient webhook = secretsManager("runner-WebhookFunction"); SecretsManagerClient api = secretsManager("runner-ApiFunction")) {
-            assertTrue(webhook.getSecretValue(b -> b.secretId("runner/database")).secretString().contains("\"username\""));
+            assertTrue(webhook.getSecretValue(b -> b.secretId(WEBHOOK_LOGIN)).secretString().contains("\"username\":\"runner_webhook\""));
+            // The owner's login is Migrate's alone.
+            assertThrows(SecretsManagerException.class, () -> webhook.getSecretValue(b -> b.secretId("runner/database")));
             assertEquals(runtime.apiKey(), api.getSecretValue(b -> b.secretId("runner/api-key")).secretString());
 
             SecretsManagerException refused = assertThrows(SecretsManagerException.class,
@@ -128,7 +132,7 @@ class LocalIamIT {
     void runnersOwnSecretsManagerClientReadsWhatItsRoleMayAndNamesTheRefusal() {
         try (SecretsManagerSource webhook = new SecretsManagerSource(runtime.secretsEndpoint(), "us-east-1",
                 StaticCredentialsProvider.create(AwsSessionCredentials.create("runner-WebhookFunction", "local", "a-session-token")))) {
-            assertTrue(webhook.read("runner/database").contains("\"username\""));
+            assertTrue(webhook.read(WEBHOOK_LOGIN).contains("\"username\""));
             SecretUnavailableException refused = assertThrows(SecretUnavailableException.class, () -> webhook.read("runner/api-key"));
             assertTrue(refused.getMessage().startsWith("secret runner/api-key could not be read: AccessDeniedException: "), refused.getMessage());
             assertFalse(refused.getMessage().contains(runtime.apiKey()), "the refusal does not carry the value");

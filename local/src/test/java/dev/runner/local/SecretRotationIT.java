@@ -1,6 +1,7 @@
 package dev.runner.local;
 
 import dev.runner.local.secrets.LocalSecretsManager;
+import dev.runner.store.DatabaseRole;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,7 +40,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SecretRotationIT {
 
-    private static final String SECRET = "runner/database";
+    /** The management API's own login (GET /health reads the database as it). */
+    private static final String ROLE = DatabaseRole.API.roleName();
+    private static final String SECRET = DatabaseRole.API.secretName("runner/database-login/");
     private static LocalRuntime runtime;
 
     /** One GET /health: when it started, how it ended. */
@@ -74,10 +77,10 @@ class SecretRotationIT {
         Instant rotated;
         try (Connection admin = admin(); Statement statement = admin.createStatement()) {
             // The rotation's setSecret step: the role changes before the secret does.
-            statement.execute("ALTER ROLE " + LocalRuntime.FUNCTIONS_DB_USER + " PASSWORD '" + newPassword + "'");
+            statement.execute("ALTER ROLE " + ROLE + " PASSWORD '" + newPassword + "'");
             rotated = Instant.now();
             // The pool's connections retire (its max lifetime, a failover): every connection from now on is a new login.
-            statement.execute("select pg_terminate_backend(pid) from pg_stat_activity where usename = '" + LocalRuntime.FUNCTIONS_DB_USER + "'");
+            statement.execute("select pg_terminate_backend(pid) from pg_stat_activity where usename = '" + ROLE + "'");
         }
         // Past HikariCP's 500 ms alive-bypass window, so the pool checks its idle connections and finds them gone.
         Thread.sleep(600);
@@ -88,7 +91,7 @@ class SecretRotationIT {
         }
         // The window between the two steps of a rotation, then the load after it: durations of the scenario.
         Thread.sleep(1500);
-        runtime.secrets().put(SECRET, LocalSecretsManager.json(Map.of("username", LocalRuntime.FUNCTIONS_DB_USER, "password", newPassword)));
+        runtime.secrets().put(SECRET, LocalSecretsManager.json(Map.of("username", ROLE, "password", newPassword)));
         Instant updated = Instant.now();
         Thread.sleep(5000);
         running.set(false);
@@ -106,7 +109,7 @@ class SecretRotationIT {
                 "failures are confined to the rotation window: " + failed);
         try (Connection admin = admin(); Statement statement = admin.createStatement();
              ResultSet logins = statement.executeQuery("select count(*) from pg_stat_activity where usename = '"
-                     + LocalRuntime.FUNCTIONS_DB_USER + "' and backend_start > '" + Timestamp.from(rotated) + "'")) {
+                     + ROLE + "' and backend_start > '" + Timestamp.from(rotated) + "'")) {
             logins.next();
             assertTrue(logins.getInt(1) > 0, "new connections logged in with the new password");
         }

@@ -191,6 +191,17 @@ public final class Runner implements AutoCloseable {
     /** Applies the schema migrations (the Migration custom resource's work) with this root's database login. */
     public void migrate() {
         Database.migrate(config.database().jdbcUrl(), databaseCredentials());
+        if (config.secret(SecretRole.DATABASE_LOGINS) != null) {
+            String prefix = secretId(SecretRole.DATABASE_LOGINS);
+            Database.enableLogins(config.database().jdbcUrl(), databaseCredentials(), role -> {
+                String name = role.secretName(prefix);
+                DatabaseLogin login = DatabaseLogin.parse(name, secrets.get().secret(name).value());
+                if (!login.username().equals(role.roleName())) {
+                    throw new IllegalStateException("secret " + name + " is the login of " + login.username() + ", not of " + role.roleName());
+                }
+                return login.password();
+            });
+        }
     }
 
     /**
@@ -199,6 +210,10 @@ public final class Runner implements AutoCloseable {
      * @throws IllegalStateException not granted, or no secret named for the role
      */
     public Secret secret(SecretRole role) {
+        return secrets.get().secret(secretId(role));
+    }
+
+    private String secretId(SecretRole role) {
         Grants grants = served;
         if (grants != null && !grants.reads().contains(role)) {
             throw new IllegalStateException("this function is not granted the " + role + " secret; declare it in its grants"
@@ -208,7 +223,7 @@ public final class Runner implements AutoCloseable {
         if (id == null) {
             throw new IllegalStateException(role.variable() + " is not set");
         }
-        return secrets.get().secret(id);
+        return id;
     }
 
     public RunnerConfig config() { return config; }

@@ -14,7 +14,13 @@ public enum SecretRole {
     /** Plain text: the HMAC key Runner signs its handler calls with. */
     HANDLER_SIGNING_KEY,
     /** Plain text: the Redis AUTH token (ElastiCache in-transit encryption with AUTH). */
-    REDIS_AUTH;
+    REDIS_AUTH,
+    /**
+     * Not one secret but a name prefix, for Migrate only: each runtime function's login secret is
+     * the prefix then its {@link dev.runner.store.DatabaseRole}'s name ({@code {"username", "password"}}),
+     * and Migrate reads each to give that role its login.
+     */
+    DATABASE_LOGINS;
 
     /** The variable holding the secret's name or ARN. */
     public String variable() {

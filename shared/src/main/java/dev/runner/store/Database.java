@@ -15,6 +15,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -71,6 +72,17 @@ public final class Database implements AutoCloseable {
                 .locations("classpath:db/migration")
                 .load()
                 .migrate();
+    }
+
+    /** Gives each runtime role its login, with the password {@code passwords} holds for it, as the owner. */
+    public static void enableLogins(String jdbcUrl, Credentials owner, Function<DatabaseRole, String> passwords) {
+        try (Connection connection = new LoginDataSource(jdbcUrl, owner).getConnection()) {
+            for (DatabaseRole role : DatabaseRole.values()) {
+                role.enableLogin(connection, passwords.apply(role));
+            }
+        } catch (SQLException e) {
+            throw new StoreException("enable the runtime roles' logins", e);
+        }
     }
 
     public DataSource dataSource() {
