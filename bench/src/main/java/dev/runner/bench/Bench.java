@@ -143,6 +143,8 @@ public final class Bench {
                     (double) used.postgres().work() / items, (double) used.postgres().all() / items, used.postgres().work() * 10.0 / items,
                     (double) used.postgresStatements() / items);
             System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqsByOperation());
+            System.out.printf("  Postgres WAL: %.0f bytes/item, %.2f records/item, %.3f full-page images/item (pg_stat_wal, the insert position)%n",
+                    (double) used.wal().bytes() / items, (double) used.wal().records() / items, (double) used.wal().fullPageImages() / items);
             System.out.printf("  handler calls: %d; JVM peak RSS %d MB%n", stack.handlers.calls("import").size(), BenchStack.peakRssMb());
             CostReport.print(items, used);
             if (Integer.getInteger("bench.pgTop", 0) > 0) {

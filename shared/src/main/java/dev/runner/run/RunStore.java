@@ -122,7 +122,7 @@ public final class RunStore {
                     finished_at = now(), updated_at = now()
                 where r.run_id = any(?) and r.status = 'running'
                   and not exists (select 1 from execution_items o
-                                  where o.run_id = r.run_id and o.status not in ('succeeded', 'dead'))
+                                  where o.run_id = r.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
                 returning r.run_id, r.tenant_id, r.created_at, r.finished_at
                 """, Completed::of, Database.array("uuid", runIds.toArray())));
     }
@@ -170,7 +170,7 @@ public final class RunStore {
                     select c.run_id from runs c
                     where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
                       and not exists (select 1 from execution_items o
-                                      where o.run_id = c.run_id and o.status not in ('succeeded', 'dead'))
+                                      where o.run_id = c.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
                     order by c.updated_at limit ? for update skip locked)
                 update runs r set
                     status = case when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead')
@@ -185,7 +185,7 @@ public final class RunStore {
     /** A run whose dead items are put back to work is open again. */
     public void reopen(Connection connection, UUID runId) throws SQLException {
         db.update(connection, """
-                update runs set status = 'running', finished_at = null, updated_at = now()
+                update runs set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
                 where run_id = ? and status in ('completed', 'completed_with_errors')
                 """, runId);
     }
@@ -196,7 +196,7 @@ public final class RunStore {
             return;
         }
         db.update(connection, """
-                update runs set status = 'running', finished_at = null, updated_at = now()
+                update runs set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
                 where run_id = any(?) and status in ('completed', 'completed_with_errors')
                 """, Database.array("uuid", runIds.toArray()));
     }
