@@ -336,6 +336,35 @@ final class BenchStack implements AutoCloseable {
         }
     }
 
+    /** A statement's time per call in ms since the last reset, over every statement whose text (spaces folded) is like the pattern. */
+    record StatementTimes(double mean, double deviation, double longest) {}
+
+    synchronized StatementTimes statementTimes(String likePattern) {
+        scalar("select 1", null, null); // opens the watcher connection
+        try (var statement = watcher.prepareStatement("""
+                select coalesce(sum(mean_exec_time * calls) / nullif(sum(calls), 0), 0), coalesce(max(stddev_exec_time), 0),
+                       coalesce(max(max_exec_time), 0)
+                from pg_stat_statements where regexp_replace(query, '\\s+', ' ', 'g') like ?""")) {
+            statement.setString(1, likePattern);
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                return new StatementTimes(rows.getDouble(1), rows.getDouble(2), rows.getDouble(3));
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Forgets what pg_stat_statements counted so far (the soak measures each round on its own). */
+    void resetStatementStatistics() {
+        scalar("select count(*) from pg_stat_statements_reset()", null, null);
+    }
+
+    /** The item table's size on disk, its indexes and TOAST included. */
+    long itemTableBytes() {
+        return scalar("select pg_total_relation_size('execution_items')", null, null);
+    }
+
     /** The WAL written so far, everyone's (the benchmark's own reads write none). */
     private synchronized PgWal postgresWal() {
         scalar("select 1", null, null); // opens the watcher connection
