@@ -20,7 +20,7 @@ alter table delivery_ids add column if not exists kept_until timestamptz;
 reset lock_timeout;
 
 -- Finished runs in the order they pass retention, until trimmed; then trimmed runs by their newest kept dead item.
-create index concurrently if not exists runs_finished on runs (finished_at) where kept_dead_at is null;
+create index concurrently if not exists runs_finished on runs (finished_at) where finished_at is not null and kept_dead_at is null;
 create index concurrently if not exists runs_kept_dead on runs (kept_dead_at) where kept_dead_at is not null;
 create index concurrently if not exists dead_letters_received on dead_letters (received_at);
 create index concurrently if not exists delivery_ids_kept_until on delivery_ids (kept_until) where kept_until is not null;
