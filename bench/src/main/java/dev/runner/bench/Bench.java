@@ -124,10 +124,7 @@ public final class Bench {
             stack.integration("w1", "import", true, configs, tenantIds, "w1-secret-0123456789");
             stack.handlers.handler("import").pages(1, perTenant);
             var window = Window.open("w1", stack);
-            List<UUID> runs = new ArrayList<>();
-            for (String tenant : tenantIds) {
-                runs.add(stack.manualRun(tenant, "w1", "import"));
-            }
+            List<UUID> runs = stack.manualRuns(tenantIds, "w1", "import");
             Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(10));
             var used = window.close();
             double seconds = window.secondsUntil(ended);
@@ -189,10 +186,7 @@ public final class Bench {
             for (int done = 0; done < total; done += round) {
                 stack.resetStatementStatistics();
                 var window = Window.open("w8", stack);
-                List<UUID> runs = new ArrayList<>();
-                for (String tenant : tenantIds) {
-                    runs.add(stack.manualRun(tenant, "w8", "import"));
-                }
+                List<UUID> runs = stack.manualRuns(tenantIds, "w8", "import");
                 Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(30));
                 var used = window.close();
                 BenchStack.StatementTimes claim = stack.statementTimes("with ids as (select unnest(%claimed as (%");

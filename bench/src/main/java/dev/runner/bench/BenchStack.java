@@ -104,6 +104,11 @@ final class BenchStack implements AutoCloseable {
         return UUID.fromString(created.path("runId").asText());
     }
 
+    /** A manual run for each tenant, in order. */
+    List<UUID> manualRuns(List<String> tenants, String integrationKey, String handlerKey) {
+        return tenants.stream().map(tenant -> manualRun(tenant, integrationKey, handlerKey)).toList();
+    }
+
     JsonNode run(UUID runId) {
         return call("GET", "/runs/" + runId, null, 200);
     }
