@@ -58,10 +58,12 @@ grant select, update on runs, execution_items to runner_item_worker;
 grant select, insert on dead_letters to runner_item_worker;
 grant usage on sequence dead_letters_id_seq to runner_item_worker;
 
--- Scheduler: fires schedules, sweeps stuck runs and items and the outbox, purges old deliveries and requests.
+-- Scheduler: fires schedules, sweeps stuck runs and items and the outbox, purges old deliveries and requests,
+-- and deletes runs, items and dead letters past retention (RetentionStore).
 grant select on integration_types, tenant_integrations to runner_scheduler;
 grant select, update on schedules to runner_scheduler;
-grant select, insert, update on runs, execution_items to runner_scheduler;
+grant select, insert, update, delete on runs, execution_items to runner_scheduler;
+grant select, delete on dead_letters to runner_scheduler;
 grant select, delete on webhook_deliveries, delivery_ids to runner_scheduler;
 grant select, insert, update, delete on run_requests, pending_sends to runner_scheduler;
 

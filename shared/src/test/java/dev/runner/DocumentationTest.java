@@ -167,7 +167,7 @@ class DocumentationTest {
         }
         Map<String, Set<String>> tables = new LinkedHashMap<>();
         Pattern create = Pattern.compile("create table (\\w+) \\((.*?)\\n\\);", Pattern.DOTALL);
-        Pattern add = Pattern.compile("alter table (\\w+) add column (\\w+)");
+        Pattern add = Pattern.compile("alter table (\\w+) add column (?:if not exists )?(\\w+)");
         Pattern drop = Pattern.compile("alter table (\\w+) drop column (\\w+)");
         Pattern dropTable = Pattern.compile("drop table (?:if exists )?(\\w+)");
         Set<String> notColumns = Set.of("primary", "unique", "foreign", "check", "constraint");

@@ -57,8 +57,9 @@ public final class Bench {
                 case "w7" -> IsolationBench.isolation();
                 case "w7a" -> IsolationBench.ownBacklog();
                 case "w7b" -> IsolationBench.failingNeighbour();
+                case "w8" -> soak();
                 case "faults" -> faults();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, faults)");
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, faults)");
             }
         }
         System.exit(0);
@@ -126,10 +127,7 @@ public final class Bench {
             stack.integration("w1", "import", true, configs, tenantIds, "w1-secret-0123456789");
             stack.handlers.handler("import").pages(1, perTenant);
             var window = Window.open("w1", stack);
-            List<UUID> runs = new ArrayList<>();
-            for (String tenant : tenantIds) {
-                runs.add(stack.manualRun(tenant, "w1", "import"));
-            }
+            List<UUID> runs = stack.manualRuns(tenantIds, "w1", "import");
             Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(10));
             var used = window.close();
             double seconds = window.secondsUntil(ended);
@@ -146,6 +144,8 @@ public final class Bench {
                     (double) used.postgres().work() / items, (double) used.postgres().all() / items, used.postgres().work() * 10.0 / items,
                     (double) used.postgresStatements() / items);
             System.out.printf("  SQS: %.3f requests/item %s%n", (double) used.sqsTotal() / items, used.sqsByOperation());
+            System.out.printf("  Postgres WAL: %.0f bytes/item, %.2f records/item, %.3f full-page images/item (pg_stat_wal, the insert position)%n",
+                    (double) used.wal().bytes() / items, (double) used.wal().records() / items, (double) used.wal().fullPageImages() / items);
             System.out.printf("  handler calls: %d; JVM peak RSS %d MB%n", stack.handlers.calls("import").size(), BenchStack.peakRssMb());
             CostReport.print(items, used);
             if (Integer.getInteger("bench.pgTop", 0) > 0) {
@@ -155,6 +155,49 @@ public final class Bench {
             if (itemWorker != null) {
                 System.out.printf("  item worker CPU %.4f ms/item; goal <= %.2f (half the reference worker's %.2f)%n",
                         itemWorker.cpuNanos() / 1e6 / items, REFERENCE_WORKER_CPU_MS / 2, REFERENCE_WORKER_CPU_MS);
+            }
+        }
+    }
+
+    /**
+     * W8, the soak: {@code -Dw8.items} (1,000,000) items through W1's setup in rounds of {@code -Dw8.round} (100,000), with
+     * retention compressed ({@code -Dw8.retainRuns}, PT2M; dead items twice that; a scheduler tick every 10 s; no tenant limit), so the
+     * tables reach the size retention holds them at. Per round: items/s, the claim's and the record's time per
+     * statement (one per batch of 20; pg_stat_statements keeps mean, deviation and longest, no percentiles), the item
+     * table's size on disk (indexes included) and WAL per item. Flat: the last round within 15 % of the first on each.
+     */
+    static void soak() {
+        int total = Integer.getInteger("w8.items", 1_000_000);
+        int round = Integer.getInteger("w8.round", 100_000);
+        int tenants = 40;
+        String retainRuns = System.getProperty("w8.retainRuns", "PT2M");
+        Map<String, String> env = Map.of("RUNNER_RETAIN_RUNS", retainRuns,
+                "RUNNER_RETAIN_DEAD", Duration.parse(retainRuns).multipliedBy(2).toString(), "RUNNER_SCHEDULE_TICK_MS", "10000",
+                // Rounds follow each other at once: the tenant limit's default (1,000 a minute) would make the soak a drain.
+                "RUNNER_TENANT_LIMIT_PER_MINUTE", "100000000");
+        try (var stack = new BenchStack(env)) {
+            List<String> tenantIds = new ArrayList<>();
+            for (int t = 0; t < tenants; t++) {
+                tenantIds.add("w8-tenant-" + t);
+            }
+            stack.integration("w8", "import", true, Json.object().put("batch_size", 10).put("concurrency", 50)
+                    .put("rate_limit_per_minute", 600_000), tenantIds, "w8-secret-0123456789");
+            stack.handlers.handler("import").pages(1, round / tenants);
+            System.out.printf("%nW8 soak: %,d items in rounds of %,d (%d runs of %,d), retention %s%n", total, round, tenants,
+                    round / tenants, retainRuns);
+            System.out.println("  items so far | items/s | claim ms mean / sd / max | record ms mean / sd / max | execution_items MB | WAL bytes/item");
+            for (int done = 0; done < total; done += round) {
+                stack.resetStatementStatistics();
+                var window = Window.open("w8", stack);
+                List<UUID> runs = stack.manualRuns(tenantIds, "w8", "import");
+                Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(30));
+                var used = window.close();
+                BenchStack.StatementTimes claim = stack.statementTimes("with ids as (select unnest(%claimed as (%");
+                BenchStack.StatementTimes record = stack.statementTimes("update execution_items e set status = coalesce(v.status%");
+                System.out.printf("  %,12d | %7.0f | %6.2f / %5.2f / %6.1f | %6.2f / %5.2f / %6.1f | %18.1f | %.0f%n", done + round,
+                        round / window.secondsUntil(ended), claim.mean(), claim.deviation(), claim.longest(),
+                        record.mean(), record.deviation(), record.longest(), stack.itemTableBytes() / 1e6,
+                        (double) used.wal().bytes() / round);
             }
         }
     }

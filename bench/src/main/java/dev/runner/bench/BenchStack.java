@@ -104,6 +104,11 @@ final class BenchStack implements AutoCloseable {
         return UUID.fromString(created.path("runId").asText());
     }
 
+    /** A manual run for each tenant, in order. */
+    List<UUID> manualRuns(List<String> tenants, String integrationKey, String handlerKey) {
+        return tenants.stream().map(tenant -> manualRun(tenant, integrationKey, handlerKey)).toList();
+    }
+
     JsonNode run(UUID runId) {
         return call("GET", "/runs/" + runId, null, 200);
     }
@@ -216,7 +221,7 @@ final class BenchStack implements AutoCloseable {
 
     /** The meters at one instant. */
     record Meters(long nanoTime, Map<String, Long> sqs, long sqsChunks, long deferrals, QueuePoller.Requests eventSource, long redisCommands,
-                  long redisClientCommands, long redisRoundTrips, long postgresStatements, PgStatements postgres,
+                  long redisClientCommands, long redisRoundTrips, long postgresStatements, PgStatements postgres, PgWal wal,
                   InvocationMeter.Snapshot invocations, CpuMeter.Reading cpuReading, CpuMeter.Used cpu) {
 
         /** What happened between {@code before} and this. */
@@ -232,7 +237,7 @@ final class BenchStack implements AutoCloseable {
                     eventSource.minus(before.eventSource),
                     redisCommands - before.redisCommands, redisClientCommands - before.redisClientCommands,
                     redisRoundTrips - before.redisRoundTrips, postgresStatements - before.postgresStatements,
-                    postgres.minus(before.postgres), invocations.since(before.invocations), null,
+                    postgres.minus(before.postgres), wal.minus(before.wal), invocations.since(before.invocations), null,
                     CpuMeter.between(before.cpuReading, cpuReading));
         }
 
@@ -243,7 +248,7 @@ final class BenchStack implements AutoCloseable {
             return new Meters(nanoTime, sqsLeft, sqsChunks - other.sqsChunks, deferrals - other.deferrals, eventSource.minus(other.eventSource),
                     redisCommands - other.redisCommands, redisClientCommands - other.redisClientCommands,
                     redisRoundTrips - other.redisRoundTrips, postgresStatements - other.postgresStatements,
-                    postgres.minus(other.postgres), invocations, null, cpu);
+                    postgres.minus(other.postgres), wal.minus(other.wal), invocations, null, cpu);
         }
 
         /** Every SQS request: the functions' (SDK) and the event source mappings' receives and deletes. */
@@ -277,12 +282,19 @@ final class BenchStack implements AutoCloseable {
         }
     }
 
+    /** The WAL Postgres wrote: bytes (by its insert position), records and full-page images (pg_stat_wal). */
+    record PgWal(long bytes, long records, long fullPageImages) {
+        PgWal minus(PgWal earlier) {
+            return new PgWal(bytes - earlier.bytes, records - earlier.records, fullPageImages - earlier.fullPageImages);
+        }
+    }
+
     Meters meters() {
         CostMeter.Costs costs = runtime.costs().snapshot();
         return new Meters(System.nanoTime(), SqsRequestCounter.snapshot(), SqsRequestCounter.chunks(), SqsRequestCounter.deferrals(),
                 runtime.eventSourceRequests(),
                 redisServerCommands(), costs.redisCommands(), costs.redisRoundTrips(), costs.sqlStatements(), postgresStatements(),
-                runtime.invocations(), CpuMeter.read(postmaster), null);
+                postgresWal(), runtime.invocations(), CpuMeter.read(postmaster), null);
     }
 
     /**
@@ -324,6 +336,48 @@ final class BenchStack implements AutoCloseable {
                 rows.next();
                 return new PgStatements(rows.getLong(1), rows.getLong(2));
             }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A statement's time per call in ms since the last reset, over every statement whose text (spaces folded) is like the pattern. */
+    record StatementTimes(double mean, double deviation, double longest) {}
+
+    synchronized StatementTimes statementTimes(String likePattern) {
+        scalar("select 1", null, null); // opens the watcher connection
+        try (var statement = watcher.prepareStatement("""
+                select coalesce(sum(mean_exec_time * calls) / nullif(sum(calls), 0), 0), coalesce(max(stddev_exec_time), 0),
+                       coalesce(max(max_exec_time), 0)
+                from pg_stat_statements where regexp_replace(query, '\\s+', ' ', 'g') like ?""")) {
+            statement.setString(1, likePattern);
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                return new StatementTimes(rows.getDouble(1), rows.getDouble(2), rows.getDouble(3));
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Forgets what pg_stat_statements counted so far (the soak measures each round on its own). */
+    void resetStatementStatistics() {
+        scalar("select count(*) from pg_stat_statements_reset()", null, null);
+    }
+
+    /** The item table's size on disk, its indexes and TOAST included. */
+    long itemTableBytes() {
+        return scalar("select pg_total_relation_size('execution_items')", null, null);
+    }
+
+    /** The WAL written so far, everyone's (the benchmark's own reads write none). */
+    private synchronized PgWal postgresWal() {
+        scalar("select 1", null, null); // opens the watcher connection
+        try (var statement = watcher.prepareStatement(
+                "select (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint, wal_records, wal_fpi from pg_stat_wal");
+             var rows = statement.executeQuery()) {
+            rows.next();
+            return new PgWal(rows.getLong(1), rows.getLong(2), rows.getLong(3));
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -57,6 +57,7 @@ class IntegrityIT {
             "RUNNER_SWEEP_RUNS_OVERDUE_S", "60",
             "RUNNER_SWEEP_COMPLETION_QUIET_S", "1",
             "RUNNER_WEBHOOK_DEDUP_S", "60",
+            "RUNNER_WEBHOOK_TOLERANCE_S", "60", // never more than the dedup window (RunnerConfig refuses that)
             // A dead worker's claim frees in a second: what a crash leaves is claimable again within the test.
             "RUNNER_ITEM_CLAIM_LEASE_MS", "1000"));
 

@@ -2,6 +2,7 @@ package dev.runner.config;
 
 import dev.runner.redis.RedisMode;
 import dev.runner.security.Cidr;
+import dev.runner.security.WebhookScheme;
 import dev.runner.trigger.Trigger;
 
 import java.io.IOException;
@@ -67,7 +68,8 @@ public record RunnerConfig(
         /* How long an item worker waits, in its invocation, for a concurrency lease expected back soon, instead of deferring the batch. */
         Duration laneWait,
         /* How long POST /runs remembers an Idempotency-Key per tenant (Stripe keeps keys 24 hours). */
-        Duration runIdempotencyWindow) {
+        Duration runIdempotencyWindow,
+        Retention retention) {
 
     public RunnerConfig {
         secrets = Map.copyOf(secrets);
@@ -89,7 +91,7 @@ public record RunnerConfig(
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
                 + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait
-                + ", runIdempotencyWindow=" + runIdempotencyWindow + "]";
+                + ", runIdempotencyWindow=" + runIdempotencyWindow + ", retention=" + retention + "]";
     }
 
     public record Database(String jdbcUrl, String user, String password) {
@@ -183,7 +185,27 @@ public record RunnerConfig(
 
     public record TenantLimit(int perMinute, Duration shortestDeferral) {}
 
-    public record Webhooks(int maxBodyBytes, Duration signatureTolerance, Duration dedupWindow) {}
+    /**
+     * @param dedupWindow           a delivery or item seen within it is not processed again (at least the signature tolerance)
+     * @param untimedDeliveryWindow how long the delivery id of a scheme whose signature carries no timestamp is kept: a
+     *                              capture of it verifies forever, so it is remembered as long as its run (RUNNER_RETAIN_RUNS)
+     */
+    public record Webhooks(int maxBodyBytes, Duration signatureTolerance, Duration dedupWindow, Duration untimedDeliveryWindow) {
+
+        /** How long a delivery id verified under {@code scheme} is remembered. */
+        public Duration deliveryWindow(WebhookScheme scheme) {
+            return scheme.signsTime() ? dedupWindow : untimedDeliveryWindow;
+        }
+    }
+
+    /**
+     * How long what grows with traffic is kept, past its end.
+     *
+     * @param runs finished runs and their items (RUNNER_RETAIN_RUNS); an open run is kept whatever its age, and so
+     *             is the delivery id of a webhook whose signature carries no timestamp (a capture of it verifies forever)
+     * @param dead dead items (past their run's retention too) and dead letters (RUNNER_RETAIN_DEAD)
+     */
+    public record Retention(Duration runs, Duration dead) {}
 
     /**
      * The scheduler's sweeps for work whose message was lost between a commit and a send.
@@ -230,6 +252,15 @@ public record RunnerConfig(
             throw new IllegalStateException("RUNNER_REDIS_URL must start with redis:// or rediss:// (TLS); cluster mode is"
                     + " RUNNER_REDIS_MODE=cluster: " + redisUrl.replaceAll("//[^@/]*@", "//***@"));
         }
+        Duration tolerance = Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_TOLERANCE_S", 300));
+        Duration dedupWindow = Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_DEDUP_S", 86400));
+        if (dedupWindow.compareTo(tolerance) < 0) {
+            // A delivery forgotten while its signature still verifies could be replayed and processed again.
+            throw new IllegalStateException("RUNNER_WEBHOOK_DEDUP_S (" + dedupWindow.toSeconds()
+                    + ") must be at least RUNNER_WEBHOOK_TOLERANCE_S (" + tolerance.toSeconds() + ")");
+        }
+        var retention = new Retention(read.duration("RUNNER_RETAIN_RUNS", Duration.ofDays(30)),
+                read.duration("RUNNER_RETAIN_DEAD", Duration.ofDays(90)));
         return new RunnerConfig(
                 new Database(read.required("RUNNER_DATABASE_URL"),
                         read.optional("RUNNER_DATABASE_USER", null),
@@ -261,8 +292,7 @@ public record RunnerConfig(
                         Duration.ofMillis(read.positiveInt("RUNNER_TENANT_DEFER_MS", 5000))),
                 Duration.ofSeconds(read.positiveInt("RUNNER_TYPES_CACHE_TTL_S", 60)),
                 new Webhooks(read.positiveInt("RUNNER_WEBHOOK_MAX_BYTES", 1024 * 1024),
-                        Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_TOLERANCE_S", 300)),
-                        Duration.ofSeconds(read.positiveInt("RUNNER_WEBHOOK_DEDUP_S", 86400))),
+                        tolerance, dedupWindow, max(dedupWindow, retention.runs())),
                 Duration.ofMillis(read.positiveInt("RUNNER_RUN_TIME_RESERVE_MS", 10000)),
                 Duration.ofMillis(read.positiveInt("RUNNER_ITEM_CLAIM_LEASE_MS", 120000)),
                 read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4),
@@ -271,7 +301,12 @@ public record RunnerConfig(
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60)),
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_UNSENT_S", 60))),
                 Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)),
-                Duration.ofSeconds(read.positiveInt("RUNNER_RUN_IDEMPOTENCY_S", 86400)));
+                Duration.ofSeconds(read.positiveInt("RUNNER_RUN_IDEMPOTENCY_S", 86400)),
+                retention);
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     /** Reads variables; blank counts as unset. */
@@ -363,6 +398,23 @@ public record RunnerConfig(
                 case "iam" -> false;
                 default -> throw new IllegalStateException("RUNNER_MANAGEMENT_AUTH must be apiKey or iam: " + mode);
             };
+        }
+
+        /** An ISO-8601 duration (PT30S, P30D), > 0. */
+        Duration duration(String name, Duration fallback) {
+            String value = optional(name, null);
+            if (value == null) {
+                return fallback;
+            }
+            try {
+                Duration parsed = Duration.parse(value);
+                if (parsed.isNegative() || parsed.isZero()) {
+                    throw new IllegalStateException(name + " must be > 0: " + value);
+                }
+                return parsed;
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new IllegalStateException(name + " must be an ISO-8601 duration such as P30D or PT90S: " + value);
+            }
         }
 
         int positiveInt(String name, int fallback) {

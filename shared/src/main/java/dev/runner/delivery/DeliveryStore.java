@@ -40,20 +40,22 @@ public final class DeliveryStore {
     }
 
     /**
-     * Records deliveries of a tenant integration under the run they would make, and returns the ids not seen within
-     * {@code window}, inside the caller's transaction: a delivery whose run rolls back is not recorded either.
-     * One statement.
+     * Records deliveries of a tenant integration under the run they would make, each kept for {@code window}, and
+     * returns the ids not seen within their windows (a row recorded before kept_until: within this one), inside the
+     * caller's transaction: a delivery whose run rolls back is not recorded either. One statement.
      */
     public Set<String> recordDeliveries(Connection connection, String tenantId, String integrationKey,
                                         Collection<String> deliveryIds, UUID runId, Duration window) throws SQLException {
         return Set.copyOf(db.query(connection, """
-                insert into delivery_ids (tenant_id, integration_key, delivery_id, run_id)
-                select ?, ?, unnest(?::text[]), ?
-                on conflict (tenant_id, integration_key, delivery_id) do update set received_at = now(), run_id = excluded.run_id
-                    where delivery_ids.received_at < now() - make_interval(secs => ?)
+                insert into delivery_ids (tenant_id, integration_key, delivery_id, run_id, kept_until)
+                select ?, ?, unnest(?::text[]), ?, now() + make_interval(secs => ?)
+                on conflict (tenant_id, integration_key, delivery_id) do update
+                    set received_at = now(), run_id = excluded.run_id, kept_until = excluded.kept_until
+                    where coalesce(delivery_ids.kept_until, delivery_ids.received_at + make_interval(secs => ?)) < now()
                 returning delivery_id
                 """, row -> row.getString(1), tenantId, integrationKey,
-                Database.array("text", deliveryIds.stream().distinct().toArray()), runId, (double) window.toSeconds()));
+                Database.array("text", deliveryIds.stream().distinct().toArray()), runId, (double) window.toSeconds(),
+                (double) window.toSeconds()));
     }
 
     /** The run a delivery's first arrival made, if it made one (none when all its items were repeats). */
@@ -64,7 +66,11 @@ public final class DeliveryStore {
                 """, row -> row.getObject(1, UUID.class), tenantId, integrationKey, deliveryId);
     }
 
-    /** Forgets what arrived longer than {@code window} ago: a repeat after it is processed again anyway. Returns how many. */
+    /**
+     * Forgets items that arrived longer than {@code window} ago, and deliveries past their own window (one recorded
+     * before that was kept per delivery: past {@code window}): a repeat after it is processed again anyway. At most
+     * {@code limit} rows of each kind; returns how many.
+     */
     public int purge(Duration window, int limit) {
         int items = db.update("""
                 delete from webhook_deliveries where ctid in (
@@ -72,8 +78,12 @@ public final class DeliveryStore {
                 """, (double) window.toSeconds(), limit);
         int deliveries = db.update("""
                 delete from delivery_ids where ctid in (
-                    select ctid from delivery_ids where received_at < now() - make_interval(secs => ?) limit ?)
+                    select ctid from delivery_ids where kept_until < now() limit ?)
+                """, limit);
+        int unbounded = db.update("""
+                delete from delivery_ids where ctid in (
+                    select ctid from delivery_ids where kept_until is null and received_at < now() - make_interval(secs => ?) limit ?)
                 """, (double) window.toSeconds(), limit);
-        return items + deliveries;
+        return items + deliveries + unbounded;
     }
 }

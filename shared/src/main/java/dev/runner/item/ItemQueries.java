@@ -124,7 +124,7 @@ public final class ItemQueries {
     /**
      * Items waiting on each items tier: queued (visible or delayed in SQS) or retrying (invisible
      * for their backoff), by their run's trigger. Reads every waiting item (the partial index
-     * execution_items_open finds them), so it costs in proportion to the backlog: an operator's
+     * execution_items_waiting finds them), so it costs in proportion to the backlog: an operator's
      * view, not something to poll in a loop.
      */
     public Map<Trigger, Waiting> waitingByTrigger() {
@@ -142,8 +142,8 @@ public final class ItemQueries {
      * Outcomes per whole minute since {@code since}: successes by finished_at, deaths by dlq_at,
      * retries by the time in each failed attempt's history entry (a dead item's last entry is its
      * death, not a retry). Only items that can hold such a time are read: those succeeded or dead
-     * since then (indexes execution_items_succeeded and execution_items_dead) and those still open
-     * (execution_items_open); of the succeeded ones only those that failed first
+     * since then (indexes execution_items_finished and execution_items_dead) and those still open
+     * that failed (execution_items_open_retried); of the succeeded ones only those that failed first
      * (execution_items_retried_succeeded). One statement, reading O(items finished in the window).
      */
     public List<MinuteCount> perMinute(Instant since) {

@@ -7,6 +7,7 @@ import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
 import dev.runner.outbox.OutboxStore;
 import dev.runner.queue.QueueClient;
+import dev.runner.retention.RetentionStore;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
@@ -15,6 +16,8 @@ import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
 import dev.runner.trigger.Trigger;
 
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -42,6 +45,9 @@ public final class Scheduler {
     /** Owed sends taken per tick: one per commit, each up to a page of items. */
     private static final int MAX_OWED_PER_TICK = 100;
     private static final int MAX_PURGED_DELIVERIES = 10_000;
+    /** Rows per retention batch (one short transaction each), and how much of a tick retention may take. */
+    private static final int RETENTION_BATCH = 10_000;
+    private static final Duration RETENTION_BUDGET = Duration.ofSeconds(15);
     /** Where a schedule that never fires again waits: the tenant's config still names it, so it is not deleted. */
     private static final Instant NEVER = Instant.parse("9999-12-31T00:00:00Z");
 
@@ -59,6 +65,7 @@ public final class Scheduler {
     private final ItemDispatcher dispatcher;
     private final OutboxStore outbox;
     private final RunRequestStore runRequests;
+    private final RetentionStore retention;
 
     public Scheduler(RunnerConfig config, Database db, ScheduleStore schedules, RunService runs, RunStore runStore, ItemStore items,
                      DeliveryStore deliveries, QueueClient queues, ItemDispatcher dispatcher, OutboxStore outbox,
@@ -74,6 +81,7 @@ public final class Scheduler {
         this.dispatcher = dispatcher;
         this.outbox = outbox;
         this.runRequests = runRequests;
+        this.retention = new RetentionStore(db, Clock.systemUTC());
     }
 
     public Tick tick(Instant now) {
@@ -107,14 +115,14 @@ public final class Scheduler {
         Sweep sweep = sweep();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
-                    "runsCompleted", sweep.completed(), "deliveriesForgotten", sweep.purged());
+                    "runsCompleted", sweep.completed(), "deliveriesForgotten", sweep.purged(), "retentionDeleted", sweep.trimmed());
         }
         return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
     }
 
-    private record Sweep(int runs, int items, int completed, int purged) {
+    private record Sweep(int runs, int items, int completed, int purged, long trimmed) {
         boolean any() {
-            return runs + items + completed + purged > 0;
+            return runs + items + completed + purged + trimmed > 0;
         }
     }
 
@@ -124,7 +132,8 @@ public final class Scheduler {
      * lost any other way, runs and items whose message is long overdue are sent again, only on tiers
      * without a visible backlog (there a message may just be waiting its turn, and nothing tells it
      * from a lost one). Runs whose items all ended are completed; deliveries and idempotency keys
-     * older than their windows are forgotten. Each part runs even when one before it failed.
+     * older than their windows are forgotten, and runs, items and dead letters past retention deleted
+     * (RetentionStore). Each part runs even when one before it failed.
      */
     private Sweep sweep() {
         RunnerConfig.Sweeps settings = config.sweeps();
@@ -142,7 +151,8 @@ public final class Scheduler {
         int completed = attempt("abandoned runs", () -> runStore.completeAbandoned(settings.completionQuiet(), MAX_PER_TICK).size(), 0);
         int purged = attempt("purge", () -> deliveries.purge(config.webhooks().dedupWindow(), MAX_PURGED_DELIVERIES)
                 + runRequests.purge(config.runIdempotencyWindow(), MAX_PURGED_DELIVERIES), 0);
-        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged);
+        long trimmed = attempt("retention", () -> retention.trim(config.retention(), RETENTION_BATCH, RETENTION_BUDGET).total(), 0L);
+        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged, trimmed);
     }
 
     /** What the owed part of a sweep sent. */

@@ -131,7 +131,7 @@ public final class RunStore {
                     finished_at = now(), updated_at = now()
                 where r.run_id = any(?) and r.status = 'running'
                   and not exists (select 1 from execution_items o
-                                  where o.run_id = r.run_id and o.status not in ('succeeded', 'dead', 'cancelled'))
+                                  where o.run_id = r.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
                 returning r.run_id, r.tenant_id, r.created_at, r.finished_at
                 """.formatted(FINAL_STATUS), Completed::of, Database.array("uuid", runIds.toArray())));
     }
@@ -179,7 +179,7 @@ public final class RunStore {
                     select c.run_id from runs c
                     where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
                       and not exists (select 1 from execution_items o
-                                      where o.run_id = c.run_id and o.status not in ('succeeded', 'dead', 'cancelled'))
+                                      where o.run_id = c.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
                     order by c.updated_at limit ? for update skip locked)
                 update runs r set
                     status = %s,
@@ -214,7 +214,7 @@ public final class RunStore {
     /** A run whose dead items are put back to work is open again. */
     public void reopen(Connection connection, UUID runId) throws SQLException {
         db.update(connection, """
-                update runs set status = 'running', finished_at = null, updated_at = now()
+                update runs set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
                 where run_id = ? and status in ('completed', 'completed_with_errors', 'cancelled')
                 """, runId);
     }
@@ -225,7 +225,7 @@ public final class RunStore {
             return;
         }
         db.update(connection, """
-                update runs set status = 'running', finished_at = null, updated_at = now()
+                update runs set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
                 where run_id = any(?) and status in ('completed', 'completed_with_errors', 'cancelled')
                 """, Database.array("uuid", runIds.toArray()));
     }

@@ -7,6 +7,8 @@ import dev.runner.cost.CostTracker;
 import org.flywaydb.core.Flyway;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 
 import java.sql.Array;
 import java.sql.Connection;
@@ -67,11 +69,22 @@ public final class Database implements AutoCloseable {
     }
 
     public static void migrate(String jdbcUrl, Credentials credentials) {
-        Flyway.configure()
+        flyway(jdbcUrl, credentials).load().migrate();
+    }
+
+    /** Flyway on Runner's migrations, ready to load (a test may aim it at an earlier target first). */
+    public static FluentConfiguration flyway(RunnerConfig.Database config) {
+        return flyway(config.jdbcUrl(), Credentials.fixed(config.user(), config.password()));
+    }
+
+    private static FluentConfiguration flyway(String jdbcUrl, Credentials credentials) {
+        FluentConfiguration flyway = Flyway.configure()
                 .dataSource(new LoginDataSource(jdbcUrl, credentials))
-                .locations("classpath:db/migration")
-                .load()
-                .migrate();
+                .locations("classpath:db/migration");
+        // Flyway's lock as a session advisory lock, not one held in a transaction: CREATE INDEX CONCURRENTLY
+        // (the online migrations) waits for every open transaction, Flyway's own too, and would wait forever.
+        flyway.getPluginRegister().getPlugin(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        return flyway;
     }
 
     /** Gives each runtime role its login, with the password {@code passwords} holds for it, as the owner. */

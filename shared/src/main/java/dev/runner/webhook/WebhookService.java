@@ -27,6 +27,7 @@ import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
@@ -134,7 +135,8 @@ public final class WebhookService {
         List<ItemStore.NewItem> items = items(body, request.header("x-event-id"));
         String deliveryId = deliveryId(taken.get().scheme(), taken.get().verified(), body, request.body());
         RunService.Started started = runs.startWithItems(tenantId, integrationKey, handler.get(), Trigger.WEBHOOK, items,
-                (connection, runId, candidates) -> unseen(connection, tenantId, integrationKey, handlerKey, deliveryId, runId, candidates));
+                (connection, runId, candidates) -> unseen(connection, tenantId, integrationKey, handlerKey, deliveryId,
+                        settings.deliveryWindow(taken.get().scheme()), runId, candidates));
         UUID runId = started.runId() != null ? started.runId() : deliveries.runOf(tenantId, integrationKey, deliveryId).orElse(null);
         int duplicates = started.accepted() - started.enqueued();
         LOG.info("webhook accepted", "tenantId", tenantId, "integrationKey", integrationKey, "deliveryId", deliveryId,
@@ -256,8 +258,9 @@ public final class WebhookService {
      * Two statements; a repeated delivery stops after the first and records nothing else.
      */
     private List<ItemStore.NewItem> unseen(Connection connection, String tenantId, String integrationKey, String handlerKey,
-                                           String deliveryId, UUID runId, List<ItemStore.NewItem> items) throws SQLException {
-        if (deliveries.recordDeliveries(connection, tenantId, integrationKey, List.of(deliveryId), runId, settings.dedupWindow()).isEmpty()) {
+                                           String deliveryId, Duration deliveryWindow, UUID runId, List<ItemStore.NewItem> items)
+            throws SQLException {
+        if (deliveries.recordDeliveries(connection, tenantId, integrationKey, List.of(deliveryId), runId, deliveryWindow).isEmpty()) {
             return List.of();
         }
         Set<String> fresh = deliveries.recordUnseen(connection, tenantId, integrationKey, handlerKey,

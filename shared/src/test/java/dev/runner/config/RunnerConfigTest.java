@@ -73,6 +73,36 @@ public class RunnerConfigTest {
     }
 
     @Test
+    void retentionIsReadAsIso8601DurationsAndDeliveriesOfUntimedSchemesAreKeptAsLongAsRuns() {
+        RunnerConfig defaults = RunnerConfig.from(minimal());
+        assertEquals(new RunnerConfig.Retention(Duration.ofDays(30), Duration.ofDays(90)), defaults.retention());
+        assertEquals(Duration.ofDays(1), defaults.webhooks().deliveryWindow(dev.runner.security.WebhookScheme.STANDARD));
+        assertEquals(Duration.ofDays(30), defaults.webhooks().deliveryWindow(dev.runner.security.WebhookScheme.GITHUB));
+
+        Map<String, String> env = minimal();
+        env.put("RUNNER_RETAIN_RUNS", "PT90S");
+        env.put("RUNNER_RETAIN_DEAD", "PT3M");
+        RunnerConfig compressed = RunnerConfig.from(env);
+        assertEquals(new RunnerConfig.Retention(Duration.ofSeconds(90), Duration.ofMinutes(3)), compressed.retention());
+        assertEquals(Duration.ofDays(1), compressed.webhooks().deliveryWindow(dev.runner.security.WebhookScheme.GITHUB),
+                "never shorter than the dedup window");
+
+        env.put("RUNNER_RETAIN_RUNS", "30 days");
+        assertEquals("RUNNER_RETAIN_RUNS must be an ISO-8601 duration such as P30D or PT90S: 30 days",
+                assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+        env.put("RUNNER_RETAIN_RUNS", "PT0S");
+        assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env));
+    }
+
+    @Test
+    void theDedupWindowIsNeverShorterThanTheSignatureTolerance() {
+        Map<String, String> env = minimal();
+        env.put("RUNNER_WEBHOOK_DEDUP_S", "60");
+        assertEquals("RUNNER_WEBHOOK_DEDUP_S (60) must be at least RUNNER_WEBHOOK_TOLERANCE_S (300)",
+                assertThrows(IllegalStateException.class, () -> RunnerConfig.from(env)).getMessage());
+    }
+
+    @Test
     void backoffDoublesFromTheBase() {
         RunnerConfig.Retry retry = new RunnerConfig.Retry(3, Duration.ofSeconds(5));
         assertEquals(Duration.ofSeconds(5), retry.backoff(1));

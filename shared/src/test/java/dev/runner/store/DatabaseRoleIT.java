@@ -57,7 +57,8 @@ class DatabaseRoleIT {
             DatabaseRole.INGEST, List.of("select count(*) from ingest_producers", "select count(*) from delivery_ids"),
             DatabaseRole.RUN_WORKER, List.of("select count(*) from handler_signing_keys", "select count(*) from execution_items"),
             DatabaseRole.ITEM_WORKER, List.of("select count(*) from handler_signing_keys", "select count(*) from paused_handlers"),
-            DatabaseRole.SCHEDULER, List.of("select count(*) from schedules", "delete from delivery_ids where false"),
+            DatabaseRole.SCHEDULER, List.of("select count(*) from schedules", "delete from delivery_ids where false",
+                    "delete from execution_items where false", "delete from runs where false", "delete from dead_letters where false"),
             DatabaseRole.DEAD_LETTER, List.of("select count(*) from dead_letters", "select count(*) from execution_items"),
             DatabaseRole.API, List.of("select count(*) from api_keys", "select count(*) from handler_signing_keys")));
 
