@@ -30,7 +30,12 @@ import dev.runner.outbox.OutboxStore;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.IngestService;
 import dev.runner.pipeline.ItemDispatcher;
+import dev.runner.pipeline.AdmissionStep;
+import dev.runner.pipeline.CallStep;
+import dev.runner.pipeline.CallTimes;
+import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
+import dev.runner.pipeline.SettleStep;
 import dev.runner.pipeline.PauseService;
 import dev.runner.pipeline.RedriveService;
 import dev.runner.pipeline.RunService;
@@ -130,8 +135,15 @@ public final class Runner implements AutoCloseable {
             config().runIdempotencyWindow(), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
             handlers(), queues(), deadLetterStore(), dispatcher.get()));
-    private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
-            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard(), metrics()));
+    private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
+        CallTimes callTimes = new CallTimes();
+        return new ItemWorker(integrations(), deadLetterStore(),
+                new AdmissionStep(guard(), pauseStore.get(), integrations(), callTimes, config().laneWait(),
+                        config().tenantLimit().shortestDeferral()),
+                new ClaimStep(itemStore(), config().itemClaimLease()),
+                new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
+                new SettleStep(config().retry(), config().queues(), itemStore(), runStore(), queues(), metrics()));
+    });
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
