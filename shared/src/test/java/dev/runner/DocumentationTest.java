@@ -32,8 +32,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The contracts the code relies on live in docs/ and the code cites them there: no file points at a
- * document outside the repository, every docs/ file a file names exists, every Markdown link (and
+ * The contracts the code relies on live in docs/ and the code cites them there: no Markdown file and
+ * no code comment points at a document outside the repository (a relative path that leaves it, or the
+ * design notes by name), every docs/ file a file names exists, every Markdown link (and
  * its #section) resolves, and docs/data-model.md and docs/management-api.md name what the
  * migrations and the route table hold. No I/O but the repository's files.
  */
@@ -42,6 +43,8 @@ class DocumentationTest {
     private static final Path ROOT = repositoryRoot();
     /** The design notes this project started from live outside the repository: citing them sends readers nowhere. */
     private static final Pattern OUTSIDE_DESIGN = Pattern.compile("\\bDESIGN\\b");
+    /** A path that goes up a directory first: {@code ../x}, {@code ../../x} (not {@code shared/.../x}, an elision). */
+    private static final Pattern RELATIVE_PATH = Pattern.compile("(?<![\\w./$-])(?:\\.\\./)+[\\w.-][\\w./-]*");
     /**
      * Applied migrations cannot change, not even a comment: Flyway checksums every line and refuses to
      * migrate a database whose applied script differs. Their tables are described in docs/data-model.md.
@@ -52,21 +55,57 @@ class DocumentationTest {
     private static final Set<String> SKIPPED_DIRECTORIES = Set.of(".git", "target", "node_modules", ".idea");
 
     @Test
-    void noFileCitesTheDesignDocumentOutsideTheRepository() {
+    void noFileCitesADocumentOutsideTheRepository() {
         List<String> citations = new ArrayList<>();
         for (Path file : textFiles()) {
             if (file.endsWith("DocumentationTest.java")) {
                 continue;
             }
+            boolean markdown = file.toString().endsWith(".md");
+            // Markdown resolves a relative path from its own directory; code comments cite paths from the root, as docs/….
+            Path base = markdown ? file.getParent() : ROOT;
             List<String> lines = lines(file);
             for (int i = 0; i < lines.size(); i++) {
                 String where = relative(file) + ":" + (i + 1);
-                if (OUTSIDE_DESIGN.matcher(lines.get(i)).find() && !IMMUTABLE.contains(where)) {
+                String text = markdown ? lines.get(i) : comment(file, lines.get(i));
+                if (IMMUTABLE.contains(where) || text.isEmpty()) {
+                    continue;
+                }
+                if (OUTSIDE_DESIGN.matcher(text).find()) {
                     citations.add(where + ": " + lines.get(i).strip());
+                }
+                for (Matcher path = RELATIVE_PATH.matcher(text); path.find(); ) {
+                    if (!base.resolve(path.group()).normalize().startsWith(ROOT)) {
+                        citations.add(where + ": " + path.group());
+                    }
                 }
             }
         }
-        assertEquals(List.of(), citations, "cite the docs/ file that holds the contract instead");
+        assertEquals(List.of(), citations, "cite the file in the repository that holds the contract instead");
+    }
+
+    /** The comment on a line of code (all of it for a comment line), or "" when it has none or the language is not known here. */
+    static String comment(Path file, String line) {
+        String name = file.getFileName().toString();
+        String extension = name.contains(".") ? name.substring(name.lastIndexOf('.') + 1) : "";
+        String stripped = line.strip();
+        List<String> markers = switch (extension) {
+            case "java", "js", "ts", "css" -> List.of("//", "/*", "*");
+            case "sql", "lua" -> List.of("--");
+            case "xml", "html" -> List.of("<!--");
+            case "yaml", "yml", "toml", "properties", "sh", "py", "" -> List.of("#");
+            default -> List.of();
+        };
+        for (String marker : markers) {
+            if (stripped.startsWith(marker)) {
+                return stripped;
+            }
+            int trailing = marker.equals("*") ? -1 : line.indexOf(" " + marker + " ");
+            if (trailing >= 0) {
+                return line.substring(trailing);
+            }
+        }
+        return "";
     }
 
     @Test

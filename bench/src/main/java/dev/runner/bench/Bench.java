@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Runner's benchmarks (../shared/spec/BENCH.md): each workload on a fresh local runtime, wired from
+ * Runner's benchmarks (bench/README.md): each workload on a fresh local runtime, wired from
  * template.yaml as in AWS, against a handler service that answers at once unless the workload says
  * otherwise. Prints figures, with what an item cost (CPU per function, invocations, the AWS bill:
  * {@link CostReport}); asserts nothing. Sizes and limits are system properties so a run can be

@@ -15,7 +15,7 @@ import java.time.Duration;
  * stack waits for it (up to the resource's ServiceTimeout), so it is sent whatever happened, and
  * CloudFormation rejects a body over 4 KB: a long Reason (a migration's SQL error) is cut to fit.
  * Sent with {@link HttpURLConnection}, as Runner's AWS requests are: {@code java.net.http}'s client
- * loads ≈ 600 more JDK classes and starts its selector thread, ≈ 140 ms of Migrate's cold start.
+ * loads many more JDK classes and starts its selector thread, on Migrate's cold start.
  */
 final class CloudFormationResponse {
 

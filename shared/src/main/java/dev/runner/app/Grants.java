@@ -1,5 +1,7 @@
 package dev.runner.app;
 
+import dev.runner.config.RunnerConfig;
+import dev.runner.queue.QueueClient;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
 
@@ -51,6 +53,16 @@ public record Grants(Set<QueueRole> sends, Set<QueueRole> changesVisibility, Set
                 with(changesVisibility, QueueRole.class, other.changesVisibility.toArray(QueueRole[]::new)),
                 with(readsAttributes, QueueRole.class, other.readsAttributes.toArray(QueueRole[]::new)),
                 with(reads, SecretRole.class, other.reads.toArray(SecretRole[]::new)));
+    }
+
+    /** Whether these grants let a function {@code use} the queue at {@code queueUrl}, among {@code queues}. */
+    public boolean allows(QueueClient.Use use, String queueUrl, RunnerConfig.Queues queues) {
+        Set<QueueRole> granted = switch (use) {
+            case SEND -> sends;
+            case CHANGE_VISIBILITY -> changesVisibility;
+            case READ_ATTRIBUTES -> readsAttributes;
+        };
+        return granted.stream().anyMatch(role -> queues.url(role).equals(queueUrl));
     }
 
     @SafeVarargs

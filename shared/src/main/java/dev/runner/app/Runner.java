@@ -5,7 +5,6 @@ import dev.runner.api.IamPrincipals;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.cache.TypesCache;
-import dev.runner.config.QueueRole;
 import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
 import dev.runner.cost.CostTracker;
@@ -22,7 +21,6 @@ import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemQueries;
-import dev.runner.log.Log;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
@@ -30,7 +28,12 @@ import dev.runner.outbox.OutboxStore;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.IngestService;
 import dev.runner.pipeline.ItemDispatcher;
+import dev.runner.pipeline.AdmissionStep;
+import dev.runner.pipeline.CallStep;
+import dev.runner.pipeline.CallTimes;
+import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
+import dev.runner.pipeline.SettleStep;
 import dev.runner.pipeline.PauseService;
 import dev.runner.pipeline.RedriveService;
 import dev.runner.pipeline.RunService;
@@ -50,15 +53,13 @@ import dev.runner.secrets.SecretsManagerSource;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
 import dev.runner.webhook.WebhookService;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
-import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -82,13 +83,13 @@ public final class Runner implements AutoCloseable {
 
     /** The in-process layer in front of the Redis types cache (and of tenant integrations): short, so a change is seen soon everywhere. */
     private static final Duration LOCAL_TYPES_TTL = Duration.ofSeconds(5);
-    private static final Log LOG = Log.of(Runner.class);
 
     private final RunnerConfig config;
     private final Clock clock;
     private final CostTracker costs;
     private final Metrics metrics;
     private final List<Part<?>> parts = new ArrayList<>();
+    private final SecretAdapters secretAdapters;
     /** What the functions bound to this root may do together; null until one binds (tests driving the core directly). */
     private volatile Grants served;
 
@@ -99,14 +100,14 @@ public final class Runner implements AutoCloseable {
             config().databasePoolSize(), costs()));
     private final Part<QueueClient> queues = part("queues", () -> QueueClient.create(endpoint(config().sqsEndpoint()),
             config().awsRegion(), credentialsFor(config().sqsEndpoint()), costs(), this::allows));
-    private final Part<AwsCredentialsProvider> roleCredentials = part("roleCredentials", this::roleCredentials);
+    private final Part<AwsCredentialsProvider> roleCredentials = part("roleCredentials", () -> AwsCredentialChain.role(config()));
     private final Part<Redis> redis = part("redis", () -> Redis.connect(new Redis.Settings(config().redisUrl(), config().redisMode(),
-            redisAuth(), Redis.DEFAULT_TIMEOUT, config().redisTrustedCertificates()), costs()));
+            secretAdapters().redisAuth(), Redis.DEFAULT_TIMEOUT, config().redisTrustedCertificates()), costs()));
     private final Part<HandlerUrlPolicy> handlerUrls = part("handlerUrls", () -> new HandlerUrlPolicy(config().handlerAllowedNetworks()));
     private final Part<SigningKeyStore> signingKeys = part("signingKeys", () -> new SigningKeyStore(database()));
     // The handlers' own keys, read at most once per TTL per handler; the global key only for handlers that never had one.
     private final Part<HandlerClient> handlers = part("handlers", () -> new HandlerClient(
-            new HandlerSigning(signingKeys.get(), handlerSigningKey(), LOCAL_TYPES_TTL, clock()), handlerUrls.get(), clock(), costs(), metrics()));
+            new HandlerSigning(signingKeys.get(), secretAdapters().handlerSigningKey(), LOCAL_TYPES_TTL, clock()), handlerUrls.get(), clock(), costs(), metrics()));
     private final Part<Keys> keys = part("keys", () -> new Keys(config().redisPrefix()));
     // A lease outlives any live worker's call (leases end at report); a dead worker's frees after the claim lease.
     private final Part<Guard> guard = part("guard", () -> new Guard(redis(), keys.get(),
@@ -130,15 +131,22 @@ public final class Runner implements AutoCloseable {
             config().runIdempotencyWindow(), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
             handlers(), queues(), deadLetterStore(), dispatcher.get()));
-    private final Part<ItemWorker> itemWorker = part("itemWorker", () -> new ItemWorker(config(), itemStore(), pauseStore.get(),
-            runStore(), integrations(), handlers(), queues(), deadLetterStore(), guard(), metrics()));
+    private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
+        CallTimes callTimes = new CallTimes();
+        return new ItemWorker(integrations(), deadLetterStore(),
+                new AdmissionStep(guard(), pauseStore.get(), integrations(), callTimes, config().laneWait(),
+                        config().tenantLimit().shortestDeferral()),
+                new ClaimStep(itemStore(), config().itemClaimLease()),
+                new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
+                new SettleStep(config().retry(), config().queues(), itemStore(), runStore(), queues(), metrics()));
+    });
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
             dispatcher.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),
             dispatcher.get()));
-    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(apiKey(), config().managementBearerKeys(),
+    private final Part<ManagementApi> api = part("api", () -> new ManagementApi(secretAdapters().apiKey(), config().managementBearerKeys(),
             managementIamPrincipals(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
@@ -165,6 +173,7 @@ public final class Runner implements AutoCloseable {
         this.clock = clock;
         this.costs = costs;
         this.metrics = metrics;
+        this.secretAdapters = new SecretAdapters(config, this::secret);
     }
 
     /** Lambda's root: the configuration the template gives the function. */
@@ -251,23 +260,9 @@ public final class Runner implements AutoCloseable {
 
     private boolean allows(QueueClient.Use use, String queueUrl) {
         Grants grants = served;
-        if (grants == null) {
-            return true;
-        }
-        Set<QueueRole> granted = switch (use) {
-            case SEND -> grants.sends();
-            case CHANGE_VISIBILITY -> grants.changesVisibility();
-            case READ_ATTRIBUTES -> grants.readsAttributes();
-        };
-        for (QueueRole role : granted) {
-            if (config.queues().url(role).equals(queueUrl)) {
-                return true;
-            }
-        }
-        return false;
+        return grants == null || grants.allows(use, queueUrl, config.queues());
     }
 
-    /** The management API's admin key: given by value, else read from its secret; null = none (every call 401). */
     /** Read when the API is built, so a bad entry fails the API function's start and says which. */
     private IamPrincipals managementIamPrincipals() {
         try {
@@ -277,90 +272,17 @@ public final class Runner implements AutoCloseable {
         }
     }
 
-    private String apiKey() {
-        if (config.apiKey() != null || config.secret(SecretRole.API_KEY) == null) {
-            return config.apiKey();
-        }
-        return secret(SecretRole.API_KEY).value();
-    }
-
-    /**
-     * The deployment-wide handler signing key: given by value, else read from its secret; null when neither is set.
-     * It signs only the calls of handlers that never had a key of their own (docs/handler-contract.md): without it,
-     * such a handler's calls fail until an admin creates its key.
-     */
-    private String handlerSigningKey() {
-        if (config.handlerSigningSecret() != null) {
-            return config.handlerSigningSecret();
-        }
-        if (config.secret(SecretRole.HANDLER_SIGNING_KEY) == null) {
-            return null;
-        }
-        return secret(SecretRole.HANDLER_SIGNING_KEY).value();
-    }
-
     /** The database login: from its secret, re-read when Postgres refuses it (a rotation); else the values given. */
     private Credentials databaseCredentials() {
-        if (config.secret(SecretRole.DATABASE) == null) {
-            return Credentials.fixed(config.database().user(), config.database().password());
-        }
-        Secret secret = secret(SecretRole.DATABASE);
-        return new Credentials() {
-            @Override
-            public Login current() {
-                return login(secret.value());
-            }
-
-            @Override
-            public Login refreshed() {
-                return login(secret.refresh());
-            }
-
-            private Login login(String json) {
-                DatabaseLogin login = DatabaseLogin.parse(secret.id(), json);
-                return new Login(login.username(), login.password());
-            }
-        };
-    }
-
-    /** The Redis AUTH token, re-read (at most once a second) at each connect, so a rotated token reaches the next connection. */
-    private Redis.Auth redisAuth() {
-        if (config.secret(SecretRole.REDIS_AUTH) == null) {
-            return null;
-        }
-        Secret secret = secret(SecretRole.REDIS_AUTH);
-        return secret::refresh;
+        return secretAdapters.database();
     }
 
     private static URI endpoint(String override) {
         return override == null ? null : URI.create(override);
     }
 
-    /**
-     * The credentials requests to an AWS endpoint are signed with: the function's role's (below),
-     * else, for a server on this machine (an endpoint override and no credentials given), placeholders.
-     */
     private AwsCredentialsProvider credentialsFor(String endpointOverride) {
-        if (endpointOverride != null && config.awsCredentials() == null && config.credentialsEndpoint() == null) {
-            return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
-        }
-        return roleCredentials.get();
-    }
-
-    /**
-     * The function's role credentials, one source for every AWS client: the keys in the root's
-     * environment ({@code AWS_ACCESS_KEY_ID}…: Lambda's, or the local runtime's for each function),
-     * else the SDK's default chain, which reads the container credentials endpoint Lambda gives
-     * SnapStart functions instead, at the first call and never into a snapshot ({@link RoleCredentials}).
-     */
-    private AwsCredentialsProvider roleCredentials() {
-        RunnerConfig.AwsCredentials given = config.awsCredentials();
-        if (given == null) {
-            return new RoleCredentials();
-        }
-        return StaticCredentialsProvider.create(given.sessionToken() == null
-                ? AwsBasicCredentials.create(given.accessKeyId(), given.secretAccessKey())
-                : AwsSessionCredentials.create(given.accessKeyId(), given.secretAccessKey(), given.sessionToken()));
+        return AwsCredentialChain.forEndpoint(config, endpointOverride, roleCredentials::get);
     }
 
     /** What a function's path connects to, for {@link #openInBackground}. */
@@ -374,22 +296,21 @@ public final class Runner implements AutoCloseable {
      * failure is logged and left to the first request, which tries again as it would have anyway.
      */
     public Opening openInBackground(Set<Connection> connections) {
-        List<Thread> threads = new ArrayList<>();
+        Map<String, Runnable> openers = new LinkedHashMap<>();
         if (connections.contains(Connection.DATABASE)) {
-            threads.add(opener("database", () -> database().ping()));
+            openers.put("database", () -> database().ping());
         }
         if (connections.contains(Connection.REDIS)) {
-            threads.add(opener("redis", () -> {
+            openers.put("redis", () -> {
                 if (!redis().open()) {
                     throw new IllegalStateException("Redis not reachable now");
                 }
-            }));
+            });
         }
         if (connections.contains(Connection.QUEUES)) {
-            threads.add(opener("queues", this::queues));
+            openers.put("queues", this::queues);
         }
-        threads.forEach(Thread::start);
-        return new Opening(List.copyOf(threads));
+        return Openers.start(openers);
     }
 
     /** What {@link #openInBackground} started. */
@@ -405,16 +326,6 @@ public final class Runner implements AutoCloseable {
             }
             return true;
         }
-    }
-
-    private static Thread opener(String name, Runnable open) {
-        return Thread.ofPlatform().daemon().name("runner-open-" + name).unstarted(() -> {
-            try {
-                open.run();
-            } catch (RuntimeException e) {
-                LOG.warn("not opened at init, the first request tries again", "part", name, "error", e.getMessage());
-            }
-        });
     }
 
     /** Primes the handler calls' HTTP path, when this root built the handler client (the functions that call handlers). */
@@ -448,7 +359,7 @@ public final class Runner implements AutoCloseable {
     /** Names of the parts built so far: what a function's cold start paid for. */
     public synchronized Set<String> built() {
         Set<String> names = new TreeSet<>();
-        parts.stream().filter(Part::isBuilt).forEach(part -> names.add(part.name));
+        parts.stream().filter(Part::isBuilt).forEach(part -> names.add(part.name()));
         return names;
     }
 
@@ -456,49 +367,23 @@ public final class Runner implements AutoCloseable {
     @Override
     public void close() {
         for (Part<?> part : parts.reversed()) {
-            if (part.value instanceof AutoCloseable closeable) {
+            if (part.isBuilt() && part.get() instanceof AutoCloseable closeable) {
                 try {
                     closeable.close();
                 } catch (Exception e) {
-                    throw new IllegalStateException("closing " + part.name, e);
+                    throw new IllegalStateException("closing " + part.name(), e);
                 }
             }
         }
     }
 
     private <T> Part<T> part(String name, Supplier<T> build) {
-        Part<T> part = new Part<>(name, build);
+        Part<T> part = new Part<>(name, build, this);
         parts.add(part);
         return part;
     }
 
-    /** A component built once, on first use. */
-    private final class Part<T> {
-        private final String name;
-        private final Supplier<T> build;
-        private volatile T value;
-
-        Part(String name, Supplier<T> build) {
-            this.name = name;
-            this.build = build;
-        }
-
-        T get() {
-            T built = value;
-            if (built == null) {
-                synchronized (Runner.this) {
-                    built = value;
-                    if (built == null) {
-                        built = build.get();
-                        value = built;
-                    }
-                }
-            }
-            return built;
-        }
-
-        boolean isBuilt() {
-            return value != null;
-        }
+    private SecretAdapters secretAdapters() {
+        return secretAdapters;
     }
 }

@@ -19,7 +19,7 @@ import java.util.Map;
 /**
  * Everything the functions read from their environment, parsed and checked once per cold start.
  * The same {@code RUNNER_*} variables configure AWS (set from template Parameters) and the local
- * runtime; defaults are the seed's values. A bad value fails the start with a message naming the
+ * runtime; each has a default (docs/configuration.md). A bad value fails the start with a message naming the
  * variable, never silently.
  */
 public record RunnerConfig(

@@ -23,8 +23,8 @@ import java.io.UncheckedIOException;
  * every missing or mistyped field gets a message that names it.
  *
  * <p>Trees are read and written with jackson-core's streaming parser and generator, not through an
- * {@code ObjectMapper}: building one and looking up its serializers loads ≈ 450 of databind's
- * classes (≈ 100 ms of every function's cold start), for trees the streaming API reads and writes
+ * {@code ObjectMapper}: building one and looking up its serializers loads hundreds of databind's
+ * classes on every function's cold start, for trees the streaming API reads and writes
  * alike: the same node types (ints as int, long or big integer nodes by size, decimals as double
  * nodes), duplicate keys last-one-wins, and trailing content refused, as
  * {@code readTree} with {@code FAIL_ON_TRAILING_TOKENS} did, with its message.

@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * How long a handler's calls take, as this process has seen them (a moving average): what a lease
  * records as its holder's expected end, and what a lane needs left to start another call.
  */
-final class CallTimes {
+public final class CallTimes {
 
     /**
      * Before any call was seen. Low on purpose: a lease that records too early an end costs its

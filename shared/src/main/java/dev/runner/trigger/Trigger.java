@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * What started a run, and so how urgent its items are. Lower priority value = served first
- * (the seed's JOB_PRIORITY). SQS has no priorities, so each trigger has its own tier queue;
+ * (docs/how-work-flows.md). SQS has no priorities, so each trigger has its own tier queue;
  * every producer (webhook, management API, scheduler, ingest, run worker fan-out) takes the
  * tier from here and nowhere else.
  */

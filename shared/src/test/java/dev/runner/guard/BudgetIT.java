@@ -1,5 +1,6 @@
 package dev.runner.guard;
 
+import dev.runner.cost.CostMeter;
 import dev.runner.redis.Redis;
 import dev.runner.trigger.Trigger;
 import io.lettuce.core.RedisClient;
@@ -20,8 +21,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The lead's budget at batch 10: admit + report = 2 round trips (0.2 per item) and about 2
- * commands per item server-side, counted by Redis itself (INFO commandstats) on a server of its own.
+ * The budget of a batch of 10: admit + report = 2 round trips (0.2 per item), counted where they
+ * leave the client (a {@link CostMeter} hears each pipeline sent), and about 2 commands per item
+ * server-side, counted by Redis itself (INFO commandstats) on a server of its own.
  */
 class BudgetIT {
 
@@ -47,7 +49,8 @@ class BudgetIT {
     @Test
     void batchOfTenCostsTwoRoundTripsAndAboutTwoCommandsPerItem() {
         var client = RedisClient.create(url);
-        try (Redis redis = Redis.connect(url); var stats = client.connect()) {
+        var meter = new CostMeter();
+        try (Redis redis = Redis.connect(url, meter); var stats = client.connect()) {
             var f = new GuardFixture(redis, GuardFixture.TENANT);
             var limits = new ConcurrencyAndRate(50, 600);
             // Warm-up: scripts cached, keys exist (the steady state of a busy worker).
@@ -55,17 +58,21 @@ class BudgetIT {
             GroupAdmission warm = f.admitGroup(batch(limits, "warm"));
             f.guard.report(List.of(GuardFixture.released(warm)));
             stats.sync().configResetstat();
+            CostMeter.Costs before = meter.snapshot();
 
             GroupAdmission admission = f.admitGroup(batch(limits, "b"));
             List<Admission> decisions = admission.decisions();
             f.guard.report(List.of(GuardFixture.released(admission)));
+            CostMeter.Costs spent = meter.snapshot().minus(before);
 
             assertEquals(10, GuardFixture.count(decisions, Admission.Admitted.class));
             Map<String, Long> calls = commandCalls(stats.sync().info("commandstats"));
             long scripts = calls.getOrDefault("evalsha", 0L);
             long total = calls.values().stream().mapToLong(Long::longValue).sum();
             System.out.println("BudgetIT commands for admit+report of 10 items: " + calls + " total " + total);
-            assertEquals(3, scripts, "2 script calls in the admit round trip, 1 in the report round trip");
+            assertEquals(2, spent.redisRoundTrips(), "one round trip to admit, one to report");
+            assertEquals(3, spent.redisCommands(), "2 script calls in the admit round trip, 1 in the report round trip");
+            assertEquals(3, scripts, "each script call ran once at the server: none fell back to EVAL");
             assertTrue(total <= 21, "server-side commands for 10 items, scripts included: " + total);
         } finally {
             client.shutdown();

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.IntStream;
 
-/** A Guard on a unique key prefix and a hand-moved clock, with the seed's defaults. */
+/** A Guard on a unique key prefix and a hand-moved clock, with Runner's default breaker and tenant limit. */
 final class GuardFixture {
 
     static final RunnerConfig.Breaker BREAKER = new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2);

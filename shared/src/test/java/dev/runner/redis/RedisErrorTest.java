@@ -10,19 +10,19 @@ class RedisErrorTest {
 
     @Test
     void aServerThatCannotServeNowIsAnOutage() {
-        assertTrue(Redis.isOutage("LOADING Redis is loading the dataset in memory"));
-        assertTrue(Redis.isOutage("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."));
-        assertTrue(Redis.isOutage("CLUSTERDOWN The cluster is down"));
-        assertTrue(Redis.isOutage("TRYAGAIN Multiple keys request during rehashing of slot"));
-        assertTrue(Redis.isOutage("OOM command not allowed when used memory > 'maxmemory'."));
-        assertTrue(Redis.isOutage("READONLY You can't write against a read only replica."));
+        assertTrue(RedisConnection.isOutage("LOADING Redis is loading the dataset in memory"));
+        assertTrue(RedisConnection.isOutage("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."));
+        assertTrue(RedisConnection.isOutage("CLUSTERDOWN The cluster is down"));
+        assertTrue(RedisConnection.isOutage("TRYAGAIN Multiple keys request during rehashing of slot"));
+        assertTrue(RedisConnection.isOutage("OOM command not allowed when used memory > 'maxmemory'."));
+        assertTrue(RedisConnection.isOutage("READONLY You can't write against a read only replica."));
     }
 
     @Test
     void aFailingScriptOrAWrongCallIsABug() {
-        assertFalse(Redis.isOutage("ERR Error running script (call to f_0123): @user_script:32: too many results to unpack"));
-        assertFalse(Redis.isOutage("ERR Error running script (call to f_0123): @user_script:12: LOADING in a message"));
-        assertFalse(Redis.isOutage("WRONGTYPE Operation against a key holding the wrong kind of value"));
-        assertFalse(Redis.isOutage(null));
+        assertFalse(RedisConnection.isOutage("ERR Error running script (call to f_0123): @user_script:32: too many results to unpack"));
+        assertFalse(RedisConnection.isOutage("ERR Error running script (call to f_0123): @user_script:12: LOADING in a message"));
+        assertFalse(RedisConnection.isOutage("WRONGTYPE Operation against a key holding the wrong kind of value"));
+        assertFalse(RedisConnection.isOutage(null));
     }
 }

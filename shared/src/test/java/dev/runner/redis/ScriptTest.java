@@ -108,20 +108,6 @@ class ScriptTest {
     }
 
     @Test
-    void theOpenToHalfOpenRuleIsWrittenOnce() throws Exception {
-        // The rule is "openedAt + openMs": any other file computing it is a second copy.
-        List<String> writers = new java.util.ArrayList<>();
-        try (var files = Files.walk(resourceDir())) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".lua")).toList()) {
-                if (Files.readString(file).contains("openedAt + openMs")) {
-                    writers.add(resourceDir().relativize(file).toString());
-                }
-            }
-        }
-        assertEquals(List.of("includes/breakerAt.lua"), writers);
-    }
-
-    @Test
     void everyIncludeIsIncluded() throws Exception {
         var included = new TreeSet<String>();
         var names = new TreeSet<String>();

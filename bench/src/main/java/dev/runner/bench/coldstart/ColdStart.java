@@ -21,7 +21,7 @@ import java.util.function.ToDoubleFunction;
 import java.util.stream.Stream;
 
 /**
- * The cold-start benchmark (../shared/spec/BENCH.md, "cold start"): every function of
+ * The cold-start benchmark (bench/README.md, "Cold start"): every function of
  * template.yaml started as Lambda starts it, in a fresh JVM through the AWS Lambda runtime
  * interface client against a local Runtime API, from process start to its answer to one event
  * (init + first invocation), beside a hello-world handler started the same way. A second event

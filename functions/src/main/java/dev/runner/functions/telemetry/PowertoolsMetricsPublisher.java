@@ -100,8 +100,8 @@ final class PowertoolsMetricsPublisher implements MetricsPublisher {
 
     /**
      * Publishes a cold start's record into nowhere: the first flush's work (the EMF library's one
-     * {@code ObjectMapper} and the serializers it finds by introspection, ≈ 460 classes and ≈ 130 ms
-     * of CPU) done at init, on a thread of its own, instead of in the first invocation, and held in a
+     * {@code ObjectMapper} and the serializers it finds by introspection, hundreds of classes loaded)
+     * done at init, on a thread of its own, instead of in the first invocation, and held in a
      * SnapStart snapshot.
      */
     @Override

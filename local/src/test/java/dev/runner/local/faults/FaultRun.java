@@ -40,7 +40,7 @@ import java.util.function.Supplier;
  * dlq_at, or runs not ended), marked succeeded twice, or succeeded without the handler ever saying so.
  * It asserts nothing: {@code FaultRunIT} does, the benchmarks print the same {@link Figures}.
  *
- * <p>Timings are those of the seed scaled down so the run takes a couple of minutes: 200 ms
+ * <p>Timings are the defaults scaled down so the run takes a couple of minutes: 200 ms
  * backoff base, breaker open 1 s, the scheduler's sweeps every second with short graces, and
  * visibility timeouts of tens of seconds instead of six minutes (kept above the claim lease, which
  * stays above the longest batch, as in AWS).

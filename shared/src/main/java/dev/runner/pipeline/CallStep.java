@@ -1,0 +1,242 @@
+package dev.runner.pipeline;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.config.RunnerConfig;
+import dev.runner.guard.GroupAdmission;
+import dev.runner.guard.GroupReport;
+import dev.runner.guard.Guard;
+import dev.runner.handler.HandlerClient;
+import dev.runner.handler.Outcome;
+import dev.runner.integration.HandlerRef;
+import dev.runner.integration.HandlerSpec;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
+import dev.runner.json.Json;
+import dev.runner.log.Log;
+import dev.runner.pipeline.CallResult.Observation;
+import dev.runner.pipeline.Settlement.Fate;
+import dev.runner.pipeline.Settlement.Item;
+import dev.runner.pipeline.Settlement.Reason;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * The calling step of {@link ItemWorker}: every group's calls at once, each group through its
+ * {@link Lanes} (as many calls in flight as its leases allow; every call at once when its handler
+ * has no concurrency limit); a handler sees batches of its batch_size, or one call per item. Each
+ * call is isolated: whatever it throws, and a call still running at the deadline, ends as
+ * retryable failures of its own items only. Then the report to the guard ({@link CallReport}).
+ */
+public final class CallStep {
+
+    private static final Log LOG = Log.of(CallStep.class);
+
+    /** What the calls of a batch came to: their results, and the claimed items no call was made for. */
+    record BatchCalls(List<CallResult> results, List<Fate> uncalled) {
+        static final BatchCalls NONE = new BatchCalls(List.of(), List.of());
+    }
+
+    private final HandlerClient handlers;
+    private final Guard guard;
+    private final CallTimes callTimes;
+    private final RunnerConfig.Retry retry;
+    private final Duration outOfTimeDelay;
+    private final ExecutorService laneThreads = Executors.newVirtualThreadPerTaskExecutor();
+
+    /** @param outOfTimeDelay how long an item waits whose lane ran out of the invocation's time */
+    public CallStep(HandlerClient handlers, Guard guard, CallTimes callTimes, RunnerConfig.Retry retry, Duration outOfTimeDelay) {
+        this.handlers = handlers;
+        this.guard = guard;
+        this.callTimes = callTimes;
+        this.retry = retry;
+        this.outOfTimeDelay = outOfTimeDelay;
+    }
+
+    BatchCalls call(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Admitted admitted,
+                    Map<UUID, ItemStore.Claimed> claimed, long deadlineNanos) {
+        List<CallResult> results = new ArrayList<>();
+        List<Fate> uncalled = new ArrayList<>();
+        Map<HandlerRef, Future<Lanes.Ran<List<Item>, CallResult>>> running = new LinkedHashMap<>();
+        Map<HandlerRef, List<Item>> called = new LinkedHashMap<>();
+        for (var entry : groups.entrySet()) {
+            HandlerRef group = entry.getKey();
+            HandlerSpec spec = specs.get(group);
+            List<Item> members = new ArrayList<>();
+            Map<UUID, Outcome> settledHere = new HashMap<>();
+            for (Item item : entry.getValue()) {
+                int attempt = claimed.get(item.itemId()).attempt();
+                if (attempt > retry.maxAttempts()) {
+                    // Reclaimed after a crash past its last attempt: the DLQ, not another call.
+                    uncalled.add(new Fate.Exhausted(item, attempt));
+                } else if (spec == null) {
+                    settledHere.put(item.itemId(), new Outcome.Failed("unknown handler " + group, false));
+                } else {
+                    members.add(item);
+                }
+            }
+            if (!settledHere.isEmpty()) {
+                results.add(new CallResult(group, settledHere, Observation.NONE));
+            }
+            if (members.isEmpty()) {
+                continue;
+            }
+            called.put(group, members);
+            List<List<Item>> chunks = chunks(members, spec.batch() ? spec.configs().batchSize() : 1);
+            GroupAdmission admission = admitted.byGroup().get(group);
+            int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
+            Duration expected = callTimes.expected(group, Duration.ofMillis(spec.configs().timeoutMs()));
+            running.put(group, laneThreads.submit(() -> new Lanes<List<Item>, CallResult>(laneThreads, System::nanoTime)
+                    .run(chunks, lanes, expected, deadlineNanos, new GroupCaller(group, spec, claimed, admission, admitted.leasesReleased()))));
+        }
+        running.forEach((group, future) -> {
+            Lanes.Ran<List<Item>, CallResult> ran = ran(future, called.get(group), group);
+            results.addAll(ran.results());
+            List<Item> left = ran.unstarted().stream().flatMap(List::stream).toList();
+            if (left.isEmpty()) {
+                return;
+            }
+            Duration delay = ran.stoppedByFailure() ? retry.backoff(1) : outOfTimeDelay;
+            Reason reason = ran.stoppedByFailure() ? Reason.HANDLER_FAILING : Reason.OUT_OF_TIME;
+            left.forEach(item -> uncalled.add(new Fate.Unstarted(item, claimed.get(item.itemId()).attempt(), delay, reason)));
+            GroupAdmission admission = admitted.byGroup().get(group);
+            if (admission != null) {
+                guard.giveBack(admission, left.stream().map(item -> item.itemId().toString()).toList());
+            }
+            LOG.info("lanes stopped", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(),
+                    "unstarted", left.size(), "why", reason.wireName());
+        });
+        return new BatchCalls(results, uncalled);
+    }
+
+    /**
+     * Tells the guard what the calls saw and gives every lease back, whether its items were called,
+     * skipped at claim, left unstarted or failed; nothing when there is nothing to tell. One round trip.
+     */
+    void report(Admitted admitted, List<CallResult> results) {
+        List<GroupReport> reports = CallReport.of(admitted, results);
+        if (!reports.isEmpty()) {
+            guard.report(reports);
+        }
+    }
+
+    /** The calls of one group: {@code size} items each, in order. */
+    static List<List<Item>> chunks(List<Item> members, int size) {
+        List<List<Item>> chunks = new ArrayList<>();
+        for (int from = 0; from < members.size(); from += size) {
+            chunks.add(List.copyOf(members.subList(from, Math.min(members.size(), from + size))));
+        }
+        return chunks;
+    }
+
+    /** A group's lanes as they ended; should they fail in Runner itself (a bug), every call of the group failed retryably. */
+    private static Lanes.Ran<List<Item>, CallResult> ran(Future<Lanes.Ran<List<Item>, CallResult>> future, List<Item> members, HandlerRef group) {
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Lanes.Ran<>(List.of(CallResult.failed(group, members, "interrupted before the handler answered")), List.of(), false);
+        } catch (ExecutionException e) {
+            LOG.error("lanes crashed", "integrationKey", group.integrationKey(), "error", e.getCause());
+            return new Lanes.Ran<>(List.of(CallResult.failed(group, members, "handler call failed in Runner: "
+                    + e.getCause().getClass().getSimpleName())), List.of(), false);
+        }
+    }
+
+    /** One group's calls, as its lanes make them. */
+    private final class GroupCaller implements Lanes.Call<List<Item>, CallResult> {
+        private final HandlerRef group;
+        private final HandlerSpec spec;
+        private final Map<UUID, ItemStore.Claimed> claimed;
+        /** Null when the group skipped admission (unknown handler). */
+        private final GroupAdmission admission;
+        private final Set<String> leasesReleased;
+
+        GroupCaller(HandlerRef group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed, GroupAdmission admission,
+                    Set<String> leasesReleased) {
+            this.group = group;
+            this.spec = spec;
+            this.claimed = claimed;
+            this.admission = admission;
+            this.leasesReleased = leasesReleased;
+        }
+
+        /** A lane out of calls gives its lease back now, for a worker waiting on this handler; the last one goes with the report. */
+        @Override
+        public void laneFreed(int lane) {
+            if (admission == null || lane >= admission.leaseTokens().size()) {
+                return;
+            }
+            String token = admission.leaseTokens().get(lane);
+            if (guard.releaseLease(admission, token)) {
+                leasesReleased.add(token);
+            }
+        }
+
+        @Override
+        public CallResult call(List<Item> chunk, Duration timeLeft) {
+            long start = System.nanoTime();
+            CallResult result = callHandler(group, spec, chunk, claimed, timeLeft);
+            callTimes.observed(group, System.nanoTime() - start);
+            return result;
+        }
+
+        @Override
+        public boolean endpointDown(CallResult result) {
+            return result.observation() == Observation.DOWN;
+        }
+
+        @Override
+        public CallResult late(List<Item> chunk) {
+            return CallResult.failed(group, chunk, "no answer before the invocation's deadline");
+        }
+    }
+
+    private CallResult callHandler(HandlerRef group, HandlerSpec spec, List<Item> chunk, Map<UUID, ItemStore.Claimed> claimed,
+                                   Duration timeLeft) {
+        try {
+            if (spec.batch()) {
+                List<ObjectNode> bodies = new ArrayList<>(chunk.size());
+                List<String> ids = new ArrayList<>(chunk.size());
+                for (Item item : chunk) {
+                    bodies.add(itemBody(item.job(), claimed.get(item.itemId())));
+                    ids.add(item.itemId().toString());
+                }
+                Map<UUID, Outcome> outcomes = new HashMap<>();
+                handlers.processBatch(group.integrationKey(), spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+                return CallResult.of(group, outcomes);
+            }
+            Item item = chunk.getFirst();
+            Outcome outcome = handlers.process(group.integrationKey(), spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
+            return CallResult.of(group, Map.of(item.itemId(), outcome));
+        } catch (RuntimeException e) {
+            LOG.error("handler call crashed", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "error", e);
+            return CallResult.failed(group, chunk, "handler call failed in Runner: " + e.getClass().getSimpleName());
+        }
+    }
+
+    /** The item as the handler contract shows it (docs/handler-contract.md). */
+    static ObjectNode itemBody(ItemJob job, ItemStore.Claimed claim) {
+        ObjectNode item = Json.object();
+        item.put("itemId", job.itemId().toString());
+        item.put("runId", job.runId().toString());
+        item.put("tenantId", job.tenantId());
+        item.put("integrationKey", job.integrationKey());
+        item.put("handlerKey", job.handlerKey());
+        item.put("direction", job.direction().wireName());
+        item.put("externalId", job.externalId());
+        item.set("payload", claim.payload());
+        item.put("attempt", claim.attempt());
+        return item;
+    }
+}

@@ -1,0 +1,80 @@
+package dev.runner.pipeline;
+
+import dev.runner.config.RunnerConfig;
+import dev.runner.item.ItemStore;
+import dev.runner.log.Log;
+import dev.runner.metrics.Metrics;
+import dev.runner.pipeline.Settlement.Fate;
+import dev.runner.pipeline.Settlement.Reason;
+import dev.runner.queue.QueueClient;
+import dev.runner.run.RunStore;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The settling step of {@link ItemWorker}: {@link Settlement} plans what the batch's fates mean,
+ * and this carries the plan out, in its order (see {@link Settlement.Plan}). A re-send that fails
+ * leaves its item's original message undeleted (listed as failed), so it comes back rather than
+ * being lost.
+ */
+public final class SettleStep {
+
+    private static final Log LOG = Log.of(SettleStep.class);
+
+    private final Settlement settlement;
+    private final ItemStore items;
+    private final RunStore runs;
+    private final QueueClient queues;
+    private final String itemsDlq;
+    private final Metrics metrics;
+
+    public SettleStep(RunnerConfig.Retry retry, RunnerConfig.Queues queueUrls, ItemStore items, RunStore runs, QueueClient queues,
+                      Metrics metrics) {
+        this.settlement = new Settlement(retry, queueUrls);
+        this.itemsDlq = queueUrls.itemsDlq();
+        this.items = items;
+        this.runs = runs;
+        this.queues = queues;
+        this.metrics = metrics;
+    }
+
+    /** @return the message ids the event source must not delete */
+    List<String> settle(List<Fate> fates, Set<String> tenants) {
+        Settlement.Plan plan = settlement.plan(fates);
+        if (!plan.toDlq().isEmpty()) {
+            queues.sendAll(itemsDlq, plan.toDlq());
+            LOG.warn("sent to DLQ", "items", plan.toDlq().size());
+        }
+        items.record(plan.results());
+        List<String> failed = new ArrayList<>(plan.failedMessageIds());
+        plan.resends().forEach((queueUrl, resends) -> {
+            try {
+                queues.sendAll(queueUrl, resends.stream().map(Settlement.Resend::message).toList());
+            } catch (RuntimeException e) {
+                LOG.warn("re-send failed; the original messages come back instead", "items", resends.size(), "error", e);
+                resends.forEach(resend -> failed.add(resend.originalMessageId()));
+            }
+        });
+        plan.backoffs().forEach(queues::changeVisibility);
+        if (!plan.runsToCheck().isEmpty()) {
+            runs.completeIfDone(plan.runsToCheck());
+        }
+        Settlement.Tally tally = plan.tally();
+        if (tally.deferredTotal() > 0) {
+            LOG.info("deferred", "items", tally.deferredTotal(), "why", tally.deferred().keySet().stream().map(Reason::wireName).toList());
+        }
+        metrics.itemsSettled(batchMetrics(tally, tenants));
+        return failed;
+    }
+
+    /** The tally as the metrics name it. */
+    static Metrics.ItemBatch batchMetrics(Settlement.Tally tally, Set<String> tenants) {
+        Map<String, Integer> deferred = new LinkedHashMap<>();
+        tally.deferred().forEach((reason, count) -> deferred.put(reason.wireName(), count));
+        return new Metrics.ItemBatch(tally.succeeded(), tally.retried(), tally.parked(), deferred, tenants);
+    }
+}
