@@ -22,6 +22,7 @@ import dev.runner.local.template.Intrinsics;
 import dev.runner.local.template.Template;
 import dev.runner.security.StandardWebhooks;
 import dev.runner.store.Database;
+import dev.runner.store.DatabaseRole;
 import dev.runner.testing.FakeHandler;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -159,11 +160,20 @@ final class ColdStartStack implements AutoCloseable {
             if (name == null || name.isBlank()) {
                 continue;
             }
+            if (role == SecretRole.DATABASE_LOGINS) {
+                // Migrate gives each runtime role its login from these; the functions here log in as the owner.
+                for (DatabaseRole login : DatabaseRole.values()) {
+                    secrets.createIfAbsent(login.secretName(name), LocalSecretsManager.json(
+                            Map.of("username", login.roleName(), "password", UUID.randomUUID().toString())));
+                }
+                continue;
+            }
             secrets.createIfAbsent(name, switch (role) {
                 case DATABASE -> LocalSecretsManager.json(Map.of("username", endpoints.dbUser(), "password", endpoints.dbPassword()));
                 case API_KEY -> API_KEY;
                 case HANDLER_SIGNING_KEY -> SIGNING_SECRET;
                 case REDIS_AUTH -> throw new IllegalStateException("the embedded Redis takes no AUTH token");
+                case DATABASE_LOGINS -> throw new AssertionError("created above");
             });
         }
     }
