@@ -54,6 +54,10 @@ grant usage on sequence dead_letters_id_seq to runner_run_worker;
 -- Item worker: calls a handler per item (signing the call) and records the outcome. It parses what
 -- handlers answer, so it gets the least: no inserts of runs or items, no tenant secrets beyond reading.
 grant select on integration_types, tenant_integrations, handler_signing_keys, paused_handlers to runner_item_worker;
+-- Parking locks the pause row (for key share) or the disabled tenant integration (for share) until it commits, so a
+-- resume or an enable waits for it; Postgres asks UPDATE on a column for a row lock: only a timestamp's.
+grant update (paused_at) on paused_handlers to runner_item_worker;
+grant update (updated_at) on tenant_integrations to runner_item_worker;
 grant select, update on runs, execution_items to runner_item_worker;
 grant select, insert on dead_letters to runner_item_worker;
 grant usage on sequence dead_letters_id_seq to runner_item_worker;
