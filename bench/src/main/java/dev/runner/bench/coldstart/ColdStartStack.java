@@ -21,6 +21,7 @@ import dev.runner.local.template.FunctionDefinition;
 import dev.runner.local.template.Intrinsics;
 import dev.runner.local.template.Template;
 import dev.runner.security.StandardWebhooks;
+import dev.runner.store.Credentials;
 import dev.runner.store.Database;
 import dev.runner.store.DatabaseRole;
 import dev.runner.testing.FakeHandler;
@@ -76,6 +77,7 @@ final class ColdStartStack implements AutoCloseable {
     private final Map<String, LocalFunction> inProcess = new LinkedHashMap<>();
     /** The secrets the template's functions read at run time, served as Secrets Manager serves them. */
     private final LocalSecretsManager secrets;
+    private final Map<DatabaseRole, String> rolePasswords = rolePasswords();
 
     private ColdStartStack(Path template, Path events) {
         this.events = events;
@@ -96,6 +98,9 @@ final class ColdStartStack implements AutoCloseable {
         parsed.functions().forEach(f -> functions.put(f.logicalId(), f));
         Database.migrate(new RunnerConfig.Database(servers.endpoints().jdbcUrl(), servers.endpoints().dbUser(),
                 servers.endpoints().dbPassword()));
+        // Each function logs in as its own role, as deployed; Migrate (measured like the others) gives the same logins again.
+        Database.enableLogins(servers.endpoints().jdbcUrl(),
+                Credentials.fixed(servers.endpoints().dbUser(), servers.endpoints().dbPassword()), rolePasswords::get);
     }
 
     /** Starts the servers and registers the integration the events name. */
@@ -163,19 +168,41 @@ final class ColdStartStack implements AutoCloseable {
             if (role == SecretRole.DATABASE_LOGINS) {
                 // Migrate gives each runtime role its login from these; the functions here log in as the owner.
                 for (DatabaseRole login : DatabaseRole.values()) {
-                    secrets.createIfAbsent(login.secretName(name), LocalSecretsManager.json(
-                            Map.of("username", login.roleName(), "password", UUID.randomUUID().toString())));
+                    secrets.createIfAbsent(login.secretName(name), roleLogin(login));
                 }
                 continue;
             }
             secrets.createIfAbsent(name, switch (role) {
-                case DATABASE -> LocalSecretsManager.json(Map.of("username", endpoints.dbUser(), "password", endpoints.dbPassword()));
+                case DATABASE -> databaseLogin(name);
                 case API_KEY -> API_KEY;
                 case HANDLER_SIGNING_KEY -> SIGNING_SECRET;
                 case REDIS_AUTH -> throw new IllegalStateException("the embedded Redis takes no AUTH token");
                 case DATABASE_LOGINS -> throw new AssertionError("created above");
             });
         }
+    }
+
+    /** A function's own secret (the template names it after the function's role) holds that role's login; Migrate's, the owner's. */
+    private String databaseLogin(String secretName) {
+        for (DatabaseRole role : DatabaseRole.values()) {
+            if (secretName.endsWith(role.roleName())) {
+                return roleLogin(role);
+            }
+        }
+        var endpoints = servers.endpoints();
+        return LocalSecretsManager.json(Map.of("username", endpoints.dbUser(), "password", endpoints.dbPassword()));
+    }
+
+    private String roleLogin(DatabaseRole role) {
+        return LocalSecretsManager.json(Map.of("username", role.roleName(), "password", rolePasswords.get(role)));
+    }
+
+    private static Map<DatabaseRole, String> rolePasswords() {
+        Map<DatabaseRole, String> passwords = new java.util.EnumMap<>(DatabaseRole.class);
+        for (DatabaseRole role : DatabaseRole.values()) {
+            passwords.put(role, UUID.randomUUID().toString());
+        }
+        return Map.copyOf(passwords);
     }
 
     String arn(FunctionDefinition function) {
