@@ -3,7 +3,6 @@ package dev.runner.local;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
 import dev.runner.local.demo.DemoIntegration;
-import dev.runner.testing.OpenApiAnswers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -40,8 +39,8 @@ class BurstIT {
 
     @BeforeAll
     static void start() {
-        runtime = LocalRuntime.start(LocalOptions.defaults(LocalRuntimeIT.projectTemplate(), Map.of()).withFreePorts());
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
+        runtime = LocalRuntimeIT.startProject(Map.of());
+        api = LocalRuntimeIT.checkedApi(runtime);
         api.putType(INTEGRATION, runtime.demo().url(INTEGRATION, DemoIntegration.HANDLER_KEY), 20, 600_000);
         for (int t = 0; t < TENANTS; t++) {
             api.putTenant(tenant(t), INTEGRATION, SECRET, Json.object().put("pages", 1).put("pageSize", 5));

@@ -40,11 +40,11 @@ class CliIT {
 
     @BeforeAll
     static void start() {
-        runtime = LocalRuntime.start(LocalOptions.defaults(LocalRuntimeIT.projectTemplate(), Map.of(
+        runtime = LocalRuntimeIT.startProject(Map.of(
                 "RUNNER_BACKOFF_BASE_MS", "200",
                 "RUNNER_BREAKER_FAILURE_THRESHOLD", "100000",
-                "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000")).withFreePorts());
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
+                "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000"));
+        api = LocalRuntimeIT.checkedApi(runtime);
     }
 
     @AfterAll

@@ -7,7 +7,6 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.runner.json.Json;
 import dev.runner.local.demo.DemoIntegration;
-import dev.runner.testing.OpenApiAnswers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -84,7 +83,7 @@ class ConsoleIT {
         } finally {
             runtime = starting.join();
         }
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
+        api = LocalRuntimeIT.checkedApi(runtime);
         hostile = HostileHandler.start();
     }
 

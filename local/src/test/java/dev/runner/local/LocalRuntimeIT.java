@@ -40,8 +40,8 @@ class LocalRuntimeIT {
                 // The failing-items test must exhaust attempts, not wait out an open breaker.
                 "RUNNER_BREAKER_FAILURE_THRESHOLD", "100000",
                 "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000");
-        runtime = LocalRuntime.start(LocalOptions.defaults(projectTemplate(), environment).withFreePorts());
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
+        runtime = startProject(environment);
+        api = checkedApi(runtime);
     }
 
     @AfterAll
@@ -271,6 +271,16 @@ class LocalRuntimeIT {
     }
 
     /** The project's template.yaml: failsafe runs in the module directory, the template is one up. */
+    /** The runtime on the project's template, on free ports, with {@code environment} over its defaults. */
+    static LocalRuntime startProject(Map<String, String> environment) {
+        return LocalRuntime.start(LocalOptions.defaults(projectTemplate(), environment).withFreePorts());
+    }
+
+    /** The admin's client of {@code runtime}, checking every answer against the OpenAPI document. */
+    static RunnerApi checkedApi(LocalRuntime runtime) {
+        return new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
+    }
+
     static Path projectTemplate() {
         for (Path candidate : new Path[] {Path.of("template.yaml"), Path.of("..", "template.yaml")}) {
             if (Files.isRegularFile(candidate)) {

@@ -2,7 +2,6 @@ package dev.runner.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.json.Json;
-import dev.runner.testing.OpenApiAnswers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,10 +26,10 @@ class RunCancelIT {
 
     @BeforeAll
     static void start() {
-        runtime = LocalRuntime.start(LocalOptions.defaults(LocalRuntimeIT.projectTemplate(), Map.of(
+        runtime = LocalRuntimeIT.startProject(Map.of(
                 "RUNNER_BREAKER_FAILURE_THRESHOLD", "100000",
-                "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000")).withFreePorts());
-        api = new RunnerApi(runtime.apiUrl(), runtime.apiKey(), OpenApiAnswers.load()::check);
+                "RUNNER_TENANT_LIMIT_PER_MINUTE", "1000000"));
+        api = LocalRuntimeIT.checkedApi(runtime);
     }
 
     @AfterAll
