@@ -32,9 +32,9 @@ public final class DeliveredRuns {
     }
 
     /**
-     * The run and its items in one transaction, then the items sent. {@code fresh} filters out what was already seen (deliveries, items) inside the same
-     * transaction; when nothing is left, no run is made at all, so a repeated delivery leaves no
-     * trace but its dedup rows.
+     * The run and its items in one transaction, then the items sent. {@code fresh} filters out what
+     * was already seen (deliveries, items) inside the same transaction; when nothing is left, no run
+     * is made at all, so a repeated delivery leaves no trace but its dedup rows.
      */
     RunService.Started start(String tenantId, String integrationKey, HandlerSpec handler, Trigger trigger,
                              List<ItemStore.NewItem> newItems, RunService.Keep fresh) {
