@@ -1,8 +1,14 @@
 package dev.runner;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaConstructor;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.Architectures;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -13,6 +19,7 @@ import java.net.Socket;
 import java.net.URLConnection;
 import java.nio.channels.SocketChannel;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.constructors;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
@@ -114,5 +121,28 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAnyPackage("javax.crypto..", "java.net.http..")
                 .orShould().dependOnClassesThat().belongToAnyOf(java.net.HttpURLConnection.class)
                 .check(core);
+    }
+
+    /**
+     * One capability per class: a class that needs more than six collaborators holds more than one, and the
+     * seams between them want a class of their own. Records are messages and configuration, not capabilities.
+     */
+    @Test
+    void noClassTakesMoreThanSixCollaborators() {
+        constructors().that().areDeclaredInClassesThat(DescribedPredicate.describe("are not records", (JavaClass c) -> !c.isRecord()))
+                .should(takeAtMost(6))
+                .check(core);
+    }
+
+    private static ArchCondition<JavaConstructor> takeAtMost(int collaborators) {
+        return new ArchCondition<>("take at most " + collaborators + " parameters") {
+            @Override
+            public void check(JavaConstructor constructor, ConditionEvents events) {
+                int taken = constructor.getRawParameterTypes().size();
+                if (taken > collaborators) {
+                    events.add(SimpleConditionEvent.violated(constructor, constructor.getFullName() + " takes " + taken + " parameters"));
+                }
+            }
+        };
     }
 }

@@ -87,8 +87,10 @@ public final class ManagementApi {
         var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.items(), backend.itemQueries(),
                 backend.redrive());
         var items = new ItemRoutes(backend.itemQueries(), backend.redrive());
-        var operations = new OperationsRoutes(backend.integrationQueries(), backend.pauseStore(), backend.pauses(),
-                backend.itemQueries(), backend.guard(), backend.readings(), backend.queues(), backend.config(), backend.clock());
+        var handlers = new HandlerRoutes(backend.integrationQueries(), backend.pauseStore(), backend.itemQueries(), backend.readings(),
+                backend.pauses(), backend.guard());
+        var operations = new OperationsRoutes(backend.integrationQueries(), backend.itemQueries(), backend.readings(), backend.queues(),
+                backend.config(), backend.clock());
 
         on("GET", "/health", PUBLIC, null, this::health);
         var openApi = new OpenApiDocument();
@@ -119,10 +121,10 @@ public final class ManagementApi {
         on("POST", "/redrive", SCOPED, "items:redrive", items::redriveMatching);
 
         on("GET", "/tenants", SCOPED, "tenants:read", operations::tenants);
-        on("GET", "/handlers", ADMIN, "handlers:read", operations::handlers);
-        on("GET", "/breakers/{integrationKey}", ADMIN, "handlers:read", operations::breaker);
-        on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", ADMIN, "handlers:pause", operations::pause);
-        on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", ADMIN, "handlers:pause", operations::resume);
+        on("GET", "/handlers", ADMIN, "handlers:read", handlers::handlers);
+        on("GET", "/breakers/{integrationKey}", ADMIN, "handlers:read", handlers::breaker);
+        on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", ADMIN, "handlers:pause", handlers::pause);
+        on("POST", "/handlers/{integrationKey}/{handlerKey}/resume", ADMIN, "handlers:pause", handlers::resume);
         // Admin only, as types are: a handler serves every tenant of its type, and its keys sign calls for all of them.
         var signingKeys = new SigningKeyRoutes(backend.integrations(), backend.signingKeys(), backend.clock());
         on("POST", "/handlers/{integrationKey}/{handlerKey}/signing-keys", ADMIN, "signing-keys:manage", signingKeys::create);

@@ -4,18 +4,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.DeferReason;
-import dev.runner.guard.Guard;
 import dev.runner.guard.GuardReadings;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
-import dev.runner.integration.HandlerRef;
-import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.IntegrationQueries;
-import dev.runner.integration.IntegrationType;
 import dev.runner.item.ItemQueries;
 import dev.runner.json.Json;
-import dev.runner.pause.PauseStore;
-import dev.runner.pipeline.PauseService;
 import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueDepth;
 
@@ -31,9 +25,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * How the machine is doing: handlers (pause, breaker, limits), tenants' windows, queue depths and
- * the per-minute charts. Handlers, queues and charts are shared by every tenant: admin only.
- * Redis figures come in one pipelined round trip per request and read "unknown" (null) when Redis
+ * How the machine is doing: tenants' windows, queue depths and the per-minute charts (the handlers'
+ * state is {@link HandlerRoutes}'). Queues and charts are shared by every tenant: admin only. Redis figures come in one pipelined round trip per request and read "unknown" (null) when Redis
  * is away; Postgres and SQS answer the rest.
  */
 final class OperationsRoutes {
@@ -42,65 +35,20 @@ final class OperationsRoutes {
     static final int MAX_MINUTES = 1440;
 
     private final IntegrationQueries integrationQueries;
-    private final PauseStore pauseStore;
-    private final PauseService pauses;
     private final ItemQueries itemQueries;
-    private final Guard guard;
     private final GuardReadings readings;
     private final QueueClient queues;
     private final RunnerConfig config;
     private final Clock clock;
 
-    OperationsRoutes(IntegrationQueries integrationQueries, PauseStore pauseStore, PauseService pauses, ItemQueries itemQueries,
-                     Guard guard, GuardReadings readings, QueueClient queues, RunnerConfig config, Clock clock) {
+    OperationsRoutes(IntegrationQueries integrationQueries, ItemQueries itemQueries, GuardReadings readings, QueueClient queues,
+                     RunnerConfig config, Clock clock) {
         this.integrationQueries = integrationQueries;
-        this.pauseStore = pauseStore;
-        this.pauses = pauses;
         this.itemQueries = itemQueries;
-        this.guard = guard;
         this.readings = readings;
         this.queues = queues;
         this.config = config;
         this.clock = clock;
-    }
-
-    /** GET /handlers: every handler of every type. Three statements and one Redis round trip. */
-    ApiResponse handlers(ApiRequest request, Caller caller) {
-        Map<HandlerRef, HandlerSpec> specs = new LinkedHashMap<>();
-        for (IntegrationType type : integrationQueries.types()) {
-            type.handlers().forEach((key, spec) -> specs.put(new HandlerRef(type.integrationKey(), key), spec));
-        }
-        Map<HandlerRef, Instant> paused = pauseStore.paused();
-        Map<HandlerRef, Long> parked = itemQueries.parkedByHandler();
-        Optional<GuardReadings.HandlerReadings> read = readings.handlers(specs.keySet());
-        ObjectNode body = Json.object();
-        ArrayNode array = body.putArray("handlers");
-        specs.forEach((ref, spec) -> array.add(Views.handler(ref, spec, paused.get(ref), parked.getOrDefault(ref, 0L), read.orElse(null))));
-        body.put("redis", read.isPresent() ? "ok" : "unavailable");
-        return ApiResponse.json(200, body);
-    }
-
-    /** POST /handlers/{integrationKey}/{handlerKey}/pause */
-    ApiResponse pause(ApiRequest request, Caller caller) {
-        return switch (pauses.pause(handlerRef(request))) {
-            case PauseService.Paused.Recorded recorded when !recorded.mirrored() -> ApiResponse.error(503, "unavailable",
-                    "the pause is recorded but Redis did not take it; retry (pausing is idempotent)");
-            case PauseService.Paused.Recorded recorded -> ApiResponse.json(200, handlerJson(recorded.handler()).put("paused", true));
-            case PauseService.Paused.UnknownHandler unknown -> ApiResponse.error(404, "not_found",
-                    "integration " + unknown.handler().integrationKey() + " has no handler " + unknown.handler().handlerKey());
-        };
-    }
-
-    /** POST /handlers/{integrationKey}/{handlerKey}/resume */
-    ApiResponse resume(ApiRequest request, Caller caller) {
-        PauseService.Resumed resumed = pauses.resume(handlerRef(request));
-        return ApiResponse.json(200, handlerJson(resumed.handler()).put("paused", false)
-                .put("wasPaused", resumed.wasPaused()).put("resumed", resumed.unparked()));
-    }
-
-    /** GET /breakers/{integrationKey} */
-    ApiResponse breaker(ApiRequest request, Caller caller) {
-        return ApiResponse.json(200, guard.breaker(request.pathParameter("integrationKey")).toJson());
     }
 
     /** GET /tenants?limit=&after=: tenants with their windows; a tenant key gets itself only. */
@@ -160,13 +108,5 @@ final class OperationsRoutes {
         }
         body.put("redis", deferrals.isPresent() ? "ok" : "unavailable");
         return ApiResponse.json(200, body);
-    }
-
-    private static HandlerRef handlerRef(ApiRequest request) {
-        return new HandlerRef(request.pathParameter("integrationKey"), request.pathParameter("handlerKey"));
-    }
-
-    private static ObjectNode handlerJson(HandlerRef handler) {
-        return Json.object().put("integrationKey", handler.integrationKey()).put("handlerKey", handler.handlerKey());
     }
 }

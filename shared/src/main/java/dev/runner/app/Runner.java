@@ -26,6 +26,9 @@ import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
 import dev.runner.outbox.OutboxStore;
 import dev.runner.pipeline.DeadLetterService;
+import dev.runner.pipeline.DeliveredRuns;
+import dev.runner.pipeline.FetchStep;
+import dev.runner.pipeline.IngestBinding;
 import dev.runner.pipeline.IngestService;
 import dev.runner.pipeline.ItemDispatcher;
 import dev.runner.pipeline.AdmissionStep;
@@ -35,13 +38,17 @@ import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
 import dev.runner.pipeline.SettleStep;
 import dev.runner.pipeline.PauseService;
+import dev.runner.pipeline.LostWorkSweep;
 import dev.runner.pipeline.RedriveService;
+import dev.runner.pipeline.RetentionSweep;
+import dev.runner.pipeline.RunDispatcher;
 import dev.runner.pipeline.RunService;
 import dev.runner.pipeline.RunWorker;
 import dev.runner.pipeline.Scheduler;
 import dev.runner.queue.QueueClient;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
+import dev.runner.retention.RetentionStore;
 import dev.runner.run.RunQueries;
 import dev.runner.run.RunRequestStore;
 import dev.runner.run.RunStore;
@@ -126,11 +133,14 @@ public final class Runner implements AutoCloseable {
     private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
     private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard(),
             database(), outbox.get()));
-    private final Part<RunService> runService = part("runService", () -> new RunService(config().queues(), database(), runStore(),
-            itemStore(), integrations(), queues(), dispatcher.get(), outbox.get(), new RunRequestStore(database()),
-            config().runIdempotencyWindow(), clock()));
-    private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), runStore(), itemStore(), integrations(),
-            handlers(), queues(), deadLetterStore(), dispatcher.get()));
+    private final Part<RunDispatcher> runDispatcher = part("runDispatcher", () -> new RunDispatcher(config().queues(), queues(),
+            database(), outbox.get()));
+    private final Part<RunRequestStore> runRequests = part("runRequests", () -> new RunRequestStore(database(),
+            config().runIdempotencyWindow()));
+    private final Part<RunService> runService = part("runService", () -> new RunService(integrations(), runStore(), runRequests.get(),
+            runDispatcher.get(), new DeliveredRuns(runStore(), itemStore(), dispatcher.get(), clock()), clock()));
+    private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), integrations(), queues(), deadLetterStore(),
+            new FetchStep(config().runTimeReserve(), runStore(), itemStore(), integrations(), handlers(), dispatcher.get())));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
         CallTimes callTimes = new CallTimes();
         return new ItemWorker(integrations(), deadLetterStore(),
@@ -152,10 +162,13 @@ public final class Runner implements AutoCloseable {
             itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
             ingestProducers.get(), signingKeys.get(), config(), clock())));
-    private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(config(), database(), scheduleStore.get(), runService(),
-            runStore(), itemStore(), deliveryStore.get(), queues(), dispatcher.get(), outbox.get(), new RunRequestStore(database())));
+    // Retention's budget is wall time, whatever clock the root runs on.
+    private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
+            new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
+            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()))));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
-            deliveryStore.get(), integrations(), ingestProducers.get(), config().webhooks(), clock()));
+            deliveryStore.get(), new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
+            config().webhooks()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
             runStore(), deadLetterStore(), metrics()));
 

@@ -24,7 +24,7 @@ import java.util.Optional;
  * {@code webhook-timestamp}, {@code webhook-signature}, over the body), or its producer's SQS {@code SenderId} is
  * bound to the tenant. Anyone who may send to the queue can set attributes, no one but SQS sets SenderId.
  */
-final class IngestBinding {
+public final class IngestBinding {
 
     /** System attributes SQS sets on every message. */
     static final String SENDER_ID = "SenderId";
@@ -45,7 +45,8 @@ final class IngestBinding {
     private final Duration tolerance;
     private final Clock clock;
 
-    IngestBinding(Integrations integrations, IngestProducers producers, Duration tolerance, Clock clock) {
+    /** @param tolerance how far a signed message's timestamp may be from now (the webhooks' signature tolerance) */
+    public IngestBinding(Integrations integrations, IngestProducers producers, Duration tolerance, Clock clock) {
         this.integrations = integrations;
         this.producers = producers;
         this.tolerance = tolerance;

@@ -4,11 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.delivery.DeliveryIds;
 import dev.runner.delivery.DeliveryStore;
-import dev.runner.delivery.IngestProducers;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.IntegrationType;
-import dev.runner.integration.Integrations;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
@@ -17,7 +15,6 @@ import dev.runner.trigger.Trigger;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -87,13 +84,13 @@ public final class IngestService {
     private final IngestBinding binding;
     private final RunnerConfig.Webhooks settings;
 
-    /** @param settings the webhooks' signature tolerance and dedup window, which ingest messages share */
-    public IngestService(RunService runs, DeadLetterStore deadLetters, DeliveryStore deliveries, Integrations integrations,
-                         IngestProducers producers, RunnerConfig.Webhooks settings, Clock clock) {
+    /** @param settings the webhooks' settings, whose dedup window ingest messages share */
+    public IngestService(RunService runs, DeadLetterStore deadLetters, DeliveryStore deliveries, IngestBinding binding,
+                         RunnerConfig.Webhooks settings) {
         this.runs = runs;
         this.deadLetters = deadLetters;
         this.deliveries = deliveries;
-        this.binding = new IngestBinding(integrations, producers, settings.signatureTolerance(), clock);
+        this.binding = binding;
         this.settings = settings;
     }
 

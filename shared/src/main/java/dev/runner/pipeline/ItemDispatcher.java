@@ -6,16 +6,17 @@ import dev.runner.guard.Guard;
 import dev.runner.guard.TenantSlot;
 import dev.runner.item.ItemJob;
 import dev.runner.json.Json;
-import dev.runner.log.Log;
 import dev.runner.outbox.OutboxStore;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
 import dev.runner.store.Database;
+import dev.runner.trigger.Trigger;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -28,64 +29,35 @@ import java.util.function.Function;
  */
 public final class ItemDispatcher {
 
-    private static final Log LOG = Log.of(ItemDispatcher.class);
-
     private final RunnerConfig.Queues queues;
     private final QueueClient client;
     private final Guard guard;
-    private final Database db;
-    private final OutboxStore outbox;
+    private final OwedSends<ItemJob> owed;
 
     public ItemDispatcher(RunnerConfig.Queues queues, QueueClient client, Guard guard, Database db, OutboxStore outbox) {
         this.queues = queues;
         this.client = client;
         this.guard = guard;
-        this.db = db;
-        this.outbox = outbox;
+        this.owed = new OwedSends<>(db, outbox, OutboxStore.Kind.ITEMS, ItemJob::itemId, this::dispatch);
     }
 
     /**
      * Runs {@code work} in one transaction with the record that the items {@code jobsOf} names are
-     * owed their messages, then sends them and settles the record. A send that fails is logged, not
-     * thrown: the rows and the record are committed, the sweep sends them (RUNNER_SWEEP_UNSENT_S),
-     * so the caller answers as accepted, never with a failure its client would retry. Only a send
-     * the function is not granted ({@link QueueClient.NotGranted}) is thrown, after the commit.
+     * owed their messages, then sends them and settles the record ({@link OwedSends#commitThenSend}):
+     * a send that fails is left to the sweep, only one the function is not granted is thrown.
      */
     public <T> T commitThenSend(Database.TransactionWork<T> work, Function<T, List<ItemJob>> jobsOf) {
-        record Committed<T>(T result, List<ItemJob> jobs, OutboxStore.Owed owed) {}
-        Committed<T> committed = db.inTransaction(connection -> {
-            T result = work.run(connection);
-            List<ItemJob> jobs = jobsOf.apply(result);
-            return new Committed<>(result, jobs, outbox.owe(connection, OutboxStore.Kind.ITEMS, jobs.stream().map(ItemJob::itemId).toList()));
-        });
-        sendOwed(committed.jobs(), List.of(committed.owed()));
-        return committed.result();
+        return owed.commitThenSend(work, jobsOf);
     }
 
-    /**
-     * Sends items whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay
-     * owed. A send this function is not granted is thrown: a deployment bug must show, not wait on the sweep.
-     */
+    /** Sends items whose messages are owed, then settles {@code owed}; false (logged) when the send failed and they stay owed. */
     boolean sendOwed(List<ItemJob> jobs, List<OutboxStore.Owed> owed) {
-        try {
-            dispatch(jobs);
-        } catch (QueueClient.NotGranted e) {
-            throw e;
-        } catch (RuntimeException e) {
-            LOG.warn("send after commit failed; the sweep sends these items", "items", jobs.size(), "error", e);
-            return false;
-        }
-        settle(outbox, owed);
-        return true;
+        return this.owed.sendOwed(jobs, owed);
     }
 
-    /** A settle that fails leaves the record: the sweep then sends a copy of a live message, which the claim lets through once. */
-    static void settle(OutboxStore outbox, List<OutboxStore.Owed> owed) {
-        try {
-            outbox.settle(owed);
-        } catch (RuntimeException e) {
-            LOG.warn("sent, but not settled; the sweep will send a copy", "error", e);
-        }
+    /** The items tiers whose queue shows no visible message now. */
+    Set<Trigger> quietTiers() {
+        return client.quiet(queues.items());
     }
 
     public void dispatch(List<ItemJob> jobs) {

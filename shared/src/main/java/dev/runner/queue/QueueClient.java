@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -106,6 +107,17 @@ public final class QueueClient implements AutoCloseable {
     public long visibleMessages(String queueUrl) {
         require(Use.READ_ATTRIBUTES, queueUrl);
         return count(attributes(queueUrl, VISIBLE), VISIBLE);
+    }
+
+    /** The keys of {@code queues} whose queue shows no visible message now, in the map's order: one request per queue. */
+    public <K> Set<K> quiet(Map<K, String> queues) {
+        Set<K> quiet = new LinkedHashSet<>();
+        queues.forEach((key, url) -> {
+            if (visibleMessages(url) == 0) {
+                quiet.add(key);
+            }
+        });
+        return quiet;
     }
 
     public void changeVisibility(String queueUrl, List<VisibilityChange> changes) {

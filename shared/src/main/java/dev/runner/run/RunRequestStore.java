@@ -27,9 +27,16 @@ public final class RunRequestStore {
     }
 
     private final Database db;
+    private final Duration window;
 
-    public RunRequestStore(Database db) {
+    /** @param window how long a key is kept: a request within it with the same key makes no second run */
+    public RunRequestStore(Database db, Duration window) {
         this.db = db;
+        this.window = window;
+    }
+
+    public Duration window() {
+        return window;
     }
 
     /**
@@ -37,8 +44,7 @@ public final class RunRequestStore {
      * concurrent request with the same key waits on the first one's row (the primary key) until it
      * commits, then sees its run: two requests with one key never make two runs.
      */
-    public Claim claim(Connection connection, String tenantId, String key, String fingerprint, UUID runId, Duration window)
-            throws SQLException {
+    public Claim claim(Connection connection, String tenantId, String key, String fingerprint, UUID runId) throws SQLException {
         List<UUID> inserted = db.query(connection, """
                 insert into run_requests (tenant_id, idempotency_key, fingerprint, run_id) values (?, ?, ?, ?)
                 on conflict (tenant_id, idempotency_key) do update
@@ -57,8 +63,8 @@ public final class RunRequestStore {
                 .getFirst();
     }
 
-    /** Forgets keys older than {@code window}. Returns how many. */
-    public int purge(Duration window, int limit) {
+    /** Forgets keys older than the window. Returns how many. */
+    public int purge(int limit) {
         return db.update("""
                 delete from run_requests where ctid in (
                     select ctid from run_requests where created_at < now() - make_interval(secs => ?) limit ?)

@@ -9,14 +9,12 @@ import dev.runner.local.template.FunctionDefinition;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
  * A template function running in this JVM. Like Lambda, one handler instance serves one
@@ -49,21 +47,16 @@ public final class LocalFunction implements AutoCloseable {
 
     private final FunctionDefinition definition;
     private final String arn;
-    private final Map<String, String> environment;
+    private final ExecutionEnvironments environments;
     private final Class<?> type;
-    private final Instantiator instantiator;
     private final Clock clock;
     private final InvocationMeter meter;
-    private final ConcurrentLinkedDeque<Object> idle = new ConcurrentLinkedDeque<>();
-    private final ConcurrentLinkedDeque<Object> all = new ConcurrentLinkedDeque<>();
 
-    private LocalFunction(FunctionDefinition definition, String arn, Map<String, String> environment,
-                          Class<?> type, Instantiator instantiator, Clock clock, InvocationMeter meter) {
+    private LocalFunction(FunctionDefinition definition, String arn, ExecutionEnvironments environments, Clock clock, InvocationMeter meter) {
         this.definition = definition;
         this.arn = arn;
-        this.environment = Map.copyOf(environment);
-        this.type = type;
-        this.instantiator = instantiator;
+        this.environments = environments;
+        this.type = environments.type();
         this.clock = clock;
         this.meter = meter;
     }
@@ -95,9 +88,9 @@ public final class LocalFunction implements AutoCloseable {
             throw new FunctionLoadException(definition.logicalId() + ": " + type.getName() + " implements neither"
                     + " com.amazonaws.services.lambda.runtime.RequestHandler nor RequestStreamHandler");
         }
-        var function = new LocalFunction(definition, arn, environment, type, instantiator, clock, meter);
-        function.idle.push(function.newInstance());
-        return function;
+        var environments = new ExecutionEnvironments(definition.logicalId(), type, environment, instantiator);
+        environments.startOne();
+        return new LocalFunction(definition, arn, environments, clock, meter);
     }
 
     public String logicalId() {
@@ -121,7 +114,7 @@ public final class LocalFunction implements AutoCloseable {
     }
 
     public Map<String, String> environment() {
-        return environment;
+        return environments.environment();
     }
 
     /**
@@ -173,13 +166,11 @@ public final class LocalFunction implements AutoCloseable {
     private record Answer(byte[] json) {}
 
     private Outcome invokeNow(Object event, byte[] json) {
-        Object handler = idle.poll();
-        if (handler == null) {
-            try {
-                handler = newInstance();
-            } catch (FunctionLoadException e) {
-                return new Outcome.Failed("Runtime.InitError", e.getMessage(), e);
-            }
+        Object handler;
+        try {
+            handler = environments.take();
+        } catch (FunctionLoadException e) {
+            return new Outcome.Failed("Runtime.InitError", e.getMessage(), e);
         }
         Instant start = clock.instant();
         Instant deadline = start.plus(definition.timeout());
@@ -207,7 +198,7 @@ public final class LocalFunction implements AutoCloseable {
         } catch (RuntimeException | Error e) {
             return new Outcome.Failed(e.getClass().getName(), String.valueOf(e.getMessage()), e);
         } finally {
-            idle.push(handler);
+            environments.giveBack(handler);
         }
     }
 
@@ -226,33 +217,7 @@ public final class LocalFunction implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Object handler : all) {
-            if (handler instanceof AutoCloseable closeable) {
-                try {
-                    closeable.close();
-                } catch (Exception e) {
-                    System.err.println(logicalId() + " did not close cleanly: " + e);
-                }
-            }
-        }
-        all.clear();
-        idle.clear();
-    }
-
-    private Object newInstance() {
-        try {
-            Object handler = instantiator.newInstance(type, environment);
-            all.add(handler);
-            return handler;
-        } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName() + " failed to start: " + cause, cause);
-        } catch (NoSuchMethodException e) {
-            throw new FunctionLoadException(definition.logicalId() + ": " + type.getName()
-                    + " has no public constructor this runtime can call: " + e.getMessage());
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw new FunctionLoadException(definition.logicalId() + ": cannot construct " + type.getName() + ": " + e, e);
-        }
+        environments.close();
     }
 
     private static Class<?> inputType(Class<?> type) {
