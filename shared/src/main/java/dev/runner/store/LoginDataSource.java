@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.Properties;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -22,6 +23,11 @@ final class LoginDataSource implements DataSource {
 
     LoginDataSource(String jdbcUrl, Credentials credentials) {
         this.postgres.setURL(jdbcUrl);
+        // Unless the URL names another: the CA file sslrootcert names, else the JVM's trust store, and a cipher cheap under C1.
+        Properties named = org.postgresql.Driver.parseURL(jdbcUrl, null);
+        if (named == null || named.getProperty("sslfactory") == null) {
+            this.postgres.setSslfactory(PostgresTls.class.getName());
+        }
         // One round trip per statement: no server-side prepare dance for short-lived statements.
         this.postgres.setPrepareThreshold(0);
         this.postgres.setReWriteBatchedInserts(true);

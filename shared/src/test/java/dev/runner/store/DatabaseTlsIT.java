@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -29,6 +30,27 @@ class DatabaseTlsIT {
              ResultSet row = statement.executeQuery("select ssl from pg_stat_ssl where pid = pg_backend_pid()")) {
             assertTrue(row.next() && row.getBoolean(1), "the session is encrypted");
         }
+    }
+
+    @Test
+    void theSessionRunsChaCha20Poly1305WhichC1RunsCheaperThanAesGcm() throws SQLException {
+        EmbeddedServers.Endpoints servers = embedded();
+        try (Connection connection = login(servers.jdbcUrl(), servers);
+             Statement statement = connection.createStatement();
+             ResultSet row = statement.executeQuery("select version, cipher from pg_stat_ssl where pid = pg_backend_pid()")) {
+            assertTrue(row.next());
+            assertEquals("TLSv1.3", row.getString(1));
+            assertEquals("TLS_CHACHA20_POLY1305_SHA256", row.getString(2), "the server's own order would choose AES-256-GCM");
+        }
+    }
+
+    @Test
+    void withoutARootCertificateTheJvmsTrustStoreVerifiesTheServer() {
+        EmbeddedServers.Endpoints servers = embedded();
+        String noRootCert = servers.jdbcUrl().replaceFirst("&sslrootcert=[^&]+", "");
+        SQLException refused = assertThrows(SQLException.class, () -> login(noRootCert, servers).close());
+        // The chain was checked and refused, not a missing ~/.postgresql/root.crt (pgjdbc's own default).
+        assertTrue(String.valueOf(refused.getMessage()).contains("PKIX"), refused.getMessage());
     }
 
     @Test
