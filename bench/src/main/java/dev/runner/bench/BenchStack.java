@@ -98,6 +98,26 @@ final class BenchStack implements AutoCloseable {
         }
     }
 
+    /**
+     * Tenants {@code prefix0} … {@code prefix(n-1)} enabled for the integration with one webhook secret, in one
+     * statement as the schema's owner: the rows {@code PUT /tenants/{t}/integrations/{key}} writes for a new tenant.
+     */
+    void tenantIntegrations(String prefix, int n, String integrationKey, String webhookSecret) {
+        var endpoints = runtime.endpoints();
+        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
+             var insert = admin.prepareStatement("""
+                     insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets)
+                     select ? || g, ?, true, array[?] from generate_series(0, ? - 1) g""")) {
+            insert.setString(1, prefix);
+            insert.setString(2, integrationKey);
+            insert.setString(3, webhookSecret);
+            insert.setInt(4, n);
+            insert.executeUpdate();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("cannot write the tenant integrations: " + e.getMessage(), e);
+        }
+    }
+
     UUID manualRun(String tenant, String integrationKey, String handlerKey) {
         JsonNode created = call("POST", "/runs", Json.object().put("tenantId", tenant).put("integrationKey", integrationKey)
                 .put("handlerKey", handlerKey), 202);
@@ -368,6 +388,82 @@ final class BenchStack implements AutoCloseable {
     /** The item table's size on disk, its indexes and TOAST included. */
     long itemTableBytes() {
         return scalar("select pg_total_relation_size('execution_items')", null, null);
+    }
+
+    /** The item table's indexes' size on disk. */
+    long itemIndexBytes() {
+        return scalar("select pg_indexes_size('execution_items')", null, null);
+    }
+
+    /** What vacuum knows of the item table: rows live and dead, and how often autovacuum has visited it. */
+    record TableState(long live, long dead, long autovacuums) {}
+
+    TableState itemTableState() {
+        return new TableState(scalar("select n_live_tup from pg_stat_user_tables where relname = 'execution_items'", null, null),
+                scalar("select n_dead_tup from pg_stat_user_tables where relname = 'execution_items'", null, null),
+                scalar("select autovacuum_count from pg_stat_user_tables where relname = 'execution_items'", null, null));
+    }
+
+    /** Items that succeeded, every run's, read past the meters. */
+    long succeededItems() {
+        return scalar("select count(*) from execution_items where status = 'succeeded'", null, null);
+    }
+
+    /** Runs Postgres holds now. */
+    long runCount() {
+        return scalar("select count(*) from runs", null, null);
+    }
+
+    /** The watcher's connection is opened again on its next use (Postgres was restarted under it). */
+    synchronized void reconnectWatcher() {
+        try {
+            if (watcher != null) {
+                watcher.close();
+            }
+        } catch (java.sql.SQLException ignored) {
+            // the server it was connected to is gone
+        }
+        watcher = null;
+    }
+
+    /** Redis's keys (DBSIZE) and memory in use (INFO memory's used_memory). */
+    record RedisSize(long keys, long usedBytes) {}
+
+    RedisSize redisSize() {
+        try (var connection = redisClient.connect()) {
+            long used = 0;
+            for (String line : connection.sync().info("memory").split("\r?\n")) {
+                if (line.startsWith("used_memory:")) {
+                    used = Long.parseLong(line.substring("used_memory:".length()).trim());
+                }
+            }
+            return new RedisSize(connection.sync().dbsize(), used);
+        }
+    }
+
+    /**
+     * Redis's keys by shape, a tenant's or integration's name in the hash tag replaced by {@code *}, with how many
+     * of each carry a TTL (SCAN, then TTL of each).
+     */
+    Map<String, long[]> redisKeyShapes() {
+        Map<String, long[]> shapes = new java.util.TreeMap<>();
+        try (var connection = redisClient.connect()) {
+            var commands = connection.sync();
+            var cursor = io.lettuce.core.ScanCursor.INITIAL;
+            do {
+                var page = commands.scan(cursor, io.lettuce.core.ScanArgs.Builder.limit(1000));
+                for (String key : page.getKeys()) {
+                    String shape = key.replaceAll("\\{([a-z]):[^}]*}", "{$1:*}").replaceAll(":\\d{6,}", ":<n>");
+                    long[] counts = shapes.computeIfAbsent(shape, k -> new long[2]);
+                    counts[0]++;
+                    if (commands.ttl(key) >= 0) {
+                        counts[1]++;
+                    }
+                }
+                cursor = page;
+            } while (!cursor.isFinished());
+        }
+        return shapes;
     }
 
     /** The WAL written so far, everyone's (the benchmark's own reads write none). */
