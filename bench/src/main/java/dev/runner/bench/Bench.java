@@ -164,10 +164,11 @@ public final class Bench {
      * W8, the soak: {@code -Dw8.items} (1,000,000) items through W1's setup in rounds of {@code -Dw8.round} (100,000), with
      * retention compressed ({@code -Dw8.retainRuns}, PT30S, shorter than a round, so from the first round on the table
      * holds about one round of items, as retention holds it; dead items twice that; a scheduler tick every 10 s; no
-     * tenant limit). Per round: items/s, the claim's and the record's time per statement (one per batch of 20) as
-     * Postgres ran them (its statement log: mean and p99; pg_stat_statements' mean beside it as a check), the item
-     * table's size on disk (indexes included) and WAL per item, with what vacuum saw. Flat: the last round within
-     * 15 % of the first on each.
+     * tenant limit; autovacuum every {@code -Dw8.naptime}, 5s, as Aurora runs it). Per round: items/s, the claim's and
+     * the record's time per statement (one per batch of 20) as Postgres ran them (its statement log: mean and p99;
+     * pg_stat_statements' mean beside it as a check), the item table's size on disk (indexes included), WAL per item,
+     * what vacuum saw, Postgres's CPU per item and the machine's load. Flat: the last round within 15 % of the first on
+     * each.
      */
     static void soak() {
         int total = Integer.getInteger("w8.items", 1_000_000);
@@ -178,10 +179,13 @@ public final class Bench {
                 "RUNNER_RETAIN_DEAD", Duration.parse(retainRuns).multipliedBy(2).toString(), "RUNNER_SCHEDULE_TICK_MS", "10000",
                 // Rounds follow each other at once: the tenant limit's default (1,000 a minute) would make the soak a drain.
                 "RUNNER_TENANT_LIMIT_PER_MINUTE", "100000000");
+        // Autovacuum as Aurora PostgreSQL runs it by default (the embedded server's default is a minute: see bench/README.md, W8).
+        String naptime = System.getProperty("w8.naptime", "5s");
         String claimPattern = "with ids as (%claimed as (%returning e.item_id, e.attempts%";
         String recordPattern = "update execution_items e set status = coalesce(v.status%";
         try (var stack = new BenchStack(env);
              var statementLog = StatementLog.start(stack, "runner_item_worker", Map.of("claim", claimPattern, "record", recordPattern))) {
+            stack.autovacuumNaptime(naptime);
             List<String> tenantIds = new ArrayList<>();
             for (int t = 0; t < tenants; t++) {
                 tenantIds.add("w8-tenant-" + t);
@@ -192,11 +196,11 @@ public final class Bench {
             // The run worker refuses pages of over 1,000 items: a run's items come in pages of 500, as W2's do.
             int pageSize = Math.min(500, perRun);
             stack.handlers.handler("import").pages(perRun / pageSize, pageSize);
-            System.out.printf("%nW8 soak: %,d items in rounds of %,d (%d runs of %,d), retention %s; claim and record times per"
-                    + " statement as Postgres ran them (its log, runner_item_worker's statements), pg_stat_statements' mean beside%n",
-                    total, round, tenants, perRun, retainRuns);
+            System.out.printf("%nW8 soak: %,d items in rounds of %,d (%d runs of %,d), retention %s, autovacuum_naptime %s; claim and record"
+                    + " times per statement as Postgres ran them (its log, runner_item_worker's statements), pg_stat_statements' mean beside%n",
+                    total, round, tenants, perRun, retainRuns, naptime);
             System.out.println("  items so far | items/s | claim ms mean / p99 / max (n) | record ms mean / p99 / max (n) | pgss claim / record mean"
-                    + " | execution_items MB (indexes) | WAL bytes/item | rows live / dead, autovacuums | runs");
+                    + " | execution_items MB (indexes) | WAL bytes/item | rows live / dead, autovacuums | runs | Postgres CPU ms/item | load");
             List<double[]> rounds = new ArrayList<>();
             statementLog.drain(); // the setup's statements
             for (int done = 0; done < total; done += round) {
@@ -214,10 +218,12 @@ public final class Bench {
                 double[] figures = {round / window.secondsUntil(ended), claim.mean(), claim.percentile(99), record.mean(), record.percentile(99),
                         stack.itemTableBytes() / 1e6, (double) used.wal().bytes() / round};
                 rounds.add(figures);
+                // Postgres's CPU per item does not depend on what else the machine runs, as items/s and the times do.
                 System.out.printf("  %,12d | %7.0f | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %5.2f | %8.1f (%.1f) | %6.0f"
-                                + " | %,d / %,d, %d | %,d%n", done + round, figures[0], figures[1], figures[2], claim.longest(), claim.count(),
+                                + " | %,d / %,d, %d | %,d | %.3f | %s%n", done + round, figures[0], figures[1], figures[2], claim.longest(), claim.count(),
                         figures[3], figures[4], record.longest(), record.count(), claimStats.mean(), recordStats.mean(), figures[5],
-                        stack.itemIndexBytes() / 1e6, figures[6], table.live(), table.dead(), table.autovacuums(), stack.runCount());
+                        stack.itemIndexBytes() / 1e6, figures[6], table.live(), table.dead(), table.autovacuums(), stack.runCount(),
+                        CostReport.prefixed(used.cpu().byProcess(), "postgres") / 1e6 / round, loadAverage());
             }
             String[] names = {"items/s", "claim mean", "claim p99", "record mean", "record p99", "execution_items MB", "WAL bytes/item"};
             double[] first = rounds.getFirst();
@@ -233,6 +239,15 @@ public final class Bench {
             System.out.println(verdict);
             System.out.printf("  %s (each within 15 %% of the first round); the statement log took %.0f MB%n", flat ? "flat" : "NOT flat",
                     statementLog.bytes() / 1e6);
+        }
+    }
+
+    /** The machine's load average over the last minute (other work on it moves every time measured). */
+    static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (java.io.IOException e) {
+            return "?";
         }
     }
 

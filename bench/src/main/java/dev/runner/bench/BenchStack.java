@@ -414,6 +414,21 @@ final class BenchStack implements AutoCloseable {
         return scalar("select count(*) from runs", null, null);
     }
 
+    /**
+     * How often autovacuum looks at each database ({@code autovacuum_naptime}): the embedded server has
+     * Postgres's default, a minute; Aurora PostgreSQL's default is 5 s, RDS for PostgreSQL's 15 s.
+     */
+    void autovacuumNaptime(String naptime) {
+        var endpoints = runtime.endpoints();
+        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
+             var statement = admin.createStatement()) {
+            statement.execute("alter system set autovacuum_naptime = '" + naptime.replace("'", "''") + "'");
+            statement.execute("select pg_reload_conf()");
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException("cannot set autovacuum_naptime: " + e.getMessage(), e);
+        }
+    }
+
     /** The watcher's connection is opened again on its next use (Postgres was restarted under it). */
     synchronized void reconnectWatcher() {
         try {

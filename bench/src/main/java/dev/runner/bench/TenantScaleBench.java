@@ -68,26 +68,26 @@ final class TenantScaleBench {
             AtomicLong producerRequests = new AtomicLong();
             ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
             List<Future<?>> sent = new ArrayList<>();
-            // Item i is tenant i mod n's; its pass, i div n, says the route: even passes webhooks, odd ones the ingest queue.
-            for (int from = 0; from < items; ) {
-                int pass = from / tenants;
-                int end = Math.min(items, (pass + 1) * tenants);
-                if (pass % 2 == 0) {
-                    for (int i = from; i < end; i++) {
-                        int item = i;
+            // Item i is tenant i mod n's, in pass p = i div n; it goes through a webhook when i + p is even, else the ingest
+            // queue: a tenant with one item per pass alternates between the two, and at any count half go each way.
+            for (int from = 0; from < items; from += 20) {
+                List<Integer> queued = new ArrayList<>();
+                for (int i = from; i < Math.min(items, from + 20); i++) {
+                    int item = i;
+                    if ((i + i / tenants) % 2 == 0) {
                         sent.add(senders.submit(() -> webhook(stack, tenants, item)));
-                    }
-                } else {
-                    for (int i = from; i < end; i += 10) {
-                        int first = i;
-                        int last = Math.min(end, i + 10);
-                        sent.add(senders.submit(() -> {
-                            ingest(sqs, ingestQueue, tenants, first, last);
-                            producerRequests.incrementAndGet();
-                        }));
+                    } else {
+                        queued.add(i);
                     }
                 }
-                from = end;
+                // At a pass's boundary two items in a row go the same way: a block may hold 11 for the queue, a batch 10.
+                for (int batch = 0; batch < queued.size(); batch += 10) {
+                    List<Integer> entries = queued.subList(batch, Math.min(queued.size(), batch + 10));
+                    sent.add(senders.submit(() -> {
+                        ingest(sqs, ingestQueue, tenants, entries);
+                        producerRequests.incrementAndGet();
+                    }));
+                }
             }
             for (Future<?> future : sent) {
                 try {
@@ -127,7 +127,8 @@ final class TenantScaleBench {
                     (double) (redisAfter.usedBytes() - redisBefore.usedBytes()) / tenants);
             stack.redisKeyShapes().forEach((shape, counts) ->
                     System.out.printf("    %-60s %,9d keys, %,9d with a TTL%n", shape, counts[0], counts[1]));
-            System.out.println("  in-process caches over the workload (all function instances together): hits / misses, hit rate, evictions");
+            System.out.println("  in-process caches over the workload (all function instances together; Integrations: parsed types,"
+                    + " .found/.absent: tenant integrations, 5 s): hits / misses, hit rate, evictions (expiries included)");
             cachesAfter.forEach((name, after) -> {
                 CacheStats delta = after.minus(cachesBefore.getOrDefault(name, CacheStats.empty()));
                 if (delta.requestCount() > 0) {
@@ -154,16 +155,16 @@ final class TenantScaleBench {
         }
     }
 
-    /** One SendMessageBatch of items {@code first} to {@code last} (exclusive), each signed as its tenant's producer signs it. */
-    private static void ingest(SqsClient sqs, String queueUrl, int tenants, int first, int last) {
+    /** One SendMessageBatch of the items (at most 10), each signed as its tenant's producer signs it. */
+    private static void ingest(SqsClient sqs, String queueUrl, int tenants, List<Integer> items) {
         List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
-        for (int item = first; item < last; item++) {
+        for (int item : items) {
             String body = Json.write(Json.object().put("tenantId", "w9-tenant-" + item % tenants).put("integrationKey", "w9")
                     .put("handlerKey", "sync").put("externalId", externalId(item)).set("payload", Json.object().put("n", item)));
             Map<String, MessageAttributeValue> attributes = new HashMap<>();
             StandardWebhooks.headers(List.of(SECRET), "msg_w9_" + item, Instant.now().getEpochSecond(), body.getBytes(StandardCharsets.UTF_8))
                     .forEach((name, value) -> attributes.put(name, MessageAttributeValue.builder().dataType("String").stringValue(value).build()));
-            entries.add(SendMessageBatchRequestEntry.builder().id(Integer.toString(item - first)).messageBody(body)
+            entries.add(SendMessageBatchRequestEntry.builder().id(Integer.toString(entries.size())).messageBody(body)
                     .messageAttributes(attributes).build());
         }
         var answer = sqs.sendMessageBatch(b -> b.queueUrl(queueUrl).entries(entries));
