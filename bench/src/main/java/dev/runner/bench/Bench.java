@@ -237,6 +237,16 @@ public final class Bench {
                 verdict.append(String.format(" %s %.2f%s;", names[i], ratio, within ? "" : " (drifts)"));
             }
             System.out.println(verdict);
+            // The first round starts from an empty table; the spread over the second half says whether the steady state holds.
+            StringBuilder spread = new StringBuilder("  second half of the rounds, highest / lowest:");
+            List<double[]> secondHalf = rounds.subList(rounds.size() / 2, rounds.size());
+            for (int i = 0; i < names.length; i++) {
+                int figure = i;
+                double high = secondHalf.stream().mapToDouble(r -> r[figure]).max().orElse(Double.NaN);
+                double low = secondHalf.stream().mapToDouble(r -> r[figure]).min().orElse(Double.NaN);
+                spread.append(String.format(" %s %.2f;", names[i], high / low));
+            }
+            System.out.println(spread);
             System.out.printf("  %s (each within 15 %% of the first round); the statement log took %.0f MB%n", flat ? "flat" : "NOT flat",
                     statementLog.bytes() / 1e6);
         }

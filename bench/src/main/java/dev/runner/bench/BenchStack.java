@@ -58,11 +58,15 @@ final class BenchStack implements AutoCloseable {
         runtime.sqsFrontEnd().inspect(new SqsRequestCounter());
         redisClient = RedisClient.create(runtime.endpoints().redisUrl());
         prepareWatcher();
-        postmaster = CpuMeter.postmaster(URI.create(runtime.endpoints().jdbcUrl().substring("jdbc:".length())).getPort());
+        postmaster = postmasterProcess();
     }
 
-    /** The embedded Postgres server's process, whose CPU (and its backends') is read from /proc. */
-    private final long postmaster;
+    /** The embedded Postgres server's process, whose CPU (and its backends') is read from /proc; a restart makes a new one. */
+    private volatile long postmaster;
+
+    private long postmasterProcess() {
+        return CpuMeter.postmaster(URI.create(runtime.endpoints().jdbcUrl().substring("jdbc:".length())).getPort());
+    }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
         AtomicInteger count = new AtomicInteger();
@@ -429,8 +433,9 @@ final class BenchStack implements AutoCloseable {
         }
     }
 
-    /** The watcher's connection is opened again on its next use (Postgres was restarted under it). */
-    synchronized void reconnectWatcher() {
+    /** Postgres was restarted: the watcher's connection is opened again on its next use, and the new server's CPU is read. */
+    synchronized void postgresRestarted() {
+        postmaster = postmasterProcess();
         try {
             if (watcher != null) {
                 watcher.close();

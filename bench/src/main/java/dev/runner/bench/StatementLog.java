@@ -90,7 +90,7 @@ final class StatementLog implements AutoCloseable {
         }
         // The collector starts with the server; every session after it is new, so the role's setting applies to all.
         stack.runtime.restartPostgres(Duration.ZERO);
-        stack.reconnectWatcher();
+        stack.postgresRestarted();
         return new StatementLog(directory, new LinkedHashMap<>(patterns));
     }
 

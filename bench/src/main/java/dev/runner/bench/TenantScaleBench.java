@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * W9, many tenants: the same number of items ({@code -Dw9.items}, 200,000) from each tenant count of {@code -Dw9.tenants}
- * (1000,100000), each on a fresh local runtime, half through signed webhooks and half through signed messages on the
+ * W9, many tenants: {@code -Dw9.items} (200,000) items from each tenant count of {@code -Dw9.tenants} (1000,100000),
+ * each on a fresh local runtime, half through signed webhooks and half through signed messages on the
  * ingest queue, the tenants taken in turn (tenant 0, 1, … n−1, 0, …), so a batch mixes as many tenants at every
  * count and only the count of tenants differs. Prints, per tenant count, what an item cost (statements, Redis
  * commands, SQS requests, CPU by function: {@link CostReport}), Redis's keys and memory per tenant, and the hit rates
@@ -43,10 +43,12 @@ final class TenantScaleBench {
 
     private TenantScaleBench() {}
 
+    /** {@code -Dw9.tenants}: tenant counts, each optionally with its own item count ({@code 1000:20000,100000:100000}). */
     static void tenants() {
         int items = Integer.getInteger("w9.items", 200_000);
         for (String count : System.getProperty("w9.tenants", "1000,100000").split(",")) {
-            run(Integer.parseInt(count.trim()), items);
+            String[] parts = count.trim().split(":");
+            run(Integer.parseInt(parts[0]), parts.length > 1 ? Integer.parseInt(parts[1]) : items);
         }
     }
 
