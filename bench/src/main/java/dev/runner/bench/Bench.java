@@ -162,9 +162,9 @@ public final class Bench {
 
     /**
      * W8, the soak: {@code -Dw8.items} (1,000,000) items through W1's setup in rounds of {@code -Dw8.round} (100,000), with
-     * retention compressed ({@code -Dw8.retainRuns}, PT30S, shorter than a round, so from the first round on the table
-     * holds about one round of items, as retention holds it; dead items twice that; a scheduler tick every 10 s; no
-     * tenant limit; autovacuum every {@code -Dw8.naptime}, 5s, as Aurora runs it). Per round: items/s, the claim's and
+     * retention compressed ({@code -Dw8.retainRuns}, PT30S, shorter than a round, so each round's runs pass it while
+     * the next round runs and the table reaches the size retention holds it at within a few rounds; dead items twice
+     * that; a scheduler tick every 10 s; no tenant limit; autovacuum every {@code -Dw8.naptime}, 5s, as Aurora runs it). Per round: items/s, the claim's and
      * the record's time per statement (one per batch of 20) as Postgres ran them (its statement log: mean and p99;
      * pg_stat_statements' mean beside it as a check), the item table's size on disk (indexes included), WAL per item,
      * what vacuum saw, Postgres's CPU per item and the machine's load. Flat: the last round within 15 % of the first on
@@ -218,7 +218,7 @@ public final class Bench {
                 double[] figures = {round / window.secondsUntil(ended), claim.mean(), claim.percentile(99), record.mean(), record.percentile(99),
                         stack.itemTableBytes() / 1e6, (double) used.wal().bytes() / round};
                 rounds.add(figures);
-                // Postgres's CPU per item does not depend on what else the machine runs, as items/s and the times do.
+                // Postgres's CPU per item moves less with what else the machine runs than items/s and the times do.
                 System.out.printf("  %,12d | %7.0f | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %5.2f | %8.1f (%.1f) | %6.0f"
                                 + " | %,d / %,d, %d | %,d | %.3f | %s%n", done + round, figures[0], figures[1], figures[2], claim.longest(), claim.count(),
                         figures[3], figures[4], record.longest(), record.count(), claimStats.mean(), recordStats.mean(), figures[5],

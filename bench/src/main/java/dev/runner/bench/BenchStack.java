@@ -79,13 +79,25 @@ final class BenchStack implements AutoCloseable {
 
     /** pg_stat_statements, and a role of the benchmark's own whose statements are left out of the counts. */
     private void prepareWatcher() {
+        asSuperuser("prepare Postgres for the benchmark", admin -> {
+            try (var statement = admin.createStatement()) {
+                statement.execute("create extension if not exists pg_stat_statements");
+                statement.execute("create role " + WATCHER_ROLE + " login superuser password '" + WATCHER_ROLE + "'");
+            }
+        });
+    }
+
+    /** What the benchmark does to Postgres as its superuser, on a connection of its own. */
+    interface SuperuserWork {
+        void run(java.sql.Connection admin) throws java.sql.SQLException;
+    }
+
+    void asSuperuser(String what, SuperuserWork work) {
         var endpoints = runtime.endpoints();
-        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
-             var statement = admin.createStatement()) {
-            statement.execute("create extension if not exists pg_stat_statements");
-            statement.execute("create role " + WATCHER_ROLE + " login superuser password '" + WATCHER_ROLE + "'");
+        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword())) {
+            work.run(admin);
         } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("cannot prepare Postgres for the benchmark: " + e.getMessage(), e);
+            throw new IllegalStateException("cannot " + what + ": " + e.getMessage(), e);
         }
     }
 
@@ -107,19 +119,17 @@ final class BenchStack implements AutoCloseable {
      * statement as the schema's owner: the rows {@code PUT /tenants/{t}/integrations/{key}} writes for a new tenant.
      */
     void tenantIntegrations(String prefix, int n, String integrationKey, String webhookSecret) {
-        var endpoints = runtime.endpoints();
-        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
-             var insert = admin.prepareStatement("""
-                     insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets)
-                     select ? || g, ?, true, array[?] from generate_series(0, ? - 1) g""")) {
-            insert.setString(1, prefix);
-            insert.setString(2, integrationKey);
-            insert.setString(3, webhookSecret);
-            insert.setInt(4, n);
-            insert.executeUpdate();
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("cannot write the tenant integrations: " + e.getMessage(), e);
-        }
+        asSuperuser("write the tenant integrations", admin -> {
+            try (var insert = admin.prepareStatement("""
+                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets)
+                    select ? || g, ?, true, array[?] from generate_series(0, ? - 1) g""")) {
+                insert.setString(1, prefix);
+                insert.setString(2, integrationKey);
+                insert.setString(3, webhookSecret);
+                insert.setInt(4, n);
+                insert.executeUpdate();
+            }
+        });
     }
 
     UUID manualRun(String tenant, String integrationKey, String handlerKey) {
@@ -423,14 +433,12 @@ final class BenchStack implements AutoCloseable {
      * Postgres's default, a minute; Aurora PostgreSQL's default is 5 s, RDS for PostgreSQL's 15 s.
      */
     void autovacuumNaptime(String naptime) {
-        var endpoints = runtime.endpoints();
-        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
-             var statement = admin.createStatement()) {
-            statement.execute("alter system set autovacuum_naptime = '" + naptime.replace("'", "''") + "'");
-            statement.execute("select pg_reload_conf()");
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("cannot set autovacuum_naptime: " + e.getMessage(), e);
-        }
+        asSuperuser("set autovacuum_naptime", admin -> {
+            try (var statement = admin.createStatement()) {
+                statement.execute("alter system set autovacuum_naptime = '" + naptime.replace("'", "''") + "'");
+                statement.execute("select pg_reload_conf()");
+            }
+        });
     }
 
     /** Postgres was restarted: the watcher's connection is opened again on its next use, and the new server's CPU is read. */

@@ -6,9 +6,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -73,21 +70,19 @@ final class StatementLog implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        var endpoints = stack.runtime.endpoints();
-        try (Connection admin = DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
-             var statement = admin.createStatement()) {
-            statement.execute("alter system set logging_collector = on");
-            statement.execute("alter system set log_destination = 'stderr'");
-            statement.execute("alter system set log_directory = '" + directory.toAbsolutePath().toString().replace("'", "''") + "'");
-            statement.execute("alter system set log_filename = '" + FILE + "'");
-            statement.execute("alter system set log_rotation_age = 0");
-            statement.execute("alter system set log_rotation_size = 0");
-            statement.execute("alter system set log_line_prefix = ''");
-            statement.execute("alter system set log_parameter_max_length = 0");
-            statement.execute("alter role " + role + " set log_min_duration_statement = 0");
-        } catch (SQLException e) {
-            throw new IllegalStateException("cannot turn Postgres's statement log on: " + e.getMessage(), e);
-        }
+        stack.asSuperuser("turn Postgres's statement log on", admin -> {
+            try (var statement = admin.createStatement()) {
+                statement.execute("alter system set logging_collector = on");
+                statement.execute("alter system set log_destination = 'stderr'");
+                statement.execute("alter system set log_directory = '" + directory.toAbsolutePath().toString().replace("'", "''") + "'");
+                statement.execute("alter system set log_filename = '" + FILE + "'");
+                statement.execute("alter system set log_rotation_age = 0");
+                statement.execute("alter system set log_rotation_size = 0");
+                statement.execute("alter system set log_line_prefix = ''");
+                statement.execute("alter system set log_parameter_max_length = 0");
+                statement.execute("alter role " + role + " set log_min_duration_statement = 0");
+            }
+        });
         // The collector starts with the server; every session after it is new, so the role's setting applies to all.
         stack.runtime.restartPostgres(Duration.ZERO);
         stack.postgresRestarted();
