@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
  * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [faults]</pre>
+ * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [w8] [w9] [faults]</pre>
  *
  * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
@@ -58,8 +58,9 @@ public final class Bench {
                 case "w7a" -> IsolationBench.ownBacklog();
                 case "w7b" -> IsolationBench.failingNeighbour();
                 case "w8" -> soak();
+                case "w9" -> TenantScaleBench.tenants();
                 case "faults" -> faults();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, faults)");
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, faults)");
             }
         }
         System.exit(0);
@@ -161,44 +162,102 @@ public final class Bench {
 
     /**
      * W8, the soak: {@code -Dw8.items} (1,000,000) items through W1's setup in rounds of {@code -Dw8.round} (100,000), with
-     * retention compressed ({@code -Dw8.retainRuns}, PT2M; dead items twice that; a scheduler tick every 10 s; no tenant limit), so the
-     * tables reach the size retention holds them at. Per round: items/s, the claim's and the record's time per
-     * statement (one per batch of 20; pg_stat_statements keeps mean, deviation and longest, no percentiles), the item
-     * table's size on disk (indexes included) and WAL per item. Flat: the last round within 15 % of the first on each.
+     * retention compressed ({@code -Dw8.retainRuns}, PT30S, shorter than a round, so each round's runs pass it while
+     * the next round runs and the table reaches the size retention holds it at within a few rounds; dead items twice
+     * that; a scheduler tick every 10 s; no tenant limit; autovacuum every {@code -Dw8.naptime}, 5s, as Aurora runs it). Per round: items/s, the claim's and
+     * the record's time per statement (one per batch of 20) as Postgres ran them (its statement log: mean and p99;
+     * pg_stat_statements' mean beside it as a check), the item table's size on disk (indexes included), WAL per item,
+     * what vacuum saw, Postgres's CPU per item and the machine's load. Flat: the last round within 15 % of the first on
+     * each.
      */
     static void soak() {
         int total = Integer.getInteger("w8.items", 1_000_000);
         int round = Integer.getInteger("w8.round", 100_000);
         int tenants = 40;
-        String retainRuns = System.getProperty("w8.retainRuns", "PT2M");
+        String retainRuns = System.getProperty("w8.retainRuns", "PT30S");
         Map<String, String> env = Map.of("RUNNER_RETAIN_RUNS", retainRuns,
                 "RUNNER_RETAIN_DEAD", Duration.parse(retainRuns).multipliedBy(2).toString(), "RUNNER_SCHEDULE_TICK_MS", "10000",
                 // Rounds follow each other at once: the tenant limit's default (1,000 a minute) would make the soak a drain.
                 "RUNNER_TENANT_LIMIT_PER_MINUTE", "100000000");
-        try (var stack = new BenchStack(env)) {
+        // Autovacuum as Aurora PostgreSQL runs it by default (the embedded server's default is a minute: see bench/README.md, W8).
+        String naptime = System.getProperty("w8.naptime", "5s");
+        String claimPattern = "with ids as (%claimed as (%returning e.item_id, e.attempts%";
+        String recordPattern = "update execution_items e set status = coalesce(v.status%";
+        try (var stack = new BenchStack(env);
+             var statementLog = StatementLog.start(stack, "runner_item_worker", Map.of("claim", claimPattern, "record", recordPattern))) {
+            stack.autovacuumNaptime(naptime);
             List<String> tenantIds = new ArrayList<>();
             for (int t = 0; t < tenants; t++) {
                 tenantIds.add("w8-tenant-" + t);
             }
             stack.integration("w8", "import", true, Json.object().put("batch_size", 10).put("concurrency", 50)
                     .put("rate_limit_per_minute", 600_000), tenantIds, "w8-secret-0123456789");
-            stack.handlers.handler("import").pages(1, round / tenants);
-            System.out.printf("%nW8 soak: %,d items in rounds of %,d (%d runs of %,d), retention %s%n", total, round, tenants,
-                    round / tenants, retainRuns);
-            System.out.println("  items so far | items/s | claim ms mean / sd / max | record ms mean / sd / max | execution_items MB | WAL bytes/item");
+            int perRun = round / tenants;
+            // The run worker refuses pages of over 1,000 items: a run's items come in pages of 500, as W2's do.
+            int pageSize = Math.min(500, perRun);
+            stack.handlers.handler("import").pages(perRun / pageSize, pageSize);
+            System.out.printf("%nW8 soak: %,d items in rounds of %,d (%d runs of %,d), retention %s, autovacuum_naptime %s; claim and record"
+                    + " times per statement as Postgres ran them (its log, runner_item_worker's statements), pg_stat_statements' mean beside%n",
+                    total, round, tenants, perRun, retainRuns, naptime);
+            System.out.println("  items so far | items/s | claim ms mean / p99 / max (n) | record ms mean / p99 / max (n) | pgss claim / record mean"
+                    + " | execution_items MB (indexes) | WAL bytes/item | rows live / dead, autovacuums | runs | Postgres CPU ms/item | load");
+            List<double[]> rounds = new ArrayList<>();
+            statementLog.drain(); // the setup's statements
             for (int done = 0; done < total; done += round) {
                 stack.resetStatementStatistics();
                 var window = Window.open("w8", stack);
                 List<UUID> runs = stack.manualRuns(tenantIds, "w8", "import");
                 Instant ended = stack.awaitEnded(runs, Duration.ofMinutes(30));
                 var used = window.close();
-                BenchStack.StatementTimes claim = stack.statementTimes("with ids as (select unnest(%claimed as (%");
-                BenchStack.StatementTimes record = stack.statementTimes("update execution_items e set status = coalesce(v.status%");
-                System.out.printf("  %,12d | %7.0f | %6.2f / %5.2f / %6.1f | %6.2f / %5.2f / %6.1f | %18.1f | %.0f%n", done + round,
-                        round / window.secondsUntil(ended), claim.mean(), claim.deviation(), claim.longest(),
-                        record.mean(), record.deviation(), record.longest(), stack.itemTableBytes() / 1e6,
-                        (double) used.wal().bytes() / round);
+                var logged = statementLog.drain();
+                StatementLog.Times claim = logged.get("claim");
+                StatementLog.Times record = logged.get("record");
+                BenchStack.StatementTimes claimStats = stack.statementTimes(claimPattern);
+                BenchStack.StatementTimes recordStats = stack.statementTimes(recordPattern);
+                BenchStack.TableState table = stack.itemTableState();
+                double[] figures = {round / window.secondsUntil(ended), claim.mean(), claim.percentile(99), record.mean(), record.percentile(99),
+                        stack.itemTableBytes() / 1e6, (double) used.wal().bytes() / round};
+                rounds.add(figures);
+                // Postgres's CPU per item moves less with what else the machine runs than items/s and the times do.
+                System.out.printf("  %,12d | %7.0f | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %5.2f | %8.1f (%.1f) | %6.0f"
+                                + " | %,d / %,d, %d | %,d | %.3f | %s%n", done + round, figures[0], figures[1], figures[2], claim.longest(), claim.count(),
+                        figures[3], figures[4], record.longest(), record.count(), claimStats.mean(), recordStats.mean(), figures[5],
+                        stack.itemIndexBytes() / 1e6, figures[6], table.live(), table.dead(), table.autovacuums(), stack.runCount(),
+                        CostReport.prefixed(used.cpu().byProcess(), "postgres") / 1e6 / round, loadAverage());
             }
+            String[] names = {"items/s", "claim mean", "claim p99", "record mean", "record p99", "execution_items MB", "WAL bytes/item"};
+            double[] first = rounds.getFirst();
+            double[] last = rounds.getLast();
+            StringBuilder verdict = new StringBuilder("  last round / first:");
+            boolean flat = true;
+            for (int i = 0; i < names.length; i++) {
+                double ratio = last[i] / first[i];
+                boolean within = Math.abs(ratio - 1) <= 0.15;
+                flat &= within;
+                verdict.append(String.format(" %s %.2f%s;", names[i], ratio, within ? "" : " (drifts)"));
+            }
+            System.out.println(verdict);
+            // The first round starts from an empty table; the spread over the second half says whether the steady state holds.
+            StringBuilder spread = new StringBuilder("  second half of the rounds, highest / lowest:");
+            List<double[]> secondHalf = rounds.subList(rounds.size() / 2, rounds.size());
+            for (int i = 0; i < names.length; i++) {
+                int figure = i;
+                double high = secondHalf.stream().mapToDouble(r -> r[figure]).max().orElse(Double.NaN);
+                double low = secondHalf.stream().mapToDouble(r -> r[figure]).min().orElse(Double.NaN);
+                spread.append(String.format(" %s %.2f;", names[i], high / low));
+            }
+            System.out.println(spread);
+            System.out.printf("  %s (each within 15 %% of the first round); the statement log took %.0f MB%n", flat ? "flat" : "NOT flat",
+                    statementLog.bytes() / 1e6);
+        }
+    }
+
+    /** The machine's load average over the last minute (other work on it moves every time measured). */
+    static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (java.io.IOException e) {
+            return "?";
         }
     }
 

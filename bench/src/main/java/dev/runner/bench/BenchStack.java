@@ -58,11 +58,15 @@ final class BenchStack implements AutoCloseable {
         runtime.sqsFrontEnd().inspect(new SqsRequestCounter());
         redisClient = RedisClient.create(runtime.endpoints().redisUrl());
         prepareWatcher();
-        postmaster = CpuMeter.postmaster(URI.create(runtime.endpoints().jdbcUrl().substring("jdbc:".length())).getPort());
+        postmaster = postmasterProcess();
     }
 
-    /** The embedded Postgres server's process, whose CPU (and its backends') is read from /proc. */
-    private final long postmaster;
+    /** The embedded Postgres server's process, whose CPU (and its backends') is read from /proc; a restart makes a new one. */
+    private volatile long postmaster;
+
+    private long postmasterProcess() {
+        return CpuMeter.postmaster(URI.create(runtime.endpoints().jdbcUrl().substring("jdbc:".length())).getPort());
+    }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
         AtomicInteger count = new AtomicInteger();
@@ -75,13 +79,25 @@ final class BenchStack implements AutoCloseable {
 
     /** pg_stat_statements, and a role of the benchmark's own whose statements are left out of the counts. */
     private void prepareWatcher() {
+        asSuperuser("prepare Postgres for the benchmark", admin -> {
+            try (var statement = admin.createStatement()) {
+                statement.execute("create extension if not exists pg_stat_statements");
+                statement.execute("create role " + WATCHER_ROLE + " login superuser password '" + WATCHER_ROLE + "'");
+            }
+        });
+    }
+
+    /** What the benchmark does to Postgres as its superuser, on a connection of its own. */
+    interface SuperuserWork {
+        void run(java.sql.Connection admin) throws java.sql.SQLException;
+    }
+
+    void asSuperuser(String what, SuperuserWork work) {
         var endpoints = runtime.endpoints();
-        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword());
-             var statement = admin.createStatement()) {
-            statement.execute("create extension if not exists pg_stat_statements");
-            statement.execute("create role " + WATCHER_ROLE + " login superuser password '" + WATCHER_ROLE + "'");
+        try (var admin = java.sql.DriverManager.getConnection(endpoints.jdbcUrl(), endpoints.dbUser(), endpoints.dbPassword())) {
+            work.run(admin);
         } catch (java.sql.SQLException e) {
-            throw new IllegalStateException("cannot prepare Postgres for the benchmark: " + e.getMessage(), e);
+            throw new IllegalStateException("cannot " + what + ": " + e.getMessage(), e);
         }
     }
 
@@ -96,6 +112,24 @@ final class BenchStack implements AutoCloseable {
             call("PUT", "/tenants/" + tenant + "/integrations/" + integrationKey,
                     Json.object().put("enabled", true).put("webhookSecret", webhookSecret), 200);
         }
+    }
+
+    /**
+     * Tenants {@code prefix0} … {@code prefix(n-1)} enabled for the integration with one webhook secret, in one
+     * statement as the schema's owner: the rows {@code PUT /tenants/{t}/integrations/{key}} writes for a new tenant.
+     */
+    void tenantIntegrations(String prefix, int n, String integrationKey, String webhookSecret) {
+        asSuperuser("write the tenant integrations", admin -> {
+            try (var insert = admin.prepareStatement("""
+                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets)
+                    select ? || g, ?, true, array[?] from generate_series(0, ? - 1) g""")) {
+                insert.setString(1, prefix);
+                insert.setString(2, integrationKey);
+                insert.setString(3, webhookSecret);
+                insert.setInt(4, n);
+                insert.executeUpdate();
+            }
+        });
     }
 
     UUID manualRun(String tenant, String integrationKey, String handlerKey) {
@@ -368,6 +402,96 @@ final class BenchStack implements AutoCloseable {
     /** The item table's size on disk, its indexes and TOAST included. */
     long itemTableBytes() {
         return scalar("select pg_total_relation_size('execution_items')", null, null);
+    }
+
+    /** The item table's indexes' size on disk. */
+    long itemIndexBytes() {
+        return scalar("select pg_indexes_size('execution_items')", null, null);
+    }
+
+    /** What vacuum knows of the item table: rows live and dead, and how often autovacuum has visited it. */
+    record TableState(long live, long dead, long autovacuums) {}
+
+    TableState itemTableState() {
+        return new TableState(scalar("select n_live_tup from pg_stat_user_tables where relname = 'execution_items'", null, null),
+                scalar("select n_dead_tup from pg_stat_user_tables where relname = 'execution_items'", null, null),
+                scalar("select autovacuum_count from pg_stat_user_tables where relname = 'execution_items'", null, null));
+    }
+
+    /** Items that succeeded, every run's, read past the meters. */
+    long succeededItems() {
+        return scalar("select count(*) from execution_items where status = 'succeeded'", null, null);
+    }
+
+    /** Runs Postgres holds now. */
+    long runCount() {
+        return scalar("select count(*) from runs", null, null);
+    }
+
+    /**
+     * How often autovacuum looks at each database ({@code autovacuum_naptime}): the embedded server has
+     * Postgres's default, a minute; Aurora PostgreSQL's default is 5 s, RDS for PostgreSQL's 15 s.
+     */
+    void autovacuumNaptime(String naptime) {
+        asSuperuser("set autovacuum_naptime", admin -> {
+            try (var statement = admin.createStatement()) {
+                statement.execute("alter system set autovacuum_naptime = '" + naptime.replace("'", "''") + "'");
+                statement.execute("select pg_reload_conf()");
+            }
+        });
+    }
+
+    /** Postgres was restarted: the watcher's connection is opened again on its next use, and the new server's CPU is read. */
+    synchronized void postgresRestarted() {
+        postmaster = postmasterProcess();
+        try {
+            if (watcher != null) {
+                watcher.close();
+            }
+        } catch (java.sql.SQLException ignored) {
+            // the server it was connected to is gone
+        }
+        watcher = null;
+    }
+
+    /** Redis's keys (DBSIZE) and memory in use (INFO memory's used_memory). */
+    record RedisSize(long keys, long usedBytes) {}
+
+    RedisSize redisSize() {
+        try (var connection = redisClient.connect()) {
+            long used = 0;
+            for (String line : connection.sync().info("memory").split("\r?\n")) {
+                if (line.startsWith("used_memory:")) {
+                    used = Long.parseLong(line.substring("used_memory:".length()).trim());
+                }
+            }
+            return new RedisSize(connection.sync().dbsize(), used);
+        }
+    }
+
+    /**
+     * Redis's keys by shape, a tenant's or integration's name in the hash tag replaced by {@code *}, with how many
+     * of each carry a TTL (SCAN, then TTL of each).
+     */
+    Map<String, long[]> redisKeyShapes() {
+        Map<String, long[]> shapes = new java.util.TreeMap<>();
+        try (var connection = redisClient.connect()) {
+            var commands = connection.sync();
+            var cursor = io.lettuce.core.ScanCursor.INITIAL;
+            do {
+                var page = commands.scan(cursor, io.lettuce.core.ScanArgs.Builder.limit(1000));
+                for (String key : page.getKeys()) {
+                    String shape = key.replaceAll("\\{([a-z]):[^}]*}", "{$1:*}").replaceAll(":\\d{6,}", ":<n>");
+                    long[] counts = shapes.computeIfAbsent(shape, k -> new long[2]);
+                    counts[0]++;
+                    if (commands.ttl(key) >= 0) {
+                        counts[1]++;
+                    }
+                }
+                cursor = page;
+            } while (!cursor.isFinished());
+        }
+        return shapes;
     }
 
     /** The WAL written so far, everyone's (the benchmark's own reads write none). */

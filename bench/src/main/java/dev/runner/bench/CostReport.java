@@ -102,7 +102,7 @@ final class CostReport {
                 0.5 * AURORA_ACU_HOUR * HOURS_PER_MONTH, 8 * PROXY_ACU_HOUR * HOURS_PER_MONTH);
     }
 
-    private static long prefixed(Map<String, Long> byName, String prefix) {
+    static long prefixed(Map<String, Long> byName, String prefix) {
         return byName.entrySet().stream().filter(e -> e.getKey().startsWith(prefix)).mapToLong(Map.Entry::getValue).sum();
     }
 }

@@ -19,8 +19,8 @@ public final class LookupCache<K, V> {
 
     /** {@code maximumFound} found answers, {@code maximumAbsent} absent ones, each trusted for {@code ttl}. */
     public LookupCache(Duration ttl, long maximumFound, long maximumAbsent, Clock clock) {
-        this.found = Caches.expiringAfterWrite(ttl, maximumFound, clock);
-        this.absent = Caches.expiringAfterWrite(ttl, maximumAbsent, clock);
+        this.found = Caches.expiringAfterWrite(ttl, maximumFound, clock, ".found");
+        this.absent = Caches.expiringAfterWrite(ttl, maximumAbsent, clock, ".absent");
     }
 
     /** The answer as cached, else as {@code lookup} gives it now (then cached). */
