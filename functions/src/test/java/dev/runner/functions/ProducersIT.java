@@ -172,6 +172,42 @@ class ProducersIT {
     }
 
     @Test
+    void aRunJobWhoseStoreWorkFailsOnceIsRetriedAfterItsBackoffNotTheVisibilityTimeout() {
+        var integration = fixture.integration(true);
+        AtomicInteger fetches = new AtomicInteger();
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> {
+            fetches.incrementAndGet();
+            return 200;
+        });
+        // Postgres itself refuses the first cursor save of this tenant's run, after the page's items are stored and sent and
+        // while the fetch's lease is held: as a pool timeout or a failover would. A sequence, not a row, counts the refusals:
+        // the refused statement's own writes roll back.
+        String name = "fail_once_" + UUID.randomUUID().toString().replace("-", "");
+        var db = fixture.runner.database();
+        db.update("create sequence " + name);
+        db.update("create function " + name + "() returns trigger language plpgsql as $$ begin"
+                + " if nextval('" + name + "') = 1 then raise exception 'store failure for the test'; end if; return new; end $$");
+        db.update("create trigger " + name + " before update on runs for each row when (new.tenant_id = '" + integration.tenantId()
+                + "' and new.pages_fetched > old.pages_fetched) execute function " + name + "()");
+        try {
+            UUID runId = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(),
+                    integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
+
+            // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
+            fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
+            assertEquals(2L, db.queryOne("select last_value from " + name, row -> row.getLong(1)).orElseThrow(),
+                    "one refused cursor save, one that went through");
+            assertEquals(2, fetches.get(), "the page fetched again from the cursor last saved");
+            assertTrue(db.queryOne("select fetch_lease_until > now() from runs where run_id = ?", row -> row.getBoolean(1), runId)
+                    .orElseThrow(), "the retry took the fetch while the failed try's lease still held: its own message's");
+        } finally {
+            db.update("drop trigger " + name + " on runs");
+            db.update("drop function " + name + "()");
+            db.update("drop sequence " + name);
+        }
+    }
+
+    @Test
     @Timeout(40)
     void aFetchWhoseBodyStallsEndsBeforeTheInvocationDoes() {
         var integration = fixture.integration(true);
