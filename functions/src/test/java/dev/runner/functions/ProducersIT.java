@@ -3,11 +3,14 @@ package dev.runner.functions;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.app.Runner;
 import dev.runner.http.ApiResponse;
 import dev.runner.item.ItemStatus;
 import dev.runner.json.Json;
 import dev.runner.pipeline.RunService;
+import dev.runner.queue.QueueMessage;
 import dev.runner.run.Run;
+import dev.runner.run.RunJob;
 import dev.runner.run.RunStatus;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
@@ -205,6 +208,43 @@ class ProducersIT {
             db.update("drop function " + name + "()");
             db.update("drop sequence " + name);
         }
+    }
+
+    @Test
+    @Timeout(60)
+    void aBatchWithMoreRunsThanConnectionsWaitsItsTurnAtThePoolRatherThanTimingOut() throws Exception {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 1);
+        List<RunJob> jobs = List.of(runJob(integration), runJob(integration));
+        for (RunJob job : jobs) {
+            fixture.runner.database().inTransaction(connection -> fixture.runner.runStore().insert(connection, job, RunStatus.QUEUED, null));
+        }
+        List<QueueMessage> messages = jobs.stream()
+                .map(job -> new QueueMessage("m-" + job.runId(), Json.write(job.toJson()), "rh", 1, "runs-manual", Map.of())).toList();
+        try (Runner oneConnection = fixture.root(Map.of("RUNNER_DATABASE_POOL_SIZE", "1")).serve(RunWorkerFunction.GRANTS);
+             var locker = fixture.runner.database().dataSource().getConnection()) {
+            // The first run's row locked: its job blocks in a statement on the pool's only connection, the other job waits for it.
+            locker.setAutoCommit(false);
+            fixture.runner.database().query(locker, "select 1 from runs where run_id = ? for update", row -> 1, jobs.getFirst().runId());
+            long deadline = System.currentTimeMillis() + 50_000;
+            var batch = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> oneConnection.runWorker().process(messages, () -> deadline - System.currentTimeMillis()));
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.runner.database().queryOne(
+                    "select count(*) from pg_locks where not granted and locktype = 'transactionid'", row -> row.getInt(1)).orElse(0) > 0);
+            // Longer than the pool lets a borrower wait (10 s): time itself is the condition here.
+            Thread.sleep(11_000);
+            locker.rollback();
+
+            assertEquals(List.of(), batch.get(30, java.util.concurrent.TimeUnit.SECONDS), "neither job failed");
+        }
+        for (RunJob job : jobs) {
+            fixture.awaitRun(job.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        }
+    }
+
+    private static RunJob runJob(PipelineFixture.Integration integration) {
+        return new RunJob(UUID.randomUUID(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                dev.runner.integration.Direction.INBOUND, Trigger.MANUAL, null);
     }
 
     @Test
