@@ -147,8 +147,10 @@ public final class RunWorker {
 
     private JobEnd fetchJob(RunJob job, QueueMessage message, Map<HandlerRef, Semaphore> fetchSlots, LongSupplier remainingMillis)
             throws FetchStep.RetryableFetchFailure {
+        // A job that waited for a turn until its invocation ends would come back only after the visibility timeout.
+        StoreTurns turns = storeTurns.waitingAtMost(() -> remainingMillis.getAsLong() - config.runTimeReserve().toMillis());
         // Read outside the map's lock: it may take a round trip (the type's cache).
-        Optional<HandlerSpec> handler = storeTurns.take(() -> integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey()));
+        Optional<HandlerSpec> handler = turns.take(() -> integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey()));
         int atOnce = handler.map(spec -> spec.configs().concurrency()).filter(limit -> limit > 0).orElse(Integer.MAX_VALUE);
         Semaphore slots = fetchSlots.computeIfAbsent(new HandlerRef(job.integrationKey(), job.handlerKey()), ref -> new Semaphore(atOnce));
         boolean waited = !slots.tryAcquire();
@@ -167,7 +169,7 @@ public final class RunWorker {
                 LOG.info("run job put back", "runId", job.runId(), "why", "the invocation's time ran short while it waited for its handler");
                 return retryLater(message, job, 0);
             }
-            if (fetching.fetch(job, handler, message.messageId(), remainingMillis, storeTurns) instanceof FetchStep.Fetched.ContinuesFrom(String cursor)) {
+            if (fetching.fetch(job, handler, message.messageId(), remainingMillis, turns) instanceof FetchStep.Fetched.ContinuesFrom(String cursor)) {
                 queues.sendAll(config.queues().runs(job.trigger()),
                         List.of(OutgoingMessage.of(Json.write(job.continuingFrom(cursor).toJson()), job.tenantId())));
                 LOG.info("run continues in a new message", "runId", job.runId());
