@@ -3,11 +3,14 @@ package dev.runner.functions;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.amazonaws.services.lambda.runtime.events.ScheduledEvent;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.runner.app.Runner;
 import dev.runner.http.ApiResponse;
 import dev.runner.item.ItemStatus;
 import dev.runner.json.Json;
 import dev.runner.pipeline.RunService;
+import dev.runner.queue.QueueMessage;
 import dev.runner.run.Run;
+import dev.runner.run.RunJob;
 import dev.runner.run.RunStatus;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
@@ -169,6 +172,79 @@ class ProducersIT {
         // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
         fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
         assertEquals(2, fetches.get(), "one failed fetch, one retry");
+    }
+
+    @Test
+    void aRunJobWhoseStoreWorkFailsOnceIsRetriedAfterItsBackoffNotTheVisibilityTimeout() {
+        var integration = fixture.integration(true);
+        AtomicInteger fetches = new AtomicInteger();
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 2).fetchStatus(() -> {
+            fetches.incrementAndGet();
+            return 200;
+        });
+        // Postgres itself refuses the first cursor save of this tenant's run, after the page's items are stored and sent and
+        // while the fetch's lease is held: as a pool timeout or a failover would. A sequence, not a row, counts the refusals:
+        // the refused statement's own writes roll back.
+        String name = "fail_once_" + UUID.randomUUID().toString().replace("-", "");
+        var db = fixture.runner.database();
+        db.update("create sequence " + name);
+        db.update("create function " + name + "() returns trigger language plpgsql as $$ begin"
+                + " if nextval('" + name + "') = 1 then raise exception 'store failure for the test'; end if; return new; end $$");
+        db.update("create trigger " + name + " before update on runs for each row when (new.tenant_id = '" + integration.tenantId()
+                + "' and new.pages_fetched > old.pages_fetched) execute function " + name + "()");
+        try {
+            UUID runId = fixture.runner.runService().startFetching(new RunService.Request(integration.tenantId(),
+                    integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
+
+            // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
+            fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
+            assertEquals(2L, db.queryOne("select last_value from " + name, row -> row.getLong(1)).orElseThrow(),
+                    "one refused cursor save, one that went through");
+            assertEquals(2, fetches.get(), "the page fetched again from the cursor last saved");
+            assertTrue(db.queryOne("select fetch_lease_until > now() from runs where run_id = ?", row -> row.getBoolean(1), runId)
+                    .orElseThrow(), "the retry took the fetch while the failed try's lease still held: its own message's");
+        } finally {
+            db.update("drop trigger " + name + " on runs");
+            db.update("drop function " + name + "()");
+            db.update("drop sequence " + name);
+        }
+    }
+
+    @Test
+    @Timeout(60)
+    void aBatchWithMoreRunsThanConnectionsWaitsItsTurnAtThePoolRatherThanTimingOut() throws Exception {
+        var integration = fixture.integration(true);
+        fixture.handlers.handler(integration.handlerKey()).pages(1, 1);
+        List<RunJob> jobs = List.of(runJob(integration), runJob(integration));
+        for (RunJob job : jobs) {
+            fixture.runner.database().inTransaction(connection -> fixture.runner.runStore().insert(connection, job, RunStatus.QUEUED, null));
+        }
+        List<QueueMessage> messages = jobs.stream()
+                .map(job -> new QueueMessage("m-" + job.runId(), Json.write(job.toJson()), "rh", 1, "runs-manual", Map.of())).toList();
+        try (Runner oneConnection = fixture.root(Map.of("RUNNER_DATABASE_POOL_SIZE", "1")).serve(RunWorkerFunction.GRANTS);
+             var locker = fixture.runner.database().dataSource().getConnection()) {
+            // The first run's row locked: its job blocks in a statement on the pool's only connection, the other job waits for it.
+            locker.setAutoCommit(false);
+            fixture.runner.database().query(locker, "select 1 from runs where run_id = ? for update", row -> 1, jobs.getFirst().runId());
+            long deadline = System.currentTimeMillis() + 50_000;
+            var batch = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> oneConnection.runWorker().process(messages, () -> deadline - System.currentTimeMillis()));
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.runner.database().queryOne(
+                    "select count(*) from pg_locks where not granted and locktype = 'transactionid'", row -> row.getInt(1)).orElse(0) > 0);
+            // Longer than the pool lets a borrower wait (10 s): time itself is the condition here.
+            Thread.sleep(11_000);
+            locker.rollback();
+
+            assertEquals(List.of(), batch.get(30, java.util.concurrent.TimeUnit.SECONDS), "neither job failed");
+        }
+        for (RunJob job : jobs) {
+            fixture.awaitRun(job.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
+        }
+    }
+
+    private static RunJob runJob(PipelineFixture.Integration integration) {
+        return new RunJob(UUID.randomUUID(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                dev.runner.integration.Direction.INBOUND, Trigger.MANUAL, null);
     }
 
     @Test

@@ -62,32 +62,36 @@ public final class FetchStep {
         this.dispatcher = dispatcher;
     }
 
-    /** Fetches {@code job}'s pages as {@code owner} (its message); a page that cannot be stored as it is fails the run. */
-    Fetched fetch(RunJob job, Optional<HandlerSpec> handler, String owner, LongSupplier remainingMillis) throws RetryableFetchFailure {
+    /**
+     * Fetches {@code job}'s pages as {@code owner} (its message), its store work in {@code turns}; a page that cannot
+     * be stored as it is fails the run.
+     */
+    Fetched fetch(RunJob job, Optional<HandlerSpec> handler, String owner, LongSupplier remainingMillis, StoreTurns turns)
+            throws RetryableFetchFailure {
         try {
-            return fetchPages(job, handler, owner, remainingMillis);
+            return fetchPages(job, handler, owner, remainingMillis, turns);
         } catch (Json.InvalidJsonException e) {
             // The handler's page cannot be stored as it is: asking again gives the same page.
-            runs.fail(job.runId(), "fetch: " + e.getMessage());
+            turns.take(() -> runs.fail(job.runId(), "fetch: " + e.getMessage()));
             LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
             return new Fetched.Over();
         }
     }
 
-    private Fetched fetchPages(RunJob job, Optional<HandlerSpec> handler, String owner, LongSupplier remainingMillis)
-            throws RetryableFetchFailure {
+    private Fetched fetchPages(RunJob job, Optional<HandlerSpec> handler, String owner, LongSupplier remainingMillis,
+                               StoreTurns turns) throws RetryableFetchFailure {
         // The lease outlives this invocation: a duplicate RunJob cannot take the fetch while this one may still run.
         Duration lease = Duration.ofMillis(remainingMillis.getAsLong()).plus(LEASE_MARGIN);
-        Optional<RunStore.FetchState> state = runs.startFetching(job.runId(), owner, lease);
+        Optional<RunStore.FetchState> state = turns.take(() -> runs.startFetching(job.runId(), owner, lease));
         if (state.isEmpty()) {
             LOG.info("run job ignored", "runId", job.runId(), "why", "run is past fetching or another worker fetches it");
             return new Fetched.Over();
         }
-        Optional<TenantIntegration> tenant = integrations.tenantIntegration(job.tenantId(), job.integrationKey());
+        Optional<TenantIntegration> tenant = turns.take(() -> integrations.tenantIntegration(job.tenantId(), job.integrationKey()));
         if (handler.isEmpty() || tenant.isEmpty() || !tenant.get().enabled()) {
             String why = handler.isEmpty() ? "unknown handler " + job.integrationKey() + "/" + job.handlerKey()
                     : "tenant integration " + job.tenantId() + "/" + job.integrationKey() + " is missing or disabled";
-            runs.fail(job.runId(), why);
+            turns.take(() -> runs.fail(job.runId(), why));
             LOG.warn("run failed", "runId", job.runId(), "error", why);
             return new Fetched.Over();
         }
@@ -103,35 +107,37 @@ public final class FetchStep {
                 if (e.failure().retryable()) {
                     throw new RetryableFetchFailure(e.getMessage());
                 }
-                runs.fail(job.runId(), "fetch: " + e.getMessage());
+                turns.take(() -> runs.fail(job.runId(), "fetch: " + e.getMessage()));
                 LOG.warn("run failed", "runId", job.runId(), "error", e.getMessage());
                 return new Fetched.Over();
             }
             if (page.items().size() > MAX_PAGE_ITEMS) {
                 // A page this big would not fit one invocation's time and memory budget; asking again gives the same page.
-                runs.fail(job.runId(), "fetch: a page of " + page.items().size() + " items; the limit is " + MAX_PAGE_ITEMS
-                        + " per page (docs/handler-contract.md)");
+                turns.take(() -> runs.fail(job.runId(), "fetch: a page of " + page.items().size() + " items; the limit is "
+                        + MAX_PAGE_ITEMS + " per page (docs/handler-contract.md)"));
                 LOG.warn("run failed", "runId", job.runId(), "error", "page too large", "items", page.items().size());
                 return new Fetched.Over();
             }
             List<ItemStore.NewItem> fetched = page.items().stream()
                     .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
-            List<ItemJob> toSend = items.insert(job.ref(), fetched);
+            List<ItemJob> toSend = turns.take(() -> items.insert(job.ref(), fetched));
             dispatcher.dispatch(toSend);
-            if (!runs.saveCursor(job.runId(), page.nextCursor())) {
+            if (!turns.take(() -> runs.saveCursor(job.runId(), page.nextCursor()))) {
                 // Cancelled while this page was fetched: no further page; what this one stored is dropped at its claim.
                 LOG.info("fetch stopped", "runId", job.runId(), "why", "the run is no longer fetching");
                 return new Fetched.Over();
             }
             if (page.nextCursor() == null) {
-                runs.finishFetching(job.runId());
-                runs.completeIfDone(List.of(job.runId()));
+                turns.take(() -> {
+                    runs.finishFetching(job.runId());
+                    runs.completeIfDone(List.of(job.runId()));
+                });
                 LOG.info("run fetched", "runId", job.runId());
                 return new Fetched.Over();
             }
             cursor = page.nextCursor();
             if (remainingMillis.getAsLong() < reserve) {
-                runs.releaseFetch(job.runId(), owner);
+                turns.take(() -> runs.releaseFetch(job.runId(), owner));
                 return new Fetched.ContinuesFrom(cursor);
             }
         }

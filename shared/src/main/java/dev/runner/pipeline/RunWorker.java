@@ -40,6 +40,13 @@ public final class RunWorker {
     private final DeadLetterStore deadLetters;
     private final FetchStep fetching;
     private final ExecutorService fetchers = Executors.newVirtualThreadPerTaskExecutor();
+    /*
+     * A batch's jobs (up to ten) fetch at once, more than the pool's connections, and in the local runtime the
+     * function's execution environments share this worker and its pool. Their store work takes turns at the pool
+     * rather than the pool growing to the batch: the statements are short next to the handlers' calls, and a bigger
+     * pool per environment would multiply the connections Postgres holds by the tier's concurrency.
+     */
+    private final StoreTurns storeTurns;
 
     public RunWorker(RunnerConfig config, Integrations integrations, QueueClient queues, DeadLetterStore deadLetters, FetchStep fetching) {
         this.config = config;
@@ -47,6 +54,7 @@ public final class RunWorker {
         this.queues = queues;
         this.deadLetters = deadLetters;
         this.fetching = fetching;
+        this.storeTurns = new StoreTurns(config.databasePoolSize());
     }
 
     /** How one RunJob of a batch ended: done (its message deleted), or to be received again, after a backoff or the visibility timeout. */
@@ -119,8 +127,30 @@ public final class RunWorker {
                     message.body(), Map.of("messageId", message.messageId()))));
             return new JobEnd.Done();
         }
+        try {
+            return fetchJob(job, message, fetchSlots, remainingMillis);
+        } catch (FetchStep.RetryableFetchFailure e) {
+            int seconds = backoffSeconds(message.receiveCount());
+            LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount(),
+                    "retryInS", seconds);
+            return retryLater(message, job, seconds);
+        } catch (RuntimeException e) {
+            // One run's store or queue failure must not fail the other runs of the batch. Such a failure is usually
+            // transient (a pool timeout, a failover): retried after the same backoff as a failed fetch. The run's fetch
+            // lease is its message's, so the message back takes it again at once.
+            int seconds = backoffSeconds(message.receiveCount());
+            LOG.error("run job failed, will retry", "runId", job.runId(), "error", e, "receiveCount", message.receiveCount(),
+                    "retryInS", seconds);
+            return retryLater(message, job, seconds);
+        }
+    }
+
+    private JobEnd fetchJob(RunJob job, QueueMessage message, Map<HandlerRef, Semaphore> fetchSlots, LongSupplier remainingMillis)
+            throws FetchStep.RetryableFetchFailure {
+        // A job that waited for a turn until its invocation ends would come back only after the visibility timeout.
+        StoreTurns turns = storeTurns.waitingAtMost(() -> remainingMillis.getAsLong() - config.runTimeReserve().toMillis());
         // Read outside the map's lock: it may take a round trip (the type's cache).
-        Optional<HandlerSpec> handler = integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey());
+        Optional<HandlerSpec> handler = turns.take(() -> integrations.handlerOrRefresh(job.integrationKey(), job.handlerKey()));
         int atOnce = handler.map(spec -> spec.configs().concurrency()).filter(limit -> limit > 0).orElse(Integer.MAX_VALUE);
         Semaphore slots = fetchSlots.computeIfAbsent(new HandlerRef(job.integrationKey(), job.handlerKey()), ref -> new Semaphore(atOnce));
         boolean waited = !slots.tryAcquire();
@@ -137,32 +167,27 @@ public final class RunWorker {
                 // It waited for its handler until too late in the invocation to fetch a page: received again at once.
                 // (A job that never waited fetches at least one page however short the time, as a fetch always has.)
                 LOG.info("run job put back", "runId", job.runId(), "why", "the invocation's time ran short while it waited for its handler");
-                return new JobEnd.BackOff(message.messageId(), config.queues().runs(job.trigger()),
-                        new QueueClient.VisibilityChange(message.receiptHandle(), 0));
+                return retryLater(message, job, 0);
             }
-            if (fetching.fetch(job, handler, message.messageId(), remainingMillis) instanceof FetchStep.Fetched.ContinuesFrom(String cursor)) {
+            if (fetching.fetch(job, handler, message.messageId(), remainingMillis, turns) instanceof FetchStep.Fetched.ContinuesFrom(String cursor)) {
                 queues.sendAll(config.queues().runs(job.trigger()),
                         List.of(OutgoingMessage.of(Json.write(job.continuingFrom(cursor).toJson()), job.tenantId())));
                 LOG.info("run continues in a new message", "runId", job.runId());
             }
             return new JobEnd.Done();
-        } catch (FetchStep.RetryableFetchFailure e) {
-            int seconds = backoffSeconds(message.receiveCount());
-            LOG.warn("fetch failed, will retry", "runId", job.runId(), "error", e.getMessage(), "receiveCount", message.receiveCount(),
-                    "retryInS", seconds);
-            return new JobEnd.BackOff(message.messageId(), config.queues().runs(job.trigger()),
-                    new QueueClient.VisibilityChange(message.receiptHandle(), seconds));
-        } catch (RuntimeException e) {
-            // One run's store or queue failure must not fail the other runs of the batch.
-            LOG.error("run job failed, will retry", "runId", job.runId(), "error", e);
-            return new JobEnd.Again(message.messageId());
         } finally {
             slots.release();
         }
     }
 
+    /** The RunJob's message comes back after {@code seconds}, its visibility changed with the batch's others. */
+    private JobEnd retryLater(QueueMessage message, RunJob job, int seconds) {
+        return new JobEnd.BackOff(message.messageId(), config.queues().runs(job.trigger()),
+                new QueueClient.VisibilityChange(message.receiptHandle(), seconds));
+    }
+
     /**
-     * Fetch n is retried after base·2^(n−1) (RUNNER_BACKOFF_BASE_MS), at most SQS's 15 minutes, instead of
+     * Try n (a fetch, or the store work around it) is retried after base·2^(n−1) (RUNNER_BACKOFF_BASE_MS), at most SQS's 15 minutes, instead of
      * the queue's whole visibility timeout (720 s). The budget stays the queue's: after QueueMaxReceiveCount
      * deliveries the RunJob moves to the runs DLQ, whose consumer fails the run.
      */
@@ -175,7 +200,7 @@ public final class RunWorker {
         try {
             queues.changeVisibility(queueUrl, changes);
         } catch (RuntimeException e) {
-            LOG.warn("fetch backoff not set; the RunJobs come back after the visibility timeout", "messages", changes.size(), "error", e);
+            LOG.warn("run job backoff not set; the RunJobs come back after the visibility timeout", "messages", changes.size(), "error", e);
         }
     }
 }
