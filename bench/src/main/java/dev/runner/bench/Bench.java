@@ -174,10 +174,8 @@ public final class Bench {
      * rounds; three rounds by default) run through the same setup, printed as warm-up rows and counted in nothing. From
      * the second round on the table holds the previous round's finished items until they pass retention and a tick
      * deletes them, up to two rounds' items and the space vacuum frees between them, and its heap and indexes grow to
-     * that over the first rounds: in the measured runs the size came within 15 % of where it then stayed at the third
-     * round when items flowed at 2,000/s and only at the fourth at 1,000/s (a slower round lets retention delete within
-     * it, and reaching the steady size takes more of them), so the warm-up is three rounds and the first measured round
-     * is the fourth.
+     * that over the first rounds: by the third round when items flow fast, by the fourth only when the machine is slow
+     * (bench/README.md, W8). Three warm-up rounds make the first measured round the fourth in either case.
      */
     static void soak() {
         int total = Integer.getInteger("w8.items", 1_000_000);
