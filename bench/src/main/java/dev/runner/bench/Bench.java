@@ -169,10 +169,18 @@ public final class Bench {
      * pg_stat_statements' mean beside it as a check), the item table's size on disk (indexes included), WAL per item,
      * what vacuum saw, Postgres's CPU per item and the machine's load. Flat: the last round within 15 % of the first on
      * each.
+     * <p>
+     * The measured rounds start at the steady state, not from an empty table: first {@code -Dw8.warmup} items (in whole
+     * rounds; three rounds by default) run through the same setup, printed as warm-up rows and counted in nothing. From
+     * the second round on the table holds the previous round's finished items until they pass retention and a tick
+     * deletes them, up to two rounds' items and the space vacuum frees between them, and its heap and indexes grow to
+     * that over the first rounds: by the third round when items flow fast, by the fourth only when the machine is slow
+     * (bench/README.md, W8). Three warm-up rounds make the first measured round the fourth in either case.
      */
     static void soak() {
         int total = Integer.getInteger("w8.items", 1_000_000);
         int round = Integer.getInteger("w8.round", 100_000);
+        int warmupRounds = Math.ceilDiv(Integer.getInteger("w8.warmup", 3 * round), round);
         int tenants = 40;
         String retainRuns = System.getProperty("w8.retainRuns", "PT30S");
         Map<String, String> env = Map.of("RUNNER_RETAIN_RUNS", retainRuns,
@@ -197,13 +205,16 @@ public final class Bench {
             int pageSize = Math.min(500, perRun);
             stack.handlers.handler("import").pages(perRun / pageSize, pageSize);
             System.out.printf("%nW8 soak: %,d items in rounds of %,d (%d runs of %,d), retention %s, autovacuum_naptime %s; claim and record"
-                    + " times per statement as Postgres ran them (its log, runner_item_worker's statements), pg_stat_statements' mean beside%n",
-                    total, round, tenants, perRun, retainRuns, naptime);
+                    + " times per statement as Postgres ran them (its log, runner_item_worker's statements), pg_stat_statements' mean beside;"
+                    + " after a warm-up of %,d items (%d round%s, not counted)%n",
+                    total, round, tenants, perRun, retainRuns, naptime, warmupRounds * round, warmupRounds, warmupRounds == 1 ? "" : "s");
             System.out.println("  items so far | items/s | claim ms mean / p99 / max (n) | record ms mean / p99 / max (n) | pgss claim / record mean"
                     + " | execution_items MB (indexes) | WAL bytes/item | rows live / dead, autovacuums | runs | Postgres CPU ms/item | load");
             List<double[]> rounds = new ArrayList<>();
             statementLog.drain(); // the setup's statements
-            for (int done = 0; done < total; done += round) {
+            // Warm-up rounds first (done below 0), measured rounds from 0: every meter below is reset or read afresh each round.
+            for (int done = -warmupRounds * round; done < total; done += round) {
+                boolean warmup = done < 0;
                 stack.resetStatementStatistics();
                 var window = Window.open("w8", stack);
                 List<UUID> runs = stack.manualRuns(tenantIds, "w8", "import");
@@ -217,10 +228,13 @@ public final class Bench {
                 BenchStack.TableState table = stack.itemTableState();
                 double[] figures = {round / window.secondsUntil(ended), claim.mean(), claim.percentile(99), record.mean(), record.percentile(99),
                         stack.itemTableBytes() / 1e6, (double) used.wal().bytes() / round};
-                rounds.add(figures);
+                if (!warmup) {
+                    rounds.add(figures);
+                }
+                String label = warmup ? String.format("warm-up %,d", done + warmupRounds * round + round) : String.format("%,d", done + round);
                 // Postgres's CPU per item moves less with what else the machine runs than items/s and the times do.
-                System.out.printf("  %,12d | %7.0f | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %5.2f | %8.1f (%.1f) | %6.0f"
-                                + " | %,d / %,d, %d | %,d | %.3f | %s%n", done + round, figures[0], figures[1], figures[2], claim.longest(), claim.count(),
+                System.out.printf("  %15s | %7.0f | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %6.2f / %6.1f (%,d) | %5.2f / %5.2f | %8.1f (%.1f) | %6.0f"
+                                + " | %,d / %,d, %d | %,d | %.3f | %s%n", label, figures[0], figures[1], figures[2], claim.longest(), claim.count(),
                         figures[3], figures[4], record.longest(), record.count(), claimStats.mean(), recordStats.mean(), figures[5],
                         stack.itemIndexBytes() / 1e6, figures[6], table.live(), table.dead(), table.autovacuums(), stack.runCount(),
                         CostReport.prefixed(used.cpu().byProcess(), "postgres") / 1e6 / round, loadAverage());
