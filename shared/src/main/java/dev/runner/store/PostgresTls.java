@@ -1,5 +1,6 @@
 package dev.runner.store;
 
+import org.postgresql.jdbc.SslMode;
 import org.postgresql.ssl.LibPQFactory;
 import org.postgresql.ssl.WrappedFactory;
 import org.postgresql.util.PSQLException;
@@ -13,10 +14,10 @@ import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * pgjdbc's TLS for the functions' connections ({@code sslfactory}): the server is verified by the CA
- * file {@code sslrootcert} names (pgjdbc's own {@link LibPQFactory}), or by the JVM's trust store when
- * none is named (RDS Proxy's certificates chain to the Amazon Root CAs it holds); {@code sslmode}
- * and the host-name check stay pgjdbc's.
+ * pgjdbc's TLS for the functions' connections ({@code sslfactory}): where {@code sslmode} verifies the
+ * server, by the CA file {@code sslrootcert} names, or by the JVM's trust store when none is named (RDS
+ * Proxy's certificates chain to the Amazon Root CAs it holds); any other mode as pgjdbc's own
+ * {@link LibPQFactory} has it. The host-name check stays pgjdbc's.
  *
  * <p>The session is offered ChaCha20-Poly1305 first and AES-128-GCM after it. The functions run C1
  * only (the template's {@code -XX:TieredStopAtLevel=1}), where the JDK's AES and GHASH intrinsics are
@@ -34,7 +35,8 @@ public final class PostgresTls extends WrappedFactory {
 
     /** pgjdbc builds one per connection from the connection's properties. */
     public PostgresTls(Properties info) throws PSQLException {
-        this.factory = info.getProperty("sslrootcert") != null ? new LibPQFactory(info) : (SSLSocketFactory) SSLSocketFactory.getDefault();
+        boolean jvmTrustStore = info.getProperty("sslrootcert") == null && SslMode.of(info).verifyCertificate();
+        this.factory = jvmTrustStore ? (SSLSocketFactory) SSLSocketFactory.getDefault() : new LibPQFactory(info);
     }
 
     @Override
