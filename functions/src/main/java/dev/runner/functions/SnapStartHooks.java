@@ -1,5 +1,6 @@
 package dev.runner.functions;
 
+import dev.runner.app.Opening;
 import dev.runner.app.Runner;
 import dev.runner.log.Log;
 import org.crac.Context;
@@ -39,7 +40,7 @@ final class SnapStartHooks implements Resource {
     private final Class<?> function;
     private final Set<Runner.Connection> connections;
     private final Thread priming;
-    private volatile Runner.Opening opening;
+    private volatile Opening opening;
 
     private SnapStartHooks(Runner root, Class<?> function, Set<Runner.Connection> connections, Runnable prime) {
         this.root = root;
@@ -107,7 +108,7 @@ final class SnapStartHooks implements Resource {
         opening = open();
     }
 
-    private Runner.Opening open() {
-        return root == null ? new Runner.Opening(List.of()) : root.openInBackground(connections);
+    private Opening open() {
+        return root == null ? new Opening(List.of()) : root.openInBackground(connections);
     }
 }

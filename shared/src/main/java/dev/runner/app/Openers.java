@@ -18,7 +18,7 @@ final class Openers {
     private Openers() {}
 
     /** Starts one daemon thread per entry (by the part's name); returns at once. */
-    static Runner.Opening start(Map<String, Runnable> openers) {
+    static Opening start(Map<String, Runnable> openers) {
         List<Thread> threads = new ArrayList<>();
         openers.forEach((name, open) -> threads.add(Thread.ofPlatform().daemon().name("runner-open-" + name).unstarted(() -> {
             try {
@@ -28,6 +28,6 @@ final class Openers {
             }
         })));
         threads.forEach(Thread::start);
-        return new Runner.Opening(List.copyOf(threads));
+        return new Opening(List.copyOf(threads));
     }
 }

@@ -326,21 +326,6 @@ public final class Runner implements AutoCloseable {
         return Openers.start(openers);
     }
 
-    /** What {@link #openInBackground} started. */
-    public record Opening(List<Thread> threads) {
-        /** Waits until every opener is done (a SnapStart checkpoint waits for them); false if time ran out. */
-        public boolean await(Duration timeout) throws InterruptedException {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            for (Thread thread : threads) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0 || !thread.join(Duration.ofNanos(left))) {
-                    return false;
-                }
-            }
-            return true;
-        }
-    }
-
     /** Primes the handler calls' HTTP path, when this root built the handler client (the functions that call handlers). */
     public void primeHandlerCalls() {
         if (handlers.isBuilt()) {
