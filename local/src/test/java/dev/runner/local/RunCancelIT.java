@@ -46,15 +46,18 @@ class RunCancelIT {
         String handler = runtime.demo().url(integration, "contacts");
         api.putType(integration, handler, 10, 600000);
         api.putType(neighbourIntegration, runtime.demo().url(neighbourIntegration, "contacts"), 10, 600000);
-        // Every call takes 20 ms, 10 at a time: the 1,000 items take seconds, the four pages milliseconds.
-        api.putTenant("t-cancel", integration, SECRET, Json.object().put("pages", 4).put("pageSize", 250).put("delayMs", 20));
+        // Every call takes 50 ms, 10 at a time: the 1,000 items take at least five seconds, the four pages a fraction of it.
+        api.putTenant("t-cancel", integration, SECRET, Json.object().put("pages", 4).put("pageSize", 250).put("delayMs", 50));
         api.putTenant("t-cancel-neighbour", neighbourIntegration, SECRET,
                 Json.object().put("pages", 2).put("pageSize", 50).put("delayMs", 20));
 
         String runId = api.startRun("t-cancel", integration);
         String neighbour = api.startRun("t-cancel-neighbour", neighbourIntegration);
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-                .until(() -> api.run(runId).path("counts").path("succeeded").asInt() >= 100);
+                .until(() -> {
+                    JsonNode counts = api.run(runId).path("counts");
+                    return counts.path("total").asInt() == 1000 && counts.path("succeeded").asInt() >= 100;
+                });
 
         JsonNode answer = RunnerApi.require(api.post("/runs/" + runId + "/cancel", Json.object()), 202).body();
         long callsAtAnswer = runtime.demo().itemCalls(integration);

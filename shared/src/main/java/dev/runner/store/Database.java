@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
+import dev.runner.log.Log;
 import org.flywaydb.core.Flyway;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
@@ -23,8 +24,17 @@ import javax.sql.DataSource;
 /**
  * Postgres through plain JDBC: a small pool, statements always parameterised, each statement told
  * to the {@link CostTracker} so benchmarks and tests can state what an operation costs.
+ *
+ * <p>A statement run on its own (autocommit) that Postgres aborts as a deadlock's victim or a
+ * serialisation failure is run again, up to {@value #ATTEMPTS} times in all: it changed nothing,
+ * and the set-based statements that lock many rows in an order of the plan's choosing (a run's
+ * cancel beside its items' claims) can meet that way under load. Work in a transaction is not:
+ * its caller decides.
  */
 public final class Database implements AutoCloseable {
+
+    private static final Log LOG = Log.of(Database.class);
+    static final int ATTEMPTS = 3;
 
     /** Reads one row. */
     @FunctionalInterface
@@ -103,11 +113,7 @@ public final class Database implements AutoCloseable {
     }
 
     public int update(String sql, Object... params) {
-        try (Connection connection = dataSource.getConnection()) {
-            return update(connection, sql, params);
-        } catch (SQLException e) {
-            throw new StoreException(sql, e);
-        }
+        return alone(sql, connection -> update(connection, sql, params));
     }
 
     public int update(Connection connection, String sql, Object... params) throws SQLException {
@@ -122,11 +128,27 @@ public final class Database implements AutoCloseable {
     }
 
     public <T> List<T> query(String sql, RowMapper<T> mapper, Object... params) {
-        try (Connection connection = dataSource.getConnection()) {
-            return query(connection, sql, mapper, params);
-        } catch (SQLException e) {
-            throw new StoreException(sql, e);
+        return alone(sql, connection -> query(connection, sql, mapper, params));
+    }
+
+    /** One statement on a connection of its own, run again when Postgres aborted it for a conflict it can lose. */
+    private <T> T alone(String sql, TransactionWork<T> statement) {
+        for (int attempt = 1; ; attempt++) {
+            try (Connection connection = dataSource.getConnection()) {
+                return statement.run(connection);
+            } catch (SQLException e) {
+                if (attempt >= ATTEMPTS || !lostAConflict(e)) {
+                    throw new StoreException(sql, e);
+                }
+                LOG.warn("statement run again", "sqlState", e.getSQLState(), "attempt", attempt + 1,
+                        "statement", StoreException.firstLine(sql));
+            }
         }
+    }
+
+    /** Deadlock victim (40P01) or serialisation failure (40001): Postgres rolled the statement back whole. */
+    static boolean lostAConflict(SQLException failure) {
+        return "40P01".equals(failure.getSQLState()) || "40001".equals(failure.getSQLState());
     }
 
     public <T> List<T> query(Connection connection, String sql, RowMapper<T> mapper, Object... params) throws SQLException {
