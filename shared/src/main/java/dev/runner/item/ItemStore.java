@@ -123,7 +123,8 @@ public final class ItemStore {
      * ones whose worker went silent longer than {@code lease}. Succeeded, dead, parked and
      * handed-off items are not claimed, which is what makes a second SQS delivery harmless. Nor are the
      * items of a cancelled run: those still waiting end cancelled here (an item that was in flight when
-     * its run was cancelled, or one its fetch stored after), so their message is dropped. One statement.
+     * its run was cancelled, or one its fetch stored after), so their message is dropped. One statement
+     * ({@code runner_claim_items}, db/migration/V11__hot_statements.sql).
      */
     public Claim claim(Collection<UUID> itemIds, Duration lease) {
         Map<UUID, Claimed> claimed = new HashMap<>();
@@ -131,29 +132,7 @@ public final class ItemStore {
         if (itemIds.isEmpty()) {
             return new Claim(claimed, early);
         }
-        db.query("""
-                with ids as (
-                    select i.item_id, coalesce(r.status = 'cancelled', false) as run_cancelled
-                    from unnest(?::uuid[]) as i(item_id)
-                    left join execution_items x on x.item_id = i.item_id left join runs r on r.run_id = x.run_id),
-                stopped as (
-                    update execution_items e set status = 'cancelled', finished_at = now(), updated_at = now()
-                    from ids
-                    where e.item_id = ids.item_id and ids.run_cancelled
-                      and (e.status in ('queued', 'retrying') or (e.status = 'processing' and e.claimed_at < now() - make_interval(secs => ?)))),
-                claimed as (
-                    update execution_items e set status = 'processing', attempts = attempts + 1, claimed_at = now(), updated_at = now()
-                    from ids
-                    where e.item_id = ids.item_id and not ids.run_cancelled
-                      and ((e.status in ('queued', 'retrying') and (e.next_visible_at is null or e.next_visible_at <= now() + interval '1 second'))
-                           or (e.status = 'processing' and e.claimed_at < now() - make_interval(secs => ?)))
-                    returning e.item_id, e.attempts, e.payload::text)
-                select item_id, attempts, payload, null::bigint from claimed
-                union all
-                select e.item_id, null, null, ceil(extract(epoch from e.next_visible_at - now()) * 1000)::bigint
-                from execution_items e join ids on ids.item_id = e.item_id
-                where not ids.run_cancelled and e.status in ('queued', 'retrying') and e.next_visible_at > now() + interval '1 second'
-                """, row -> {
+        db.query("select item_id, attempts, payload, early_ms from runner_claim_items(?::uuid[], ?)", row -> {
                     UUID id = row.getObject(1, UUID.class);
                     if (row.getObject(4) == null) {
                         claimed.put(id, new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3))));
@@ -162,13 +141,14 @@ public final class ItemStore {
                     }
                     return id;
                 },
-                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0, lease.toMillis() / 1000.0);
+                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0);
         return new Claim(claimed, early);
     }
 
     /**
-     * Writes every result of a batch in one statement. Called items change only while processing
-     * (a lost race is a zero-row update); waiting items only while queued or retrying.
+     * Writes every result of a batch in one statement ({@code runner_record_results},
+     * db/migration/V11__hot_statements.sql). Called items change only while processing (a lost race
+     * is a zero-row update); waiting items only while queued or retrying.
      */
     public void record(List<Result> results) {
         if (results.isEmpty()) {
@@ -207,23 +187,7 @@ public final class ItemStore {
                 case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
             }
         }
-        db.update("""
-                update execution_items e set
-                    status = coalesce(v.status, e.status),
-                    last_error = coalesce(v.error, e.last_error),
-                    history = case when v.error is null then e.history
-                                   else e.history || jsonb_build_array(jsonb_build_object('attempt', e.attempts - v.refund, 'at', now(), 'error', v.error)) end,
-                    attempts = e.attempts - v.refund,
-                    claimed_at = case when v.handoff then 'infinity'::timestamptz else e.claimed_at end,
-                    finished_at = case when v.status = 'succeeded' then now() else e.finished_at end,
-                    next_visible_at = case when v.visible_in is null then e.next_visible_at
-                                           else now() + make_interval(secs => v.visible_in) end,
-                    updated_at = now()
-                from unnest(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[])
-                     as v(item_id, status, error, refund, handoff, visible_in)
-                where e.item_id = v.item_id
-                  and (case when v.status is null then e.status in ('queued', 'retrying') else e.status = 'processing' end)
-                """, Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
+        db.query("select runner_record_results(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[])", row -> row.getInt(1), Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
                 Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn));
     }
 

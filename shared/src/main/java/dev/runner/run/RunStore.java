@@ -22,15 +22,6 @@ public final class RunStore {
             run_id, tenant_id, integration_key, handler_key, direction, trigger, status, error, created_at, finished_at
             """;
 
-    /**
-     * The status a run ends with once every item has: cancelled when any item was (a cancelled run whose
-     * dead items were redriven ends cancelled again), completed_with_errors when any is dead.
-     */
-    private static final String FINAL_STATUS = """
-            case when exists (select 1 from execution_items x where x.run_id = r.run_id and x.status = 'cancelled') then 'cancelled'
-                 when exists (select 1 from execution_items d where d.run_id = r.run_id and d.status = 'dead') then 'completed_with_errors'
-                 else 'completed' end""";
-
     private final Database db;
     private final Metrics metrics;
 
@@ -116,7 +107,10 @@ public final class RunStore {
     }
 
     /**
-     * Sets the final status of every given run whose items have all ended, once. Run after the
+     * Sets the final status of every given run whose items have all ended, once: cancelled when any
+     * item was (a cancelled run whose dead items were redriven ends cancelled again),
+     * completed_with_errors when any is dead, else completed ({@code runner_complete_runs},
+     * db/migration/V11__hot_statements.sql). Run after the
      * statement that ended items has committed: of two workers ending a run's last items at once,
      * the later commit's check sees both, so the run never stays open; the status condition makes
      * the earlier one's a no-op. One statement for all runs of a batch.
@@ -125,15 +119,8 @@ public final class RunStore {
         if (runIds.isEmpty()) {
             return List.of();
         }
-        return reported(db.query("""
-                update runs r set
-                    status = %s,
-                    finished_at = now(), updated_at = now()
-                where r.run_id = any(?) and r.status = 'running'
-                  and not exists (select 1 from execution_items o
-                                  where o.run_id = r.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
-                returning r.run_id, r.tenant_id, r.created_at, r.finished_at
-                """.formatted(FINAL_STATUS), Completed::of, Database.array("uuid", runIds.toArray())));
+        return reported(db.query("select run_id, tenant_id, created_at, finished_at from runner_complete_runs(?::uuid[])",
+                Completed::of, Database.array("uuid", runIds.toArray())));
     }
 
     /** The runs of {@code runIds} still queued: those whose owed RunJob (OutboxStore) must still start them. */
@@ -181,13 +168,9 @@ public final class RunStore {
                       and not exists (select 1 from execution_items o
                                       where o.run_id = c.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
                     order by c.updated_at limit ? for update skip locked)
-                update runs r set
-                    status = %s,
-                    finished_at = now(), updated_at = now()
-                from picked p
-                where r.run_id = p.run_id and r.status = 'running'
-                returning r.run_id, r.tenant_id, r.created_at, r.finished_at
-                """.formatted(FINAL_STATUS), Completed::of, (double) quiet.toSeconds(), limit));
+                select run_id, tenant_id, created_at, finished_at
+                from runner_complete_runs((select coalesce(array_agg(run_id), '{}') from picked))
+                """, Completed::of, (double) quiet.toSeconds(), limit));
     }
 
     /**

@@ -28,7 +28,8 @@ final class LoginDataSource implements DataSource {
         if (named == null || named.getProperty("sslfactory") == null) {
             this.postgres.setSslfactory(PostgresTls.class.getName());
         }
-        // One round trip per statement: no server-side prepare dance for short-lived statements.
+        // Unnamed statements only: RDS Proxy pins a client's session to one database connection once it
+        // uses a named prepared statement. The hot statements keep their plans in functions instead (V11).
         this.postgres.setPrepareThreshold(0);
         this.postgres.setReWriteBatchedInserts(true);
         // Postgres's Detail quotes the row ("Key (external_id)=(…)", "Failing row contains (…)"), and
