@@ -5,8 +5,8 @@
 -- proxy keeps open under many clients, and calling one is a statement cheap to parse and plan.
 -- ItemStore and RunStore say what each does. Security invoker (the default): the caller's grants on
 -- the tables apply, as they did to the statement, so a role gains nothing by calling one.
--- A change to one is a later migration's create or replace: the code of the version before keeps
--- working, as it does not call them.
+-- A change to one is a later migration's create or replace that keeps its arguments and results:
+-- the functions of the version before still call it while a deploy rolls out.
 
 create or replace function runner_claim_items(item_ids uuid[], lease_seconds double precision)
     returns table (item_id uuid, attempts integer, payload text, early_ms bigint)
