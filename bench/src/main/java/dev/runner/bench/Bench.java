@@ -189,8 +189,9 @@ public final class Bench {
                 "RUNNER_TENANT_LIMIT_PER_MINUTE", "100000000");
         // Autovacuum as Aurora PostgreSQL runs it by default (the embedded server's default is a minute: see bench/README.md, W8).
         String naptime = System.getProperty("w8.naptime", "5s");
-        String claimPattern = "with ids as (%claimed as (%returning e.item_id, e.attempts%";
-        String recordPattern = "update execution_items e set status = coalesce(v.status%";
+        // The item worker's calls of the functions that hold the claim and the record (V11__hot_statements.sql).
+        String claimPattern = "%from runner_claim_items(%";
+        String recordPattern = "select runner_record_results(%";
         try (var stack = new BenchStack(env);
              var statementLog = StatementLog.start(stack, "runner_item_worker", Map.of("claim", claimPattern, "record", recordPattern))) {
             stack.autovacuumNaptime(naptime);

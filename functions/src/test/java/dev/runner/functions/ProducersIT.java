@@ -170,7 +170,7 @@ class ProducersIT {
                 integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
 
         // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
-        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(25));
         assertEquals(2, fetches.get(), "one failed fetch, one retry");
     }
 
@@ -197,7 +197,7 @@ class ProducersIT {
                     integration.integrationKey(), integration.handlerKey(), Trigger.MANUAL));
 
             // The queue's visibility timeout is 30 s here; the backoff of a first failure is base·2^0 = 100 ms, in whole seconds 1 s.
-            fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(10));
+            fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(25));
             assertEquals(2L, db.queryOne("select last_value from " + name, row -> row.getLong(1)).orElseThrow(),
                     "one refused cursor save, one that went through");
             assertEquals(2, fetches.get(), "the page fetched again from the cursor last saved");

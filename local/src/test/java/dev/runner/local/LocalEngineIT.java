@@ -181,7 +181,7 @@ class LocalEngineIT {
         sqs.sendMessage(b -> b.queueUrl(queue).messageBody("fail").messageAttributes(
                 Map.of("trace", MessageAttributeValue.builder().dataType("String").stringValue(run).build())));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> received("runner-DlqFunction", run).size() == 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> received("runner-DlqFunction", run).size() == 1);
         List<SQSEvent.SQSMessage> work = received("runner-WorkFunction", run);
         SQSEvent.SQSMessage ok = work.stream().filter(m -> m.getBody().equals("ok-" + run)).findFirst().orElseThrow();
         assertEquals(1, work.stream().filter(m -> m.getBody().equals("ok-" + run)).count(), "a success is deleted, never redelivered");
@@ -204,7 +204,7 @@ class LocalEngineIT {
         sqs.sendMessage(b -> b.queueUrl(queue).messageBody("throw").messageAttributes(
                 Map.of("trace", MessageAttributeValue.builder().dataType("String").stringValue(run).build())));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> received("runner-DlqFunction", run).size() == 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> received("runner-DlqFunction", run).size() == 1);
         assertEquals(2, received("runner-WorkFunction", run).size(), "received, thrown, redelivered, thrown, dead-lettered");
     }
 
@@ -215,7 +215,7 @@ class LocalEngineIT {
         sqs.sendMessage(b -> b.queueUrl(queue).messageBody("bogus").messageAttributes(
                 Map.of("trace", MessageAttributeValue.builder().dataType("String").stringValue(run).build())));
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> received("runner-DlqFunction", run).size() == 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> received("runner-DlqFunction", run).size() == 1);
         assertEquals(2, received("runner-WorkFunction", run).size(), "as Lambda does: nothing deleted, redelivered, dead-lettered");
     }
 

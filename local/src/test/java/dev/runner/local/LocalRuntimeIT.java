@@ -191,7 +191,8 @@ class LocalRuntimeIT {
             JsonNode backlogRun = api.run(backlog);
             assertTrue(backlogRun.path("counts").path("succeeded").asInt() < 3000,
                     "the backlog must still be draining for this to show anything: " + backlogRun);
-            latencies.forEach(latency -> assertTrue(latency.compareTo(Duration.ofSeconds(5)) < 0,
+            // Behind the backlog's own tier it would wait minutes; 15 s leaves a loaded machine its cold start and polls.
+            latencies.forEach(latency -> assertTrue(latency.compareTo(Duration.ofSeconds(15)) < 0,
                     "webhook run took " + latency + " behind a manual backlog; all: " + latencies));
         } finally {
             // The other tests must not share the manual tier with this backlog.
