@@ -25,7 +25,7 @@ class TemplateTest {
         assertEquals(List.of("runner-work-dlq", "runner-work"), queues.stream().map(QueueDefinition::name).toList());
         QueueDefinition work = queues.get(1);
         assertEquals(ARN_PREFIX + "runner-work", work.arn());
-        assertEquals("2", work.attributes().get("VisibilityTimeout"));
+        assertEquals("5", work.attributes().get("VisibilityTimeout"));
         assertEquals("{\"deadLetterTargetArn\":\"" + ARN_PREFIX + "runner-work-dlq\",\"maxReceiveCount\":\"2\"}",
                 work.attributes().get("RedrivePolicy"));
         assertEquals("1209600", queues.get(0).attributes().get("MessageRetentionPeriod"));
