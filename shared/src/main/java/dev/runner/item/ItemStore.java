@@ -187,7 +187,9 @@ public final class ItemStore {
                 case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
             }
         }
-        db.query("select runner_record_results(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[])", row -> row.getInt(1), Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
+        // A query, not an update: the function answers with the rows it changed, which the conditions make harmless to ignore.
+        db.query("select runner_record_results(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[])",
+                row -> row.getInt(1), Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
                 Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn));
     }
 
