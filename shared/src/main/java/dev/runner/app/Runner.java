@@ -169,7 +169,7 @@ public final class Runner implements AutoCloseable {
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
             deliveryStore.get(), new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));
-    private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
+    private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config(), itemStore(),
             runStore(), deadLetterStore(), metrics()));
 
     public Runner(RunnerConfig config, Clock clock) {

@@ -15,12 +15,15 @@ import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -197,22 +200,67 @@ public final class ItemStore {
     public record Dead(UUID itemId, String error) {}
 
     /**
-     * Stamps dlq_at and status dead; returns the run of each item it marked (one entry per item:
-     * their count is how many died here, their runs are the ones to check for completion). One statement.
+     * What marking came to.
+     *
+     * @param runsOfDead  the run of each item marked dead (one entry per item: their count is how many died, their runs
+     *                    are the ones to check for completion)
+     * @param inFlight    items in a live claim: their attempt is under way and decides; the dead letter is looked at again later
+     * @param backToWork  items whose worker stopped mid-call with attempts left: retrying, due now, so the sweep sends them again
      */
-    public List<UUID> markDead(List<Dead> items) {
+    public record Marked(List<UUID> runsOfDead, Set<UUID> inFlight, int backToWork) {}
+
+    /**
+     * Marks dead the items whose dead letter is their end (docs/item-lifecycle.md, the dead-letter function): handed to
+     * the DLQ by their worker, parked, or out of attempts (its worker stopped mid-call on the last one). Any other item
+     * lives on: a dead letter that comes back after a redrive, or that SQS moved for receives that claimed nothing,
+     * finds it queued or retrying with attempts left, and its live message (or the sweep) brings it; one whose worker
+     * stopped mid-call with attempts left goes back to retrying, due now. One statement.
+     */
+    public Marked markDead(List<Dead> items, Duration lease, int maxAttempts) {
         if (items.isEmpty()) {
-            return List.of();
+            return new Marked(List.of(), Set.of(), 0);
         }
         UUID[] ids = items.stream().map(Dead::itemId).toArray(UUID[]::new);
         String[] errors = items.stream().map(Dead::error).toArray(String[]::new);
-        return db.query("""
-                update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
-                    last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
-                from unnest(?::uuid[], ?::text[]) as v(item_id, error)
-                where e.item_id = v.item_id and e.status not in ('succeeded', 'dead', 'cancelled')
-                returning e.run_id
-                """, row -> row.getObject(1, UUID.class), Database.array("uuid", ids), Database.array("text", errors));
+        double leaseSeconds = lease.toMillis() / 1000.0;
+        List<UUID> runsOfDead = new ArrayList<>();
+        Set<UUID> inFlight = new HashSet<>();
+        int[] backToWork = {0};
+        db.query("""
+                with v as (select * from unnest(?::uuid[], ?::text[]) as v(item_id, error)),
+                found as materialized (
+                    select e.item_id, case
+                        when e.status = 'parked' or (e.status = 'processing' and e.claimed_at = 'infinity') then 'dead'
+                        when e.status = 'processing' and e.claimed_at >= now() - make_interval(secs => ?) then 'in_flight'
+                        when e.status in ('queued', 'retrying', 'processing') and e.attempts >= ? then 'dead'
+                        when e.status = 'processing' then 'back_to_work'
+                        end as fate
+                    from execution_items e join v on v.item_id = e.item_id
+                    for update of e),
+                dead as (
+                    update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
+                        last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
+                    from found f, v
+                    where e.item_id = f.item_id and v.item_id = f.item_id and f.fate = 'dead'
+                    returning e.run_id),
+                resumed as (
+                    update execution_items e set status = 'retrying', claimed_at = null, next_visible_at = now(), updated_at = now()
+                    from found f
+                    where e.item_id = f.item_id and f.fate = 'back_to_work'
+                    returning e.item_id)
+                select 'dead', run_id from dead
+                union all select 'in_flight', item_id from found where fate = 'in_flight'
+                union all select 'back_to_work', item_id from resumed
+                """, row -> {
+                    UUID id = row.getObject(2, UUID.class);
+                    switch (row.getString(1)) {
+                        case "dead" -> runsOfDead.add(id);
+                        case "in_flight" -> inFlight.add(id);
+                        default -> backToWork[0]++;
+                    }
+                    return id;
+                }, Database.array("uuid", ids), Database.array("text", errors), leaseSeconds, maxAttempts);
+        return new Marked(runsOfDead, inFlight, backToWork[0]);
     }
 
     /**

@@ -107,10 +107,10 @@ public final class RunStore {
     }
 
     /**
-     * Sets the final status of every given run whose items have all ended, once: cancelled when any
-     * item was (a cancelled run whose dead items were redriven ends cancelled again),
-     * completed_with_errors when any is dead, else completed ({@code runner_complete_runs},
-     * db/migration/V11__hot_statements.sql). Run after the
+     * Sets the final status of every given run whose items have all ended, once: cancelled when its
+     * fetch was cut short by a cancel or any item was cancelled (a cancelled run whose dead items were
+     * redriven ends cancelled again: not all its work was done), completed_with_errors when any is
+     * dead, else completed ({@code runner_complete_runs}, db/migration/V20__run_final_status.sql). Run after the
      * statement that ended items has committed: of two workers ending a run's last items at once,
      * the later commit's check sees both, so the run never stays open; the status condition makes
      * the earlier one's a no-op. One statement for all runs of a batch.
@@ -183,7 +183,8 @@ public final class RunStore {
     public boolean cancel(UUID runId) {
         return !db.query("""
                 with cancelled as (
-                    update runs set status = 'cancelled', finished_at = now(), updated_at = now(), fetch_lease_until = null
+                    update runs set status = 'cancelled', finished_at = now(), updated_at = now(), fetch_lease_until = null,
+                        fetch_cut = status in ('queued', 'fetching')
                     where run_id = ? and status in ('queued', 'fetching', 'running')
                     returning run_id),
                 items as (

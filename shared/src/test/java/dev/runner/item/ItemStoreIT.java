@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.stream.IntStream;
 
@@ -106,8 +107,7 @@ class ItemStoreIT {
         RunRef run = openRun(tenant);
         List<ItemJob> inserted = insert(run, 3);
         UUID dying = inserted.get(0).itemId();
-        items.claim(List.of(dying), LEASE);
-        items.markDead(List.of(new ItemStore.Dead(dying, "422")));
+        kill(List.of(dying));
         assertTrue(runs.cancel(run.runId()));
 
         List<ItemJob> redriven = db.inTransaction(connection -> {
@@ -124,7 +124,96 @@ class ItemStoreIT {
         assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 2L), items.countByStatus(run.runId()));
     }
 
+    /**
+     * A run cancelled while its fetch was under way never saw the rest of its handler's items: redriven, its
+     * dead ones succeed and it ends again, cancelled, though none of its items reads cancelled.
+     */
+    @Test
+    void aRunCancelledMidFetchEndsCancelledAfterItsRedrivenItemsSucceed() {
+        RunJob job = new RunJob(UUID.randomUUID(), "t-" + UUID.randomUUID(), "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL, null);
+        db.inTransaction(connection -> runs.insert(connection, job, RunStatus.FETCHING, null));
+        RunRef run = new RunRef(job.runId(), job.tenantId(), "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL);
+        UUID item = insert(run, 1).getFirst().itemId();
+        kill(List.of(item));
+        assertTrue(runs.cancel(run.runId()));
+        assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()), "no item was left to cancel");
+
+        db.inTransaction(connection -> {
+            items.redrive(connection, run.runId());
+            runs.reopen(connection, run.runId());
+            return null;
+        });
+        items.claim(List.of(item), LEASE);
+        items.record(List.of(new ItemStore.Result.Succeeded(item)));
+        assertEquals(List.of(run.runId()), runs.completeIfDone(List.of(run.runId())));
+        assertEquals(RunStatus.CANCELLED, runs.find(run.runId()).orElseThrow().status(), "its fetch never ended: not all its work was done");
+    }
+
+    /**
+     * A dead letter is the end only of an item handed to the DLQ, parked, or out of attempts: a copy that comes back
+     * after the item was redriven leaves it alone whatever it is doing now (waiting, or in a call, which then decides),
+     * and one for an item whose worker stopped mid-call with attempts left sends it back to work.
+     */
+    @Test
+    void aDeadLetterThatComesBackAfterARedriveLeavesTheRedrivenItemAlone() {
+        RunRef run = openRun("t-" + UUID.randomUUID());
+        UUID item = insert(run, 1).getFirst().itemId();
+        kill(List.of(item));
+        assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()));
+        db.inTransaction(connection -> items.redrive(connection, run.runId()));
+
+        ItemStore.Marked waiting = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
+        assertEquals(List.of(), waiting.runsOfDead());
+        assertEquals(Map.of(ItemStatus.QUEUED, 1L), items.countByStatus(run.runId()), "the redriven item waits for its message");
+
+        assertEquals(1, items.claim(List.of(item), LEASE).claimed().size());
+        ItemStore.Marked inACall = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
+        assertEquals(Set.of(item), inACall.inFlight(), "its call decides; the dead letter is looked at again later");
+        assertEquals(Map.of(ItemStatus.PROCESSING, 1L), items.countByStatus(run.runId()));
+        items.record(List.of(new ItemStore.Result.Succeeded(item)));
+        assertEquals(List.of(), items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS).runsOfDead());
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L), items.countByStatus(run.runId()));
+    }
+
+    @Test
+    void aDeadLetterKillsOnlyAnItemHandedOffParkedOrOutOfAttempts() {
+        RunRef run = openRun("t-" + UUID.randomUUID());
+        List<UUID> ids = insert(run, 5).stream().map(ItemJob::itemId).toList();
+        UUID handedOff = ids.get(0);
+        UUID parked = ids.get(1);
+        UUID stoppedOnItsLastAttempt = ids.get(2);
+        UUID stoppedWithAttemptsLeft = ids.get(3);
+        UUID waiting = ids.get(4);
+        items.claim(List.of(handedOff, stoppedOnItsLastAttempt, stoppedWithAttemptsLeft), LEASE);
+        items.record(List.of(new ItemStore.Result.HandedToDlq(handedOff, "422", false)));
+        db.update("update execution_items set status = 'parked' where item_id = ?", parked);
+        db.update("update execution_items set attempts = ? where item_id = ?", MAX_ATTEMPTS, stoppedOnItsLastAttempt);
+
+        // A lease of zero: every claim made before this statement has run out, as a stopped worker's does.
+        ItemStore.Marked marked = items.markDead(ids.stream().map(id -> new ItemStore.Dead(id, null)).toList(), Duration.ZERO,
+                MAX_ATTEMPTS);
+        assertEquals(3, marked.runsOfDead().size());
+        assertEquals(1, marked.backToWork());
+        assertEquals(Map.of(ItemStatus.DEAD, 3L, ItemStatus.RETRYING, 1L, ItemStatus.QUEUED, 1L), items.countByStatus(run.runId()));
+        assertEquals(ItemStatus.RETRYING, statusOf(stoppedWithAttemptsLeft));
+        assertEquals(ItemStatus.QUEUED, statusOf(waiting));
+    }
+
     private static final Duration LEASE = Duration.ofMinutes(5);
+    private static final int MAX_ATTEMPTS = 3;
+
+    /** Handed to the DLQ by a worker, then marked dead by the dead-letter function, as the pipeline does. */
+    private static void kill(List<UUID> ids) {
+        items.claim(ids, LEASE);
+        items.record(ids.stream().<ItemStore.Result>map(id -> new ItemStore.Result.HandedToDlq(id, "422", false)).toList());
+        assertEquals(ids.size(), items.markDead(ids.stream().map(id -> new ItemStore.Dead(id, "422")).toList(), LEASE, MAX_ATTEMPTS)
+                .runsOfDead().size());
+    }
+
+    private static ItemStatus statusOf(UUID itemId) {
+        return ItemStatus.fromWire(db.query("select status from execution_items where item_id = ?", row -> row.getString(1), itemId)
+                .getFirst());
+    }
 
     private static RunRef openRun(String tenant) {
         RunJob job = new RunJob(UUID.randomUUID(), tenant, "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL, null);
@@ -139,8 +228,7 @@ class ItemStoreIT {
 
     private static RunRef deadRun(String tenant, int size) {
         RunRef run = openRun(tenant);
-        List<ItemJob> inserted = insert(run, size);
-        items.markDead(inserted.stream().map(item -> new ItemStore.Dead(item.itemId(), "422")).toList());
+        kill(insert(run, size).stream().map(ItemJob::itemId).toList());
         return run;
     }
 }
