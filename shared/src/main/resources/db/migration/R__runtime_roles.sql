@@ -81,3 +81,22 @@ grant select, insert, update on integration_types, tenant_integrations, runs, ex
     api_keys, handler_signing_keys to runner_api;
 grant select, insert, update, delete on schedules, paused_handlers, ingest_producers, pending_sends to runner_api;
 grant select on dead_letters, webhook_deliveries, delivery_ids to runner_api;
+
+-- Hardening (issue 32): each role reads only what it uses.
+-- Tenants' webhook secrets are read by the webhook and ingest checks and written by the management API only: the
+-- run worker, the item worker (which parses what handlers answer) and the scheduler read every other column of
+-- tenant_integrations, whichever columns later migrations add (granted by name here, after each migration).
+do $$
+declare
+    role_name text;
+    readable text;
+begin
+    select string_agg(quote_ident(column_name), ', ' order by ordinal_position) into readable
+    from information_schema.columns
+    where table_schema = 'public' and table_name = 'tenant_integrations' and column_name <> 'webhook_secrets';
+    foreach role_name in array array['runner_run_worker', 'runner_item_worker', 'runner_scheduler'] loop
+        execute format('revoke select on tenant_integrations from %I', role_name);
+        execute format('grant select (%s) on tenant_integrations to %I', readable, role_name);
+    end loop;
+end
+$$;
