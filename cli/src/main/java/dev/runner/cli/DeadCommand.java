@@ -60,7 +60,7 @@ final class DeadCommand {
         public Integer call() {
             if (itemId != null) {
                 JsonNode answer = accepted(api().post("/items/" + segment(itemId) + "/redrive", ApiClient.JSON.createObjectNode(), Map.of())).body();
-                out().show(answer, () -> out().writer().println(answer.path("redriven").asInt() == 1
+                out().show(answer, () -> out().line(answer.path("redriven").asInt() == 1
                         ? "item " + itemId + " sent back to work" : "item " + itemId + " was not dead"));
                 return RunnerCli.Exit.DONE.code;
             }
@@ -73,7 +73,7 @@ final class DeadCommand {
                 body.put("limit", limit);
             }
             JsonNode answer = accepted(api().post("/redrive", body, Map.of())).body();
-            out().show(answer, () -> out().writer().println(answer.path("redriven").asLong() + " dead items of " + answer.path("runs").asLong()
+            out().show(answer, () -> out().line(answer.path("redriven").asLong() + " dead items of " + answer.path("runs").asLong()
                     + " runs sent back to work; " + answer.path("remaining").asLong() + " remain"));
             return RunnerCli.Exit.DONE.code;
         }

@@ -48,7 +48,7 @@ final class HandlersCommand {
         @Override
         public Integer call() {
             JsonNode answer = act("pause");
-            out().show(answer, () -> out().writer().println(integration + "/" + handler + " paused"));
+            out().show(answer, () -> out().line(integration + "/" + handler + " paused"));
             return RunnerCli.Exit.DONE.code;
         }
     }
@@ -58,7 +58,7 @@ final class HandlersCommand {
         @Override
         public Integer call() {
             JsonNode answer = act("resume");
-            out().show(answer, () -> out().writer().println(integration + "/" + handler + " resumed; "
+            out().show(answer, () -> out().line(integration + "/" + handler + " resumed; "
                     + answer.path("resumed").asLong() + " parked items sent back to work"));
             return RunnerCli.Exit.DONE.code;
         }

@@ -57,7 +57,7 @@ final class KeysCommand {
         @Override
         public Integer call() {
             JsonNode key = accepted(api().delete("/keys/" + segment(keyId))).body();
-            out().show(key, () -> out().writer().println("key " + keyId + " revoked at " + key.path("revokedAt").asText()));
+            out().show(key, () -> out().line("key " + keyId + " revoked at " + key.path("revokedAt").asText()));
             return RunnerCli.Exit.DONE.code;
         }
     }

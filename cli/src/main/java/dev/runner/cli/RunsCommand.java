@@ -57,7 +57,7 @@ final class RunsCommand {
             if (watch) {
                 return new RunWatcher(api(), out(), watching.style, watching.interval).watch(runId);
             }
-            out().show(answer.body(), () -> out().writer().println("run " + runId + " started"));
+            out().show(answer.body(), () -> out().line("run " + runId + " started"));
             return RunnerCli.Exit.DONE.code;
         }
     }
@@ -150,7 +150,7 @@ final class RunsCommand {
         @Override
         public Integer call() {
             JsonNode run = accepted(api().post("/runs/" + segment(runId) + "/cancel", ApiClient.JSON.createObjectNode(), Map.of())).body();
-            out().show(run, () -> out().writer().println("run " + runId + " cancelled: "
+            out().show(run, () -> out().line("run " + runId + " cancelled: "
                     + run.path("counts").path("cancelled").asLong() + " items will not be called, "
                     + run.path("counts").path("processing").asLong() + " in flight finish"));
             return RunnerCli.Exit.DONE.code;
@@ -164,7 +164,7 @@ final class RunsCommand {
         @Override
         public Integer call() {
             JsonNode answer = accepted(api().post("/runs/" + segment(runId) + "/redrive", ApiClient.JSON.createObjectNode(), Map.of())).body();
-            out().show(answer, () -> out().writer().println(answer.path("redriven").asLong() + " dead items of run " + runId + " sent back to work"));
+            out().show(answer, () -> out().line(answer.path("redriven").asLong() + " dead items of run " + runId + " sent back to work"));
             return RunnerCli.Exit.DONE.code;
         }
     }
