@@ -100,3 +100,22 @@ begin
     end loop;
 end
 $$;
+
+-- Hardening (issue 32): a statement timeout on each role (DatabaseRole.statementTimeout says why each), so no
+-- request or batch holds a connection for minutes. On the role, not the connection: every session of it has it,
+-- and RDS Proxy pins no session for it (a SET would pin one). The owner, Migrate's login, has none: building an
+-- index concurrently on a large table takes as long as it takes.
+alter role runner_webhook set statement_timeout = '5s';
+alter role runner_api set statement_timeout = '10s';
+alter role runner_run_worker set statement_timeout = '10s';
+alter role runner_item_worker set statement_timeout = '10s';
+alter role runner_ingest set statement_timeout = '10s';
+alter role runner_scheduler set statement_timeout = '20s';
+alter role runner_dead_letter set statement_timeout = '10s';
+
+-- Hardening (issue 32): bulk actions (V23) are asked for through the management API, which does their first page,
+-- and continued by the scheduler's tick, which also forgets finished ones.
+grant select, insert, update on bulk_actions to runner_api;
+grant select, update, delete on bulk_actions to runner_scheduler;
+-- A tenant integration's enable, continued by the tick, leaves the items of paused handlers parked.
+grant select on paused_handlers to runner_scheduler;

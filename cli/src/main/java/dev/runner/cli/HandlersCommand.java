@@ -53,14 +53,16 @@ final class HandlersCommand {
         }
     }
 
-    @Command(name = "resume", description = "Resume a handler: its parked items go back to work.")
+    @Command(name = "resume", description = "Resume a handler: its parked items go back to work, a page at a time (--wait follows it).")
     static final class Resume extends OneHandler {
+        @picocli.CommandLine.Mixin ActionsCommand.WaitOptions waiting;
+
         @Override
         public Integer call() {
             JsonNode answer = act("resume");
             out().show(answer, () -> out().line(integration + "/" + handler + " resumed; "
                     + answer.path("resumed").asLong() + " parked items sent back to work"));
-            return RunnerCli.Exit.DONE.code;
+            return ActionsCommand.after(this, answer.path("action"), waiting);
         }
     }
 }

@@ -39,11 +39,13 @@ final class KeysCommand {
     @Command(name = "list", description = "Keys, newest first, revoked ones too; never a key itself.")
     static final class ListKeys extends RunnerCli.Call {
         @Option(names = "--tenant") String tenant;
+        @picocli.CommandLine.Mixin Output.Paging paging;
 
         @Override
         public Integer call() {
             Map<String, String> query = new LinkedHashMap<>();
             query.put("tenantId", tenant);
+            paging.into(query, "before");
             JsonNode body = accepted(api().get("/keys", query)).body();
             out().table(body, body.path("keys"), KEY_COLUMNS, "no key");
             return RunnerCli.Exit.DONE.code;

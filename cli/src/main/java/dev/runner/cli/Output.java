@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectWriter;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -44,6 +45,22 @@ final class Output {
             return escapes;
         }
     });
+
+    /** A list command's page: how many rows, and where the next page starts (what the last one printed after more:). */
+    static final class Paging {
+        @picocli.CommandLine.Option(names = "--limit", defaultValue = "20", description = "Rows per page (default ${DEFAULT-VALUE}).")
+        int limit;
+
+        @picocli.CommandLine.Option(names = "--cursor", description = "The next page: what the previous one printed after more:.")
+        String cursor;
+
+        /** The query's paging parameters, the cursor under the name the route takes ({@code before} or {@code after}). */
+        Map<String, String> into(Map<String, String> query, String cursorParameter) {
+            query.put("limit", Integer.toString(limit));
+            query.put(cursorParameter, cursor);
+            return query;
+        }
+    }
 
     /** A column of a table: its heading and how a row's value is read. */
     record Column(String heading, Function<JsonNode, String> value) {

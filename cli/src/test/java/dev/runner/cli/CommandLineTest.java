@@ -30,7 +30,7 @@ class CommandLineTest {
     @ParameterizedTest
     @ValueSource(strings = {"", "runs", "runs start", "runs list", "runs show", "runs watch", "runs cancel", "runs redrive",
             "dead", "dead list", "dead redrive", "handlers", "handlers list", "handlers pause", "handlers resume",
-            "keys", "keys create", "keys list", "keys revoke"})
+            "keys", "keys create", "keys list", "keys revoke", "actions", "actions show", "actions list"})
     void everyCommandHasHelp(String command) {
         StringWriter out = new StringWriter();
         String[] args = (command.isEmpty() ? "--help" : command + " --help").split(" ");

@@ -3,6 +3,8 @@ package dev.runner.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.apikey.ApiKey;
+import dev.runner.apikey.ApiKeyStore;
 import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
@@ -15,6 +17,7 @@ import dev.runner.log.Log;
 import dev.runner.pipeline.PauseService;
 
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -113,12 +116,19 @@ final class SetupRoutes {
         return ApiResponse.json(201, Views.createdKey(created));
     }
 
-    /** GET /keys?tenantId= : every key of a tenant (or of all), revoked ones too; never a key itself. */
+    /** GET /keys?tenantId=&limit=&before= : the keys of a tenant (or of all), newest first, revoked ones too; never a key itself. */
     ApiResponse listKeys(ApiRequest request, Caller caller) {
         String tenantId = Params.optionalKey("tenantId", request.query().get("tenantId"));
+        int limit = Params.intInRange("limit", request.query().get("limit"), 100, 1, RunRoutes.MAX_PAGE);
+        Params.Before cursor = Params.before("before", request.query().get("before"));
+        ApiKeyStore.Position before = cursor == null ? null : new ApiKeyStore.Position(cursor.at(), cursor.id());
+        List<ApiKey> page = keys.page(tenantId, before, limit + 1);
+        List<ApiKey> shown = page.subList(0, Math.min(limit, page.size()));
         ObjectNode body = Json.object();
         ArrayNode array = body.putArray("keys");
-        keys.list(tenantId).forEach(key -> array.add(Views.key(key)));
+        shown.forEach(key -> array.add(Views.key(key)));
+        ApiKey last = shown.isEmpty() ? null : shown.getLast();
+        body.put("next", page.size() > limit ? Params.before(last.createdAt(), last.keyId()) : null);
         return ApiResponse.json(200, body);
     }
 

@@ -56,10 +56,10 @@ class ItemStoreIT {
         ItemFilter filter = new ItemFilter(tenant, null, null, null);
 
         for (int limit : new int[] {1, 3, 7, 20}) {
-            long before = items.countDead(filter);
-            List<ItemJob> redriven = db.inTransaction(connection -> items.redriveDead(connection, filter, limit));
+            long before = items.countDead(filter, null, Long.MAX_VALUE);
+            List<ItemJob> redriven = db.inTransaction(connection -> items.redrivePage(connection, filter, null, null, null, limit)).jobs();
             assertEquals(limit, redriven.size(), "a redrive of " + limit);
-            assertEquals(before - limit, items.countDead(filter), "dead items left after a redrive of " + limit);
+            assertEquals(before - limit, items.countDead(filter, null, Long.MAX_VALUE), "dead items left after a redrive of " + limit);
             redriven.forEach(job -> assertEquals(run.runId(), job.runId()));
         }
     }
@@ -82,8 +82,8 @@ class ItemStoreIT {
         assertEquals(3, items.claim(List.of(succeeds, retries, waitsItsBackoff), LEASE).claimed().size());
         items.record(List.of(new ItemStore.Result.Retrying(waitsItsBackoff, "503", 0)));
 
-        assertTrue(runs.cancel(cancelled.runId()));
-        assertFalse(runs.cancel(cancelled.runId()), "a second cancel changes nothing");
+        assertTrue(cancel(cancelled.runId()));
+        assertFalse(cancel(cancelled.runId()), "a second cancel changes nothing");
         assertEquals(RunStatus.CANCELLED, runs.find(cancelled.runId()).orElseThrow().status());
         assertEquals(Map.of(ItemStatus.PROCESSING, 2L, ItemStatus.CANCELLED, 2L), items.countByStatus(cancelled.runId()));
 
@@ -108,13 +108,9 @@ class ItemStoreIT {
         List<ItemJob> inserted = insert(run, 3);
         UUID dying = inserted.get(0).itemId();
         kill(List.of(dying));
-        assertTrue(runs.cancel(run.runId()));
+        assertTrue(cancel(run.runId()));
 
-        List<ItemJob> redriven = db.inTransaction(connection -> {
-            List<ItemJob> jobs = items.redrive(connection, run.runId());
-            runs.reopen(connection, run.runId());
-            return jobs;
-        });
+        List<ItemJob> redriven = redrive(run.runId());
         assertEquals(List.of(dying), redriven.stream().map(ItemJob::itemId).toList());
         assertEquals(RunStatus.RUNNING, runs.find(run.runId()).orElseThrow().status());
         assertEquals(1, items.claim(List.of(dying), LEASE).claimed().size(), "a redriven item of a cancelled run is called");
@@ -135,14 +131,10 @@ class ItemStoreIT {
         RunRef run = new RunRef(job.runId(), job.tenantId(), "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL);
         UUID item = insert(run, 1).getFirst().itemId();
         kill(List.of(item));
-        assertTrue(runs.cancel(run.runId()));
+        assertTrue(cancel(run.runId()));
         assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()), "no item was left to cancel");
 
-        db.inTransaction(connection -> {
-            items.redrive(connection, run.runId());
-            runs.reopen(connection, run.runId());
-            return null;
-        });
+        redrive(run.runId());
         items.claim(List.of(item), LEASE);
         items.record(List.of(new ItemStore.Result.Succeeded(item)));
         assertEquals(List.of(run.runId()), runs.completeIfDone(List.of(run.runId())));
@@ -160,7 +152,7 @@ class ItemStoreIT {
         UUID item = insert(run, 1).getFirst().itemId();
         kill(List.of(item));
         assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()));
-        db.inTransaction(connection -> items.redrive(connection, run.runId()));
+        redrive(run.runId());
 
         ItemStore.Marked waiting = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
         assertEquals(List.of(), waiting.runsOfDead());
@@ -201,6 +193,28 @@ class ItemStoreIT {
 
     private static final Duration LEASE = Duration.ofMinutes(5);
     private static final int MAX_ATTEMPTS = 3;
+
+    /** A run's dead items back to work and the run reopened, in one transaction, as a redrive's page does. */
+    private static List<ItemJob> redrive(UUID runId) {
+        return db.inTransaction(connection -> {
+            List<ItemJob> jobs = items.redrivePage(connection, new ItemFilter(null, null, null, runId), null, null, null, 1000).jobs();
+            runs.reopen(connection, jobs.stream().map(ItemJob::runId).collect(java.util.stream.Collectors.toSet()));
+            return jobs;
+        });
+    }
+
+    /** The run cancelled and its items not yet called ended, as a cancel and its pages do; false when it was not open. */
+    private static boolean cancel(UUID runId) {
+        return db.inTransaction(connection -> {
+            if (!runs.cancel(connection, runId)) {
+                return false;
+            }
+            for (ItemStatus status : ItemStore.CANCELLABLE) {
+                items.cancelPage(connection, runId, status, null, 1000);
+            }
+            return true;
+        });
+    }
 
     /** Handed to the DLQ by a worker, then marked dead by the dead-letter function, as the pipeline does. */
     private static void kill(List<UUID> ids) {

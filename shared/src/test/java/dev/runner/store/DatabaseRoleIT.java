@@ -124,6 +124,17 @@ class DatabaseRoleIT {
         }
     }
 
+    /** Each role's sessions have the statement timeout DatabaseRole gives it: no statement of a function runs for minutes. */
+    @ParameterizedTest
+    @EnumSource(DatabaseRole.class)
+    void everySessionOfTheRoleHasItsStatementTimeout(DatabaseRole role) throws SQLException {
+        try (Connection connection = login(role); Statement statement = connection.createStatement();
+             var row = statement.executeQuery("select setting::bigint from pg_settings where name = 'statement_timeout'")) {
+            row.next();
+            assertEquals(role.statementTimeout().toMillis(), row.getLong(1), role + "'s statement_timeout in milliseconds");
+        }
+    }
+
     private static Connection login(DatabaseRole role) throws SQLException {
         // The data source, as the functions' pool: the URL's own user parameter gives way to the login.
         return new LoginDataSource(stack.config().database().jdbcUrl(), Credentials.fixed(role.roleName(), PASSWORDS.get(role)))
