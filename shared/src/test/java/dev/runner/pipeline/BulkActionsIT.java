@@ -149,7 +149,8 @@ class BulkActionsIT {
     @Test
     void aResumeUnparksPageByPageAndLeavesDisabledTenantsParked() {
         String integration = "crm-" + UUID.randomUUID().toString().substring(0, 8);
-        db.update("insert into integration_types (integration_key, name, handlers) values (?, ?, '{}')", integration, integration);
+        db.update("insert into integration_types (integration_key, name, handlers) values (?, ?, ?::jsonb)", integration, integration,
+                "{\"leads\": {\"url\": \"https://handlers.example/leads\"}}");
         RunRef enabled = run("t-" + UUID.randomUUID(), RunStatus.RUNNING, integration, Trigger.SCHEDULE);
         RunRef disabled = run("t-" + UUID.randomUUID(), RunStatus.RUNNING, integration, Trigger.SCHEDULE);
         db.update("insert into tenant_integrations (tenant_id, integration_key, enabled) values (?, ?, true), (?, ?, false)",
