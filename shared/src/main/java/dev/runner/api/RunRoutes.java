@@ -22,7 +22,6 @@ import dev.runner.run.RunStatus;
 import dev.runner.run.RunStore;
 import dev.runner.trigger.Trigger;
 
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

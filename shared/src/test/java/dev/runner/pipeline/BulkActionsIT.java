@@ -30,7 +30,6 @@ import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Bulk actions on the real Postgres, Redis and SQS, with pages of ten: asked for, an action answers at once with what
