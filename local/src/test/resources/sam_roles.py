@@ -2,6 +2,7 @@
 
 Usage: python3 sam_roles.py TEMPLATE [Name=Value ...]
 Output: {"roles": {"FunctionLogicalId": {"Policies": [...], "ManagedPolicyArns": [...]}, ...},
+         "managedPolicies": {"PolicyLogicalId": PolicyDocument, ...} (the template's own AWS::IAM::ManagedPolicy),
          "templates": {policy template name: definition, ...}}, intrinsics left as CloudFormation
 would receive them. Exit 3 when the translator is not installed.
 """
@@ -42,8 +43,10 @@ def main():
             properties = resources[role]["Properties"]
             roles[logical_id] = {"Policies": properties.get("Policies", []),
                                  "ManagedPolicyArns": properties.get("ManagedPolicyArns", [])}
+    managed = {logical_id: resource["Properties"]["PolicyDocument"]
+               for logical_id, resource in resources.items() if resource["Type"] == "AWS::IAM::ManagedPolicy"}
     templates = PolicyTemplatesProcessor.get_default_policy_templates_json()["Templates"]
-    print(json.dumps({"roles": roles, "templates": templates}))
+    print(json.dumps({"roles": roles, "managedPolicies": managed, "templates": templates}))
 
 
 main()

@@ -374,6 +374,34 @@ async function act(button, action) {
   }
 }
 
+/**
+ * What a bulk action (a large redrive, a cancel, a resume) still does in the background, for the answer to the
+ * click; its progress is then announced until it is done (`GET /actions/{actionId}`).
+ */
+function actionNote(action) {
+  if (!action || action.status !== 'running') return '';
+  followAction(action.actionId);
+  return ` ${num(action.total - action.done)} more follow in the background (${action.kind} ${shortId(action.actionId)}).`;
+}
+
+async function followAction(actionId) {
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, REFRESH_MS));
+    let action;
+    try {
+      action = await call('GET', `/actions/${enc(actionId)}`);
+    } catch (e) {
+      return;
+    }
+    const finished = action.status !== 'running';
+    announce(`${action.kind} ${shortId(action.actionId)}: ${num(action.done)} of ${num(action.total)} done${finished ? '.' : '…'}`);
+    if (finished) {
+      await refreshNow();
+      return;
+    }
+  }
+}
+
 // ------------------------------------------------------------------ shared pieces
 
 function field(label, control) {
@@ -758,7 +786,7 @@ function cancelRunControl(run, asking) {
         click: (e) => act(e.currentTarget, async () => {
           asking.open = false;
           const answer = await call('POST', `/runs/${enc(run.runId)}/cancel`);
-          return `Run ${shortId(run.runId)} cancelled: ${num(answer.counts?.cancelled)} items will not be called.`;
+          return `Run ${shortId(run.runId)} cancelled: ${num(answer.counts?.cancelled)} items will not be called.${actionNote(answer.action)}`;
         }),
       },
     }, 'Yes, cancel it'),
@@ -770,7 +798,7 @@ function cancelRunControl(run, asking) {
 
 async function redriveRun(runId) {
   const answer = await call('POST', `/runs/${enc(runId)}/redrive`);
-  return `Run ${shortId(runId)}: ${num(answer.redriven)} dead items sent back to work.`;
+  return `Run ${shortId(runId)}: ${num(answer.redriven)} dead items sent back to work.${actionNote(answer.action)}`;
 }
 
 function redriveItemButton(item) {
@@ -855,7 +883,7 @@ function mountDead(main, target, ctx) {
       }, 'Redrive every dead item matching these filters…')));
     }
     return fill(bulk, h('div', { class: 'confirm', role: 'group', 'aria-label': 'Confirm bulk redrive' },
-      h('p', {}, `Send every dead item matching ${described} back to work (up to 1,000 per click)?`),
+      h('p', {}, `Send every dead item matching ${described} back to work (up to 1,000 per click, a page at a time)?`),
       h('div', { class: 'actions' },
         h('button', {
           type: 'button', class: 'danger', 'data-key': 'bulk-confirm',
@@ -866,7 +894,7 @@ function mountDead(main, target, ctx) {
               confirming = false;
               renderBulk();
               return `${num(answer.redriven)} dead items of ${num(answer.runs)} runs sent back to work`
-                + (answer.remaining ? `; ${num(answer.remaining)} remain, redrive again for more.` : '.');
+                + (answer.remaining ? `; ${num(answer.remaining)} remain, redrive again for more.` : '.') + actionNote(answer.action);
             }),
           },
         }, 'Yes, redrive them'),
@@ -950,7 +978,7 @@ function pauseButton(integrationKey, handlerKey, paused) {
       click: (e) => act(e.currentTarget, async () => {
         const answer = await call('POST', `/handlers/${enc(integrationKey)}/${enc(handlerKey)}/${paused ? 'resume' : 'pause'}`);
         return answer.paused ? `${name} paused: its items wait parked until it is resumed.`
-          : `${name} resumed; ${num(answer.resumed ?? 0)} parked items sent back to work.`;
+          : `${name} resumed; ${num(answer.resumed ?? 0)} parked items sent back to work.${actionNote(answer.action)}`;
       }),
     },
   }, paused ? 'Resume' : 'Pause');

@@ -81,3 +81,48 @@ grant select, insert, update on integration_types, tenant_integrations, runs, ex
     api_keys, handler_signing_keys to runner_api;
 grant select, insert, update, delete on schedules, paused_handlers, ingest_producers, pending_sends to runner_api;
 grant select on dead_letters, webhook_deliveries, delivery_ids to runner_api;
+
+-- Hardening (issue 32): each role reads only what it uses.
+-- Tenants' webhook secrets are read by the webhook and ingest checks and written by the management API only: the
+-- run worker, the item worker (which parses what handlers answer) and the scheduler read every other column of
+-- tenant_integrations, whichever columns later migrations add (granted by name here, after each migration).
+do $$
+declare
+    role_name text;
+    readable text;
+begin
+    select string_agg(quote_ident(column_name), ', ' order by ordinal_position) into readable
+    from information_schema.columns
+    where table_schema = 'public' and table_name = 'tenant_integrations' and column_name <> 'webhook_secrets';
+    foreach role_name in array array['runner_run_worker', 'runner_item_worker', 'runner_scheduler'] loop
+        execute format('revoke select on tenant_integrations from %I', role_name);
+        execute format('grant select (%s) on tenant_integrations to %I', readable, role_name);
+    end loop;
+end
+$$;
+
+-- Hardening (issue 32): a statement timeout on each role (DatabaseRole.statementTimeout says why each), so no
+-- request or batch holds a connection for minutes. On the role, not the connection: every session of it has it,
+-- and RDS Proxy pins no session for it (a SET would pin one). The owner, Migrate's login, has none: building an
+-- index concurrently on a large table takes as long as it takes.
+alter role runner_webhook set statement_timeout = '5s';
+alter role runner_api set statement_timeout = '10s';
+alter role runner_run_worker set statement_timeout = '10s';
+alter role runner_item_worker set statement_timeout = '10s';
+alter role runner_ingest set statement_timeout = '10s';
+alter role runner_scheduler set statement_timeout = '20s';
+alter role runner_dead_letter set statement_timeout = '10s';
+
+-- Hardening (issue 32): bulk actions (V23) are asked for through the management API, which does their first page,
+-- and continued by the scheduler's tick, which also forgets finished ones.
+-- (Once V23 has made the table: a database migrated to an earlier target runs this too.)
+do $$
+begin
+    if to_regclass('public.bulk_actions') is not null then
+        grant select, insert, update on bulk_actions to runner_api;
+        grant select, update, delete on bulk_actions to runner_scheduler;
+    end if;
+end
+$$;
+-- A tenant integration's enable, continued by the tick, leaves the items of paused handlers parked.
+grant select on paused_handlers to runner_scheduler;

@@ -29,8 +29,7 @@ final class DeadCommand {
     @Command(name = "list", description = "Dead items, newest dead first (GET /items?status=dead).")
     static final class ListDead extends RunnerCli.Call {
         @picocli.CommandLine.Mixin Filters filters;
-        @Option(names = "--limit", defaultValue = "20") int limit;
-        @Option(names = "--cursor", description = "The next page: what the previous one printed after more:.") String cursor;
+        @picocli.CommandLine.Mixin Output.Paging paging;
 
         @Override
         public Integer call() {
@@ -40,8 +39,7 @@ final class DeadCommand {
             query.put("integrationKey", filters.integration);
             query.put("handlerKey", filters.handler);
             query.put("runId", filters.run);
-            query.put("limit", Integer.toString(limit));
-            query.put("after", cursor);
+            paging.into(query, "after");
             JsonNode body = accepted(api().get("/items", query)).body();
             out().table(body, body.path("items"), List.of(field("ITEM", "itemId"), field("RUN", "runId"), field("TENANT", "tenantId"),
                     new Output.Column("HANDLER", item -> item.path("integrationKey").asText() + "/" + item.path("handlerKey").asText()),
@@ -55,12 +53,13 @@ final class DeadCommand {
         @Parameters(paramLabel = "ITEM_ID", arity = "0..1") String itemId;
         @picocli.CommandLine.Mixin Filters filters;
         @Option(names = "--limit", description = "At most this many (1..10000; default the API's, 1000).") Integer limit;
+        @picocli.CommandLine.Mixin ActionsCommand.WaitOptions waiting;
 
         @Override
         public Integer call() {
             if (itemId != null) {
                 JsonNode answer = accepted(api().post("/items/" + segment(itemId) + "/redrive", ApiClient.JSON.createObjectNode(), Map.of())).body();
-                out().show(answer, () -> out().writer().println(answer.path("redriven").asInt() == 1
+                out().show(answer, () -> out().line(answer.path("redriven").asInt() == 1
                         ? "item " + itemId + " sent back to work" : "item " + itemId + " was not dead"));
                 return RunnerCli.Exit.DONE.code;
             }
@@ -73,9 +72,9 @@ final class DeadCommand {
                 body.put("limit", limit);
             }
             JsonNode answer = accepted(api().post("/redrive", body, Map.of())).body();
-            out().show(answer, () -> out().writer().println(answer.path("redriven").asLong() + " dead items of " + answer.path("runs").asLong()
+            out().show(answer, () -> out().line(answer.path("redriven").asLong() + " dead items of " + answer.path("runs").asLong()
                     + " runs sent back to work; " + answer.path("remaining").asLong() + " remain"));
-            return RunnerCli.Exit.DONE.code;
+            return ActionsCommand.after(this, answer.path("action"), waiting);
         }
 
         private static void putIfGiven(ObjectNode body, String field, String value) {

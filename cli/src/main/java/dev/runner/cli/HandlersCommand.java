@@ -48,19 +48,21 @@ final class HandlersCommand {
         @Override
         public Integer call() {
             JsonNode answer = act("pause");
-            out().show(answer, () -> out().writer().println(integration + "/" + handler + " paused"));
+            out().show(answer, () -> out().line(integration + "/" + handler + " paused"));
             return RunnerCli.Exit.DONE.code;
         }
     }
 
-    @Command(name = "resume", description = "Resume a handler: its parked items go back to work.")
+    @Command(name = "resume", description = "Resume a handler: its parked items go back to work, a page at a time (--wait follows it).")
     static final class Resume extends OneHandler {
+        @picocli.CommandLine.Mixin ActionsCommand.WaitOptions waiting;
+
         @Override
         public Integer call() {
             JsonNode answer = act("resume");
-            out().show(answer, () -> out().writer().println(integration + "/" + handler + " resumed; "
+            out().show(answer, () -> out().line(integration + "/" + handler + " resumed; "
                     + answer.path("resumed").asLong() + " parked items sent back to work"));
-            return RunnerCli.Exit.DONE.code;
+            return ActionsCommand.after(this, answer.path("action"), waiting);
         }
     }
 }

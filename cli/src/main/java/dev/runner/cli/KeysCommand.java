@@ -39,11 +39,13 @@ final class KeysCommand {
     @Command(name = "list", description = "Keys, newest first, revoked ones too; never a key itself.")
     static final class ListKeys extends RunnerCli.Call {
         @Option(names = "--tenant") String tenant;
+        @picocli.CommandLine.Mixin Output.Paging paging;
 
         @Override
         public Integer call() {
             Map<String, String> query = new LinkedHashMap<>();
             query.put("tenantId", tenant);
+            paging.into(query, "before");
             JsonNode body = accepted(api().get("/keys", query)).body();
             out().table(body, body.path("keys"), KEY_COLUMNS, "no key");
             return RunnerCli.Exit.DONE.code;
@@ -57,7 +59,7 @@ final class KeysCommand {
         @Override
         public Integer call() {
             JsonNode key = accepted(api().delete("/keys/" + segment(keyId))).body();
-            out().show(key, () -> out().writer().println("key " + keyId + " revoked at " + key.path("revokedAt").asText()));
+            out().show(key, () -> out().line("key " + keyId + " revoked at " + key.path("revokedAt").asText()));
             return RunnerCli.Exit.DONE.code;
         }
     }

@@ -19,7 +19,7 @@ record Progress(String status, long total, long succeeded, long dead, long cance
         long dead = counts.path("dead").asLong();
         double seconds = elapsed.toMillis() / 1000.0;
         double rate = seconds <= 0 ? 0 : Math.max(0, succeeded + dead - endedAtStart) / seconds;
-        return new Progress(run.path("status").asText(), counts.path("total").asLong(), succeeded, dead,
+        return new Progress(Output.safe(run.path("status").asText()), counts.path("total").asLong(), succeeded, dead,
                 counts.path("cancelled").asLong(), rate);
     }
 

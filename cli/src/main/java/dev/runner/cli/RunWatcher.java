@@ -59,7 +59,7 @@ final class RunWatcher {
                 if (bar && !out.json()) {
                     writer.println();
                 }
-                out.show(run, () -> writer.println("run " + runId + " " + progress.status()));
+                out.show(run, () -> out.line("run " + runId + " " + progress.status()));
                 return exit(progress.status());
             }
             sleep();

@@ -57,7 +57,7 @@ final class RunsCommand {
             if (watch) {
                 return new RunWatcher(api(), out(), watching.style, watching.interval).watch(runId);
             }
-            out().show(answer.body(), () -> out().writer().println("run " + runId + " started"));
+            out().show(answer.body(), () -> out().line("run " + runId + " started"));
             return RunnerCli.Exit.DONE.code;
         }
     }
@@ -69,8 +69,7 @@ final class RunsCommand {
         @Option(names = "--handler") String handler;
         @Option(names = "--trigger", description = "webhook, manual, queue or schedule") String trigger;
         @Option(names = "--status", description = "queued, fetching, running, completed, completed_with_errors, failed or cancelled") String status;
-        @Option(names = "--limit", defaultValue = "20") int limit;
-        @Option(names = "--cursor", description = "The next page: what the previous one printed after more:.") String cursor;
+        @picocli.CommandLine.Mixin Output.Paging paging;
 
         @Override
         public Integer call() {
@@ -80,8 +79,7 @@ final class RunsCommand {
             query.put("handlerKey", handler);
             query.put("trigger", trigger);
             query.put("status", status);
-            query.put("limit", Integer.toString(limit));
-            query.put("before", cursor);
+            paging.into(query, "before");
             JsonNode body = accepted(api().get("/runs", query)).body();
             out().table(body, body.path("runs"), RUN_COLUMNS, "no run matches");
             return RunnerCli.Exit.DONE.code;
@@ -143,29 +141,33 @@ final class RunsCommand {
         }
     }
 
-    @Command(name = "cancel", description = "Cancel a run: its items not yet called never will be (POST /runs/{runId}/cancel).")
+    @Command(name = "cancel", description = "Cancel a run: its items not yet called never will be (POST /runs/{runId}/cancel);"
+            + " a large run's are ended a page at a time (--wait follows it).")
     static final class Cancel extends RunnerCli.Call {
         @Parameters(paramLabel = "RUN_ID") String runId;
+        @picocli.CommandLine.Mixin ActionsCommand.WaitOptions waiting;
 
         @Override
         public Integer call() {
             JsonNode run = accepted(api().post("/runs/" + segment(runId) + "/cancel", ApiClient.JSON.createObjectNode(), Map.of())).body();
-            out().show(run, () -> out().writer().println("run " + runId + " cancelled: "
+            out().show(run, () -> out().line("run " + runId + " cancelled: "
                     + run.path("counts").path("cancelled").asLong() + " items will not be called, "
                     + run.path("counts").path("processing").asLong() + " in flight finish"));
-            return RunnerCli.Exit.DONE.code;
+            return ActionsCommand.after(this, run.path("action"), waiting);
         }
     }
 
-    @Command(name = "redrive", description = "Every dead item of a run back to work (POST /runs/{runId}/redrive).")
+    @Command(name = "redrive", description = "Every dead item of a run back to work (POST /runs/{runId}/redrive), a page at a time"
+            + " (--wait follows it).")
     static final class Redrive extends RunnerCli.Call {
         @Parameters(paramLabel = "RUN_ID") String runId;
+        @picocli.CommandLine.Mixin ActionsCommand.WaitOptions waiting;
 
         @Override
         public Integer call() {
             JsonNode answer = accepted(api().post("/runs/" + segment(runId) + "/redrive", ApiClient.JSON.createObjectNode(), Map.of())).body();
-            out().show(answer, () -> out().writer().println(answer.path("redriven").asLong() + " dead items of run " + runId + " sent back to work"));
-            return RunnerCli.Exit.DONE.code;
+            out().show(answer, () -> out().line(answer.path("redriven").asLong() + " dead items of run " + runId + " sent back to work"));
+            return ActionsCommand.after(this, answer.path("action"), waiting);
         }
     }
 }

@@ -12,7 +12,6 @@ import dev.runner.pipeline.DeadLetterService;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.List;
 
 /** The DLQs: dead items stamped, failed runs marked, the rest kept in dead_letters. */
 public final class DeadLetterFunction implements RequestStreamHandler {
@@ -40,9 +39,8 @@ public final class DeadLetterFunction implements RequestStreamHandler {
     @Override
     public void handleRequest(InputStream input, OutputStream output, Context context) throws IOException {
         invocation.stream(input, output, context, event -> {
-            // Nothing here is retried by SQS: what cannot be stamped is kept in dead_letters instead.
-            deadLetters.process(SqsEvents.messages(event));
-            return SqsEvents.response(List.of());
+            // Only a dead letter for an item still in a call comes back; what cannot be stamped is kept in dead_letters.
+            return SqsEvents.response(deadLetters.process(SqsEvents.messages(event)));
         });
     }
 }

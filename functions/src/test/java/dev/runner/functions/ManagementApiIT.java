@@ -113,6 +113,50 @@ class ManagementApiIT {
         }
     }
 
+    /**
+     * What the operator decides holds against a tenant key: a tenant integration the admin disabled stays disabled
+     * (the tenant may still change its settings by saving it disabled), a type the operator did not open to tenants
+     * cannot be subscribed to by a tenant key (the operator subscribes it; then the tenant may change its own), and
+     * settings have a size limit.
+     */
+    @Test
+    void aTenantKeyCannotUndoWhatTheOperatorDecided() {
+        var integration = fixture.integration(false);
+        String tenantPath = "/tenants/" + integration.tenantId() + "/integrations/" + integration.integrationKey();
+        String key = body(admin("POST", "/keys", Json.object().put("tenantId", integration.tenantId()).put("name", "t")), 201)
+                .path("key").asText();
+
+        assertTrue(body(admin("PUT", tenantPath, Json.object().put("enabled", false)), 200).path("disabledByOperator").asBoolean());
+        ApiResponse reEnabled = call(key, "PUT", tenantPath, Json.object().put("enabled", true));
+        assertEquals(409, reEnabled.status(), reEnabled.body());
+        assertEquals("disabled_by_operator", Json.parse(reEnabled.body()).path("error").asText());
+        assertFalse(fixture.runner.integrations().tenantIntegration(integration.tenantId(), integration.integrationKey()).orElseThrow().enabled());
+        ObjectNode stillDisabled = Json.object().put("enabled", false);
+        stillDisabled.putObject("settings").put("region", "us");
+        JsonNode saved = body(call(key, "PUT", tenantPath, stillDisabled), 200);
+        assertEquals("us", saved.path("settings").path("region").asText());
+        assertTrue(saved.path("disabledByOperator").asBoolean(), "the tenant's own save keeps the operator's disable");
+        assertFalse(body(admin("PUT", tenantPath, Json.object().put("enabled", true)), 200).path("disabledByOperator").asBoolean());
+        assertTrue(body(call(key, "PUT", tenantPath, Json.object().put("enabled", true)), 200).path("enabled").asBoolean());
+
+        var closed = fixture.integration(false);
+        ObjectNode type = (ObjectNode) body(admin("GET", "/types/" + closed.integrationKey(), null), 200);
+        assertTrue(type.path("openToTenants").asBoolean(), "types are open to tenants unless the operator says otherwise");
+        body(admin("PUT", "/types/" + closed.integrationKey(), type.put("openToTenants", false)), 200);
+        String closedPath = "/tenants/" + integration.tenantId() + "/integrations/" + closed.integrationKey();
+        ApiResponse subscribed = call(key, "PUT", closedPath, Json.object().put("enabled", true));
+        assertEquals(403, subscribed.status(), subscribed.body());
+        assertEquals(404, call(key, "GET", closedPath, null).status(), "nothing was created");
+        body(admin("PUT", closedPath, Json.object().put("enabled", true)), 200);
+        body(call(key, "PUT", closedPath, stillDisabled), 200);
+
+        ObjectNode large = Json.object().put("enabled", true);
+        large.putObject("settings").put("blob", "x".repeat(17 * 1024));
+        ApiResponse tooLarge = call(key, "PUT", tenantPath, large);
+        assertEquals(400, tooLarge.status(), tooLarge.body());
+        assertTrue(tooLarge.body().contains("16384"), tooLarge.body());
+    }
+
     @Test
     void aRevokedKeyIsRefusedOnItsNextRequest() {
         var integration = fixture.integration(false);

@@ -558,9 +558,11 @@ public final class LocalRuntime implements AutoCloseable {
              Statement statement = admin.createStatement()) {
             // Role names and the hex password are the runtime's own constants: DDL takes no bind parameters.
             statement.execute("ALTER ROLE " + DB_USER + " PASSWORD '" + DB_PASSWORD + "'");
-            // The owner creates the functions' roles in its migrations, as the RDS master user may.
+            // The owner creates the functions' roles in its migrations, as the RDS master user may, and owns the
+            // schema as RDS's master user does (pg_database_owner): its grants and revokes on it take effect, and
+            // Postgres has nothing to warn about.
             statement.execute("CREATE ROLE " + FUNCTIONS_DB_USER + " LOGIN CREATEROLE PASSWORD '" + functionsDbPassword + "'");
-            statement.execute("GRANT USAGE, CREATE ON SCHEMA public TO " + FUNCTIONS_DB_USER);
+            statement.execute("ALTER SCHEMA public OWNER TO " + FUNCTIONS_DB_USER);
             String hbaFile;
             try (ResultSet row = statement.executeQuery("SHOW hba_file")) {
                 row.next();

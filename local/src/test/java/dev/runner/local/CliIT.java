@@ -12,7 +12,6 @@ import org.junit.jupiter.api.Test;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -143,6 +142,28 @@ class CliIT {
         assertTrue(none.err().contains("400 bad_request: give at least one of"), none.err());
     }
 
+    /**
+     * What a webhook sender or a handler chose (an externalId, a last error) is printed with its control characters
+     * escaped: an item named with terminal escape sequences cannot clear the screen or retitle the window.
+     */
+    @Test
+    void controlCharactersAHandlerOrSenderChoseAreShownEscaped() {
+        String integration = "it-cli-escapes";
+        String tenant = "t-cli-escapes";
+        api.putType(integration, runtime.demo().url(integration, DemoIntegration.HANDLER_KEY), 5, 600000);
+        api.putTenant(tenant, integration, SECRET, Json.object());
+        String body = Json.write(Json.object().put("externalId", "e-\u001b]0;owned\u0007\u001b[2J"));
+        String runId = RunnerApi.require(api.webhook(tenant, integration, SECRET, body), 202).body().path("runId").asText();
+        await().atMost(Duration.ofSeconds(30)).until(() -> api.run(runId).path("status").asText().startsWith("completed"));
+
+        Ran shown = runner("runs", "show", runId, "--items");
+        assertEquals(0, shown.exit(), shown.err());
+        assertTrue(shown.out().chars().noneMatch(c -> c == 0x1b || c == 0x07), shown.out());
+        assertTrue(shown.out().contains("e-\\x1b]0;owned\\x07\\x1b[2J"), shown.out());
+        Ran json = runner("runs", "show", runId, "--items", "--output", "json");
+        assertTrue(json.out().chars().noneMatch(c -> c == 0x1b || c == 0x07), json.out());
+    }
+
     /** A paused handler keeps a run open; cancelled from the CLI, watch exits 4, and a second cancel is the same. */
     @Test
     void pausesAHandlerCancelsItsRunAndResumesIt() {
@@ -193,12 +214,12 @@ class CliIT {
         return runnerWithKey(runtime.apiKey(), args);
     }
 
+    /** As an operator runs it: the endpoint and the key from the environment, never on the command line. */
     private static Ran runnerWithKey(String key, String... args) {
-        List<String> line = new ArrayList<>(List.of("--endpoint", runtime.apiUrl().toString(), "--api-key", key));
-        line.addAll(List.of(args));
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = RunnerCli.run(new PrintWriter(out, true), new PrintWriter(err, true), line.toArray(String[]::new));
+        int exit = RunnerCli.run(new PrintWriter(out, true), new PrintWriter(err, true),
+                Map.of("RUNNER_ENDPOINT", runtime.apiUrl().toString(), "RUNNER_API_KEY", key), args);
         return new Ran(exit, out.toString(), err.toString());
     }
 }

@@ -259,17 +259,34 @@ class LocalEngineIT {
         }
     }
 
+    /**
+     * A clean start says nothing that reads as a problem before READY (no warning or error of the runtime, its
+     * migrations or the JVM, which gets what local/run gives it), so a newcomer is not sent looking for one; and
+     * stopping the process (SIGTERM) leaves no server behind.
+     */
     @Test
-    void stoppingTheProcessLeavesNoServerBehind() throws Exception {
-        var builder = new ProcessBuilder(javaCommand(fixture().toString(), "--no-demo"));
+    void aCleanStartSaysNothingAlarmingAndStoppingItLeavesNoServerBehind() throws Exception {
+        List<String> command = javaCommand(fixture().toString(), "--no-demo");
+        if (Runtime.version().feature() >= 24) {
+            command.add(1, "--sun-misc-unsafe-memory-access=allow");
+        }
+        var builder = new ProcessBuilder(command);
         for (String port : List.of("RUNNER_API_PORT", "RUNNER_PG_PORT", "RUNNER_REDIS_PORT", "RUNNER_SQS_PORT", "RUNNER_SECRETS_PORT")) {
             builder.environment().put(port, "0");
         }
-        builder.redirectError(ProcessBuilder.Redirect.DISCARD);
         Process process = builder.start();
+        List<String> stderr = java.util.Collections.synchronizedList(new ArrayList<>());
+        Thread reader = Thread.ofVirtual().start(() -> new BufferedReader(new InputStreamReader(process.getErrorStream()))
+                .lines().forEach(stderr::add));
         String ready;
         try (var stdout = new BufferedReader(new InputStreamReader(process.getInputStream()))) {
             ready = stdout.lines().filter(line -> line.startsWith("READY ")).findFirst().orElseThrow();
+            // The runtime logs its summary just before READY: once it is read, so is every line before it.
+            await().atMost(Duration.ofSeconds(10)).until(() -> List.copyOf(stderr).stream().anyMatch(line -> line.contains(" ready in ")));
+            List<String> alarming = List.copyOf(stderr).stream()
+                    .filter(line -> line.matches("(?i).*(\\bWARN|\\bERROR|\\bSEVERE|exception).*")).toList();
+            assertEquals(List.of(), alarming, "lines before READY that read as a problem");
+
             List<Integer> ports = new ArrayList<>();
             Matcher port = Pattern.compile("127\\.0\\.0\\.1:(\\d+)").matcher(ready);
             while (port.find()) {
@@ -283,6 +300,7 @@ class LocalEngineIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> ports.stream().noneMatch(LocalEngineIT::listening));
         } finally {
             process.destroyForcibly();
+            reader.join(Duration.ofSeconds(10));
         }
     }
 

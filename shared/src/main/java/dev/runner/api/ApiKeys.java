@@ -72,8 +72,8 @@ final class ApiKeys {
         return new Created(key, secret);
     }
 
-    List<ApiKey> list(String tenantId) {
-        return store.list(tenantId);
+    List<ApiKey> page(String tenantId, ApiKeyStore.Position before, int limit) {
+        return store.page(tenantId, before, limit);
     }
 
     Optional<ApiKey> revoke(UUID keyId) {

@@ -75,8 +75,10 @@ final class HandlerRoutes {
     /** POST /handlers/{integrationKey}/{handlerKey}/resume */
     ApiResponse resume(ApiRequest request, Caller caller) {
         PauseService.Resumed resumed = pauses.resume(handlerRef(request));
-        return ApiResponse.json(200, handlerJson(resumed.handler()).put("paused", false)
-                .put("wasPaused", resumed.wasPaused()).put("resumed", resumed.unparked()));
+        ObjectNode body = handlerJson(resumed.handler()).put("paused", false).put("wasPaused", resumed.wasPaused())
+                .put("resumed", resumed.unparked());
+        body.set("action", Views.action(resumed.action()));
+        return ApiResponse.json(200, body);
     }
 
     /** GET /breakers/{integrationKey} */

@@ -9,6 +9,8 @@ import dev.runner.item.ItemFilter;
 import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStatus;
 import dev.runner.json.Json;
+import dev.runner.bulk.BulkAction;
+import dev.runner.pipeline.BulkActions;
 import dev.runner.pipeline.RedriveService;
 
 import java.time.Instant;
@@ -27,10 +29,12 @@ final class ItemRoutes {
 
     private final ItemQueries itemQueries;
     private final RedriveService redrive;
+    private final BulkActions bulk;
 
-    ItemRoutes(ItemQueries itemQueries, RedriveService redrive) {
+    ItemRoutes(ItemQueries itemQueries, RedriveService redrive, BulkActions bulk) {
         this.itemQueries = itemQueries;
         this.redrive = redrive;
+        this.bulk = bulk;
     }
 
     /** GET /items?status=&tenantId=&integrationKey=&handlerKey=&runId=&limit=&after= */
@@ -49,6 +53,10 @@ final class ItemRoutes {
                 Params.optionalUuid("runId", query.get("runId")));
         int limit = Params.intInRange("limit", query.get("limit"), 50, 1, RunRoutes.MAX_PAGE);
         ItemQueries.Position after = itemPosition(query.get("after"), status);
+        if (!ItemQueries.listable(status, filter)) {
+            throw new BadRequest(status.wireName() + " items are listed for one tenant or run: give tenantId or runId"
+                    + " (dead items are listed across tenants too)");
+        }
         ObjectNode body = Json.object();
         ArrayNode array = body.putArray("items");
         if (!caller.sees(tenantId)) {
@@ -80,7 +88,10 @@ final class ItemRoutes {
                 .put("runId", item.get().runId().toString()).put("redriven", redriven));
     }
 
-    /** POST /redrive {tenantId?, integrationKey?, handlerKey?, runId?, limit?}: dead items matching every filter given. */
+    /**
+     * POST /redrive {tenantId?, integrationKey?, handlerKey?, runId?, limit?}: dead items matching every filter given, at
+     * most {@code limit}, a page at a time (a bulk action); {@code remaining}: those beyond the limit.
+     */
     ApiResponse redriveMatching(ApiRequest request, Caller caller) {
         JsonNode body = Json.requireObject(Json.parse(request.body()), "body");
         String tenantId = Params.optionalKey("tenantId", Json.optionalText(body, "tenantId"));
@@ -96,11 +107,13 @@ final class ItemRoutes {
             // Every dead item of every tenant at once is too easy to ask for by mistake.
             throw new BadRequest("give at least one of tenantId, integrationKey, handlerKey, runId");
         }
-        RedriveService.Redriven redriven = caller.sees(tenantId)
-                ? redrive.redriveDead(filter, limit)
-                : new RedriveService.Redriven(0, 0, 0);
-        return ApiResponse.json(202, Json.object().put("redriven", redriven.items()).put("runs", redriven.runs())
-                .put("remaining", redriven.remaining()));
+        BulkActions.Asked redriven = caller.sees(tenantId)
+                ? bulk.ask(new BulkAction.Target.Redrive(filter, limit), filter.tenantId())
+                : BulkActions.Asked.NOTHING;
+        ObjectNode answer = Json.object().put("redriven", redriven.firstPage()).put("runs", redriven.runs().size())
+                .put("remaining", redriven.beyondLimit());
+        answer.set("action", Views.action(redriven.action()));
+        return ApiResponse.json(202, answer);
     }
 
     private Optional<ItemQueries.ItemDetail> visibleItem(ApiRequest request, Caller caller) {

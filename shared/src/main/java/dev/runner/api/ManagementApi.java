@@ -17,6 +17,7 @@ import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pause.PauseStore;
+import dev.runner.pipeline.BulkActions;
 import dev.runner.pipeline.PauseService;
 import dev.runner.pipeline.RedriveService;
 import dev.runner.pipeline.RunService;
@@ -51,14 +52,14 @@ public final class ManagementApi {
      */
     public record Backend(Database db, Integrations integrations, IntegrationQueries integrationQueries, RunService runService,
                           RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, ApiKeyStore apiKeys,
-                          RedriveService redrive, PauseService pauses, PauseStore pauseStore, Guard guard,
+                          RedriveService redrive, BulkActions bulk, PauseService pauses, PauseStore pauseStore, Guard guard,
                           GuardReadings readings, QueueClient queues, HandlerUrlPolicy handlerUrls, IngestProducers ingestProducers,
                           SigningKeyStore signingKeys, RunnerConfig config, Clock clock) {
 
         /** Nothing behind the routes: for what is decided before any part is reached (access, validation, the route table). */
         public static Backend none(Clock clock) {
             return new Backend(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                    null, clock);
+                    null, null, clock);
         }
     }
 
@@ -85,8 +86,9 @@ public final class ManagementApi {
         var setup = new SetupRoutes(backend.integrations(), backend.handlerUrls(), backend.pauses(), keys, backend.clock());
         var console = new ConsoleAssets();
         var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.items(), backend.itemQueries(),
-                backend.redrive());
-        var items = new ItemRoutes(backend.itemQueries(), backend.redrive());
+                backend.bulk());
+        var items = new ItemRoutes(backend.itemQueries(), backend.redrive(), backend.bulk());
+        var actions = new ActionRoutes(backend.bulk());
         var handlers = new HandlerRoutes(backend.integrationQueries(), backend.pauseStore(), backend.itemQueries(), backend.readings(),
                 backend.pauses(), backend.guard());
         var operations = new OperationsRoutes(backend.integrationQueries(), backend.itemQueries(), backend.readings(), backend.queues(),
@@ -119,6 +121,10 @@ public final class ManagementApi {
         on("GET", "/items/{itemId}", SCOPED, "items:read", items::get);
         on("POST", "/items/{itemId}/redrive", SCOPED, "items:redrive", items::redriveOne);
         on("POST", "/redrive", SCOPED, "items:redrive", items::redriveMatching);
+
+        // Bulk actions (a run's redrive and cancel, POST /redrive, a resume) and their progress.
+        on("GET", "/actions", SCOPED, "actions:read", actions::list);
+        on("GET", "/actions/{actionId}", SCOPED, "actions:read", actions::get);
 
         on("GET", "/tenants", SCOPED, "tenants:read", operations::tenants);
         on("GET", "/handlers", ADMIN, "handlers:read", handlers::handlers);

@@ -4,6 +4,7 @@ import dev.runner.integration.IntegrationType;
 import dev.runner.json.Json;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
@@ -84,6 +85,27 @@ final class Params {
         }
         throw new BadRequest(field + " must be one of " + Arrays.stream(values).map(wireName).collect(Collectors.joining(", "))
                 + ": " + value);
+    }
+
+    /** Where a newest-first page ends: an instant and an id, which the next page starts strictly before. */
+    record Before(Instant at, UUID id) {}
+
+    /** A cursor of an instant and an id, as {@link #before(Instant, UUID)} made it; null when absent. */
+    static Before before(String field, String cursor) {
+        if (cursor == null) {
+            return null;
+        }
+        List<String> parts = cursorParts(field, cursor, 2);
+        try {
+            return new Before(Instant.parse(parts.get(0)), uuid(field, parts.get(1)));
+        } catch (java.time.format.DateTimeParseException | BadRequest e) {
+            throw new BadRequest(field + " is not a cursor this API gave out: " + cursor);
+        }
+    }
+
+    /** The cursor of the page after the one that ended at ({@code at}, {@code id}). */
+    static String before(Instant at, UUID id) {
+        return cursor(at.toString(), id.toString());
     }
 
     /** An opaque paging cursor from its parts (never containing '|'). */

@@ -6,12 +6,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.IntegrationType;
+import dev.runner.bulk.BulkAction;
+import dev.runner.item.ItemFilter;
 import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStatus;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
-import dev.runner.pipeline.RedriveService;
+import dev.runner.pipeline.BulkActions;
 import dev.runner.pipeline.RunService;
 import dev.runner.run.Run;
 import dev.runner.run.RunFilter;
@@ -20,8 +22,6 @@ import dev.runner.run.RunStatus;
 import dev.runner.run.RunStore;
 import dev.runner.trigger.Trigger;
 
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,16 +38,15 @@ final class RunRoutes {
     private final RunQueries runQueries;
     private final ItemStore items;
     private final ItemQueries itemQueries;
-    private final RedriveService redrive;
+    private final BulkActions bulk;
 
-    RunRoutes(RunService runService, RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries,
-              RedriveService redrive) {
+    RunRoutes(RunService runService, RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, BulkActions bulk) {
         this.runService = runService;
         this.runs = runs;
         this.runQueries = runQueries;
         this.items = items;
         this.itemQueries = itemQueries;
-        this.redrive = redrive;
+        this.bulk = bulk;
     }
 
     /** The longest Idempotency-Key taken (Stripe's limit). */
@@ -113,7 +112,7 @@ final class RunRoutes {
         Map<UUID, Map<ItemStatus, Long>> counts = itemQueries.countsByRun(shown.stream().map(Run::runId).toList());
         shown.forEach(run -> array.add(Views.run(run, counts.getOrDefault(run.runId(), Map.of()))));
         Run last = shown.isEmpty() ? null : shown.getLast();
-        body.put("next", page.size() > limit ? Params.cursor(last.createdAt().toString(), last.runId().toString()) : null);
+        body.put("next", page.size() > limit ? Params.before(last.createdAt(), last.runId()) : null);
         return ApiResponse.json(200, body);
     }
 
@@ -142,19 +141,28 @@ final class RunRoutes {
         return ApiResponse.json(200, body);
     }
 
-    /** POST /runs/{runId}/redrive: every dead item of the run. */
+    /**
+     * POST /runs/{runId}/redrive: every dead item of the run, a page at a time (a bulk action): the answer says how
+     * many went back to work at once and the action that does the rest.
+     */
     ApiResponse redrive(ApiRequest request, Caller caller) {
         Optional<Run> run = visibleRun(request, caller);
         if (run.isEmpty()) {
             return noRun(request);
         }
-        int redriven = redrive.redriveRun(run.get().runId());
-        return ApiResponse.json(202, Json.object().put("runId", run.get().runId().toString()).put("redriven", redriven));
+        UUID runId = run.get().runId();
+        BulkActions.Asked redriven = bulk.ask(new BulkAction.Target.Redrive(new ItemFilter(null, null, null, runId), Long.MAX_VALUE),
+                run.get().tenantId());
+        LOG.info("run redriven", "runId", runId, "items", redriven.firstPage(), "total", redriven.action().map(BulkAction::total).orElse(0L));
+        ObjectNode body = Json.object().put("runId", runId.toString()).put("redriven", redriven.firstPage());
+        body.set("action", Views.action(redriven.action()));
+        return ApiResponse.json(202, body);
     }
 
     /**
      * POST /runs/{runId}/cancel: 202 with the run, cancelled, also when it already was (a retry is
-     * answered the same); 409 when it had already ended otherwise.
+     * answered the same), and the action that ends its items not yet called a page at a time (null when
+     * none was left, or the run was already cancelled); 409 when it had already ended otherwise.
      */
     ApiResponse cancel(ApiRequest request, Caller caller) {
         Optional<Run> run = visibleRun(request, caller);
@@ -162,15 +170,16 @@ final class RunRoutes {
             return noRun(request);
         }
         UUID runId = run.get().runId();
-        if (runs.cancel(runId)) {
-            LOG.info("run cancelled", "runId", runId, "tenantId", run.get().tenantId());
-        }
+        BulkActions.Asked cancelled = bulk.ask(new BulkAction.Target.Cancel(runId), run.get().tenantId());
         Run now = runs.find(runId).orElseThrow();
         if (now.status() != RunStatus.CANCELLED) {
             return ApiResponse.error(409, "conflict", "run " + runId + " has already ended " + now.status().wireName()
                     + "; only a queued, fetching or running run can be cancelled");
         }
-        return ApiResponse.json(202, Views.run(now, items.countByStatus(runId)));
+        LOG.info("run cancelled", "runId", runId, "tenantId", run.get().tenantId(), "items", cancelled.firstPage());
+        ObjectNode body = Views.run(now, items.countByStatus(runId));
+        body.set("action", Views.action(cancelled.action()));
+        return ApiResponse.json(202, body);
     }
 
     private Optional<Run> visibleRun(ApiRequest request, Caller caller) {
@@ -188,14 +197,7 @@ final class RunRoutes {
 
     /** The position a {@code before} cursor of GET /runs names; null when absent. */
     static RunQueries.Position runPosition(String cursor) {
-        if (cursor == null) {
-            return null;
-        }
-        List<String> parts = Params.cursorParts("before", cursor, 2);
-        try {
-            return new RunQueries.Position(Instant.parse(parts.get(0)), Params.uuid("before", parts.get(1)));
-        } catch (DateTimeParseException | BadRequest e) {
-            throw new BadRequest("before is not a cursor this API gave out: " + cursor);
-        }
+        Params.Before before = Params.before("before", cursor);
+        return before == null ? null : new RunQueries.Position(before.at(), before.id());
     }
 }

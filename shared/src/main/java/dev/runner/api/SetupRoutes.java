@@ -3,9 +3,12 @@ package dev.runner.api;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.apikey.ApiKey;
+import dev.runner.apikey.ApiKeyStore;
 import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
+import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.IntegrationType;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
@@ -14,6 +17,7 @@ import dev.runner.log.Log;
 import dev.runner.pipeline.PauseService;
 
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -66,15 +70,21 @@ final class SetupRoutes {
         if (!caller.sees(tenantId)) {
             return noTenantIntegration();
         }
-        return switch (integrations.putTenantIntegration(integration, clock.instant())) {
+        IntegrationStore.Writer writer = caller instanceof Caller.Admin ? IntegrationStore.Writer.OPERATOR : IntegrationStore.Writer.TENANT;
+        return switch (integrations.putTenantIntegration(integration, clock.instant(), writer)) {
             case Integrations.Saved.Ok ok -> {
                 if (ok.integration().enabled()) {
                     pauses.tenantEnabled(tenantId, integrationKey);
                 }
                 LOG.info("tenant integration saved", "tenantId", tenantId, "integrationKey", integrationKey,
-                        "enabled", ok.integration().enabled(), "schedules", ok.integration().schedules().size());
-                yield ApiResponse.json(200, ok.integration().toJson());
+                        "enabled", ok.integration().enabled(), "by", writer, "schedules", ok.integration().schedules().size());
+                yield ApiResponse.json(200, view(ok.integration(), ok.disabledByOperator()));
             }
+            case Integrations.Saved.DisabledByOperator disabled -> ApiResponse.error(409, "disabled_by_operator",
+                    "the operator disabled tenant integration " + integrationKey + "; only the operator enables it again"
+                            + " (save it with enabled: false to change anything else)");
+            case Integrations.Saved.NotOpenToTenants closed -> ApiResponse.error(403, "forbidden",
+                    "type " + integrationKey + " is not open to tenant keys; the operator subscribes tenants to it");
             case Integrations.Saved.UnknownType unknown -> caller instanceof Caller.Admin
                     ? ApiResponse.error(404, "not_found", "no type " + integrationKey + "; PUT /types/" + integrationKey + " first")
                     : ApiResponse.error(404, "not_found", "no type " + integrationKey);
@@ -88,8 +98,8 @@ final class SetupRoutes {
         if (!caller.sees(tenantId)) {
             return noTenantIntegration();
         }
-        return integrations.tenantIntegration(tenantId, request.pathParameter("integrationKey"))
-                .map(found -> ApiResponse.json(200, found.toJson()))
+        return integrations.stored(tenantId, request.pathParameter("integrationKey"))
+                .map(found -> ApiResponse.json(200, view(found.integration(), found.disabledByOperator())))
                 .orElseGet(SetupRoutes::noTenantIntegration);
     }
 
@@ -106,12 +116,19 @@ final class SetupRoutes {
         return ApiResponse.json(201, Views.createdKey(created));
     }
 
-    /** GET /keys?tenantId= : every key of a tenant (or of all), revoked ones too; never a key itself. */
+    /** GET /keys?tenantId=&limit=&before= : the keys of a tenant (or of all), newest first, revoked ones too; never a key itself. */
     ApiResponse listKeys(ApiRequest request, Caller caller) {
         String tenantId = Params.optionalKey("tenantId", request.query().get("tenantId"));
+        int limit = Params.intInRange("limit", request.query().get("limit"), 100, 1, RunRoutes.MAX_PAGE);
+        Params.Before cursor = Params.before("before", request.query().get("before"));
+        ApiKeyStore.Position before = cursor == null ? null : new ApiKeyStore.Position(cursor.at(), cursor.id());
+        List<ApiKey> page = keys.page(tenantId, before, limit + 1);
+        List<ApiKey> shown = page.subList(0, Math.min(limit, page.size()));
         ObjectNode body = Json.object();
         ArrayNode array = body.putArray("keys");
-        keys.list(tenantId).forEach(key -> array.add(Views.key(key)));
+        shown.forEach(key -> array.add(Views.key(key)));
+        ApiKey last = shown.isEmpty() ? null : shown.getLast();
+        body.put("next", page.size() > limit ? Params.before(last.createdAt(), last.keyId()) : null);
         return ApiResponse.json(200, body);
     }
 
@@ -124,6 +141,11 @@ final class SetupRoutes {
                     return ApiResponse.json(200, Views.key(key));
                 })
                 .orElseGet(() -> ApiResponse.error(404, "not_found", "no key " + keyId));
+    }
+
+    /** The tenant integration as the API shows it (never a secret), with who disabled it. */
+    private static ObjectNode view(TenantIntegration integration, boolean disabledByOperator) {
+        return integration.toJson().put("disabledByOperator", disabledByOperator);
     }
 
     private static ApiResponse noTenantIntegration() {

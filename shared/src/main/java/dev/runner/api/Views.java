@@ -3,6 +3,7 @@ package dev.runner.api;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.apikey.ApiKey;
+import dev.runner.bulk.BulkAction;
 import dev.runner.guard.BreakerSnapshot;
 import dev.runner.guard.DeferReason;
 import dev.runner.guard.GuardReadings;
@@ -74,6 +75,27 @@ final class Views {
     }
 
     /** A tenant key as listed: never the key, never its hash. */
+    /** A bulk action: what it acts on, what it will do ({@code total}) and has done, and whether it is still running. */
+    static ObjectNode action(BulkAction action) {
+        ObjectNode node = Json.object();
+        node.put("actionId", action.actionId().toString());
+        node.put("kind", action.kind());
+        node.put("status", action.status().wireName());
+        node.put("tenantId", action.tenantId());
+        node.set("target", BulkAction.targetJson(action.target()));
+        node.put("total", action.total());
+        node.put("done", action.done());
+        node.put("askedAt", action.askedAt().toString());
+        node.put("updatedAt", action.updatedAt().toString());
+        node.put("finishedAt", action.finishedAt() == null ? null : action.finishedAt().toString());
+        return node;
+    }
+
+    /** The action an ask started, or null when there was nothing to do. */
+    static com.fasterxml.jackson.databind.JsonNode action(java.util.Optional<BulkAction> action) {
+        return action.<com.fasterxml.jackson.databind.JsonNode>map(Views::action).orElse(com.fasterxml.jackson.databind.node.NullNode.getInstance());
+    }
+
     static ObjectNode key(ApiKey key) {
         ObjectNode node = Json.object();
         node.put("keyId", key.keyId().toString());

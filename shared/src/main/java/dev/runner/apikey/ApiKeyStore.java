@@ -32,10 +32,27 @@ public final class ApiKeyStore {
                 ApiKeyStore::key, (Object) keyHash);
     }
 
-    /** Keys of one tenant, or of every tenant when {@code tenantId} is null; newest first, revoked ones included. */
-    public List<ApiKey> list(String tenantId) {
-        return db.query("select " + COLUMNS + " from api_keys where (?::text is null or tenant_id = ?) order by created_at desc, key_id desc",
-                ApiKeyStore::key, tenantId, tenantId);
+    /** Where a page of keys ends: the next page starts strictly after (older than) it. */
+    public record Position(Instant createdAt, UUID keyId) {}
+
+    /**
+     * Up to {@code limit} keys of one tenant, or of every tenant when {@code tenantId} is null; newest first, revoked
+     * ones included, older than {@code before} when given. Indexes api_keys_by_tenant_newest and api_keys_newest.
+     */
+    public List<ApiKey> page(String tenantId, Position before, int limit) {
+        return db.query(pageSql(tenantId, before, limit), ApiKeyStore::key);
+    }
+
+    /** The statement {@link #page} runs. */
+    public static Database.Sql pageSql(String tenantId, Position before, int limit) {
+        Instant at = before == null ? null : before.createdAt();
+        UUID id = before == null ? null : before.keyId();
+        return new Database.Sql("select " + COLUMNS + """
+                 from api_keys
+                where (?::text is null or tenant_id = ?) and (?::timestamptz is null or (created_at, key_id) < (?, ?))
+                order by created_at desc, key_id desc
+                limit ?
+                """, tenantId, tenantId, at, at, id, limit);
     }
 
     /** Revokes a key; empty when there is no such key. Revoking twice keeps the first time. */

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.IamPrincipals;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
+import dev.runner.bulk.BulkActionStore;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
@@ -37,6 +38,7 @@ import dev.runner.pipeline.CallTimes;
 import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
 import dev.runner.pipeline.SettleStep;
+import dev.runner.pipeline.BulkActions;
 import dev.runner.pipeline.PauseService;
 import dev.runner.pipeline.LostWorkSweep;
 import dev.runner.pipeline.RedriveService;
@@ -152,24 +154,28 @@ public final class Runner implements AutoCloseable {
     });
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));
+    // A bulk action's budget is wall time, whatever clock the root runs on.
+    private final Part<BulkActions> bulk = part("bulk", () -> new BulkActions(new BulkActionStore(database()), itemStore(), runStore(),
+            pauseStore.get(), dispatcher.get(), BulkActions.Settings.of(config(), Clock.systemUTC())));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
-            dispatcher.get()));
+            bulk.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),
             dispatcher.get()));
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(secretAdapters().apiKey(), config().managementBearerKeys(),
             managementIamPrincipals(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
-            itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), pauses.get(), pauseStore.get(),
+            itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), bulk.get(), pauses.get(), pauseStore.get(),
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
             ingestProducers.get(), signingKeys.get(), config(), clock())));
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
             new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
-            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()))));
+            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC())),
+            bulk.get()));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
             deliveryStore.get(), new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));
-    private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config().queues(), itemStore(),
+    private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config(), itemStore(),
             runStore(), deadLetterStore(), metrics()));
 
     public Runner(RunnerConfig config, Clock clock) {
@@ -270,6 +276,8 @@ public final class Runner implements AutoCloseable {
     public IngestService ingest() { return ingest.get(); }
     public IngestProducers ingestProducers() { return ingestProducers.get(); }
     public DeadLetterService deadLetters() { return deadLetters.get(); }
+    public BulkActions bulk() { return bulk.get(); }
+    public PauseService pauses() { return pauses.get(); }
 
     private boolean allows(QueueClient.Use use, String queueUrl) {
         Grants grants = served;

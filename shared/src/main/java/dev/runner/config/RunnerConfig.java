@@ -212,8 +212,11 @@ public record RunnerConfig(
      * @param completionQuiet  a run still running this long after its last item ended is completed by the sweep
      * @param unsent           a message committed work still owes this long after its commit (or the sweep's last try)
      *                         is sent by the sweep, however busy its tier
+     * @param bulkPageSize     items a bulk action (redrive, cancel, resume, enable) takes per page, each one transaction
+     * @param bulkBudget       how much of a tick the pages of bulk actions may take
      */
-    public record Sweeps(Duration itemsOverdue, Duration runsOverdue, Duration completionQuiet, Duration unsent) {}
+    public record Sweeps(Duration itemsOverdue, Duration runsOverdue, Duration completionQuiet, Duration unsent, int bulkPageSize,
+                         Duration bulkBudget) {}
 
     public static RunnerConfig fromEnvironment() {
         return from(System.getenv());
@@ -296,7 +299,9 @@ public record RunnerConfig(
                 new Sweeps(Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_ITEMS_OVERDUE_S", 1200)),
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_RUNS_OVERDUE_S", 600)),
                         Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_COMPLETION_QUIET_S", 60)),
-                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_UNSENT_S", 60))),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_SWEEP_UNSENT_S", 60)),
+                        read.positiveInt("RUNNER_BULK_PAGE_SIZE", 1000),
+                        Duration.ofMillis(read.positiveInt("RUNNER_BULK_BUDGET_MS", 8000))),
                 Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)),
                 Duration.ofSeconds(read.positiveInt("RUNNER_RUN_IDEMPOTENCY_S", 86400)),
                 retention);

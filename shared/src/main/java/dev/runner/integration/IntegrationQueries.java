@@ -34,14 +34,19 @@ public final class IntegrationQueries {
      * The primary key (tenant_id, integration_key) serves the order.
      */
     public List<Tenant> tenants(String onlyTenantId, String afterTenantId, int limit) {
-        return db.query("""
+        return db.query(tenantsSql(onlyTenantId, afterTenantId, limit),
+                row -> new Tenant(row.getString(1), Arrays.asList((String[]) row.getArray(2).getArray())));
+    }
+
+    /** The statement {@link #tenants} runs. */
+    public static Database.Sql tenantsSql(String onlyTenantId, String afterTenantId, int limit) {
+        return new Database.Sql("""
                 select tenant_id, array_agg(integration_key order by integration_key)
                 from tenant_integrations
                 where (?::text is null or tenant_id = ?) and (?::text is null or tenant_id > ?)
                 group by tenant_id
                 order by tenant_id
                 limit ?
-                """, row -> new Tenant(row.getString(1), Arrays.asList((String[]) row.getArray(2).getArray())),
-                onlyTenantId, onlyTenantId, afterTenantId, afterTenantId, limit);
+                """, onlyTenantId, onlyTenantId, afterTenantId, afterTenantId, limit);
     }
 }

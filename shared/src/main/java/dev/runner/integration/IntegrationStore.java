@@ -4,6 +4,9 @@ import dev.runner.json.Json;
 import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
 
+import java.sql.Array;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -12,6 +15,21 @@ import java.util.Optional;
 
 /** Types and tenant integrations (with their schedules rows), in Postgres. */
 public final class IntegrationStore {
+
+    /** Who saves a tenant integration: the operator (the admin) or the tenant (a key of its own). */
+    public enum Writer { OPERATOR, TENANT }
+
+    /** What a save came to. */
+    public enum Outcome {
+        SAVED,
+        /** The tenant asked to enable what the operator disabled: nothing changed. */
+        DISABLED_BY_OPERATOR,
+        /** The tenant asked for a new tenant integration of a type only the operator subscribes tenants to: nothing changed. */
+        NOT_OPEN_TO_TENANTS
+    }
+
+    /** A tenant integration as the management API shows it: with its secrets, and whether the operator disabled it. */
+    public record Stored(TenantIntegration integration, boolean disabledByOperator) {}
 
     private final Database db;
     private final ScheduleStore schedules;
@@ -24,13 +42,15 @@ public final class IntegrationStore {
     /** The type's JSON as stored (what the types cache holds), or null. */
     public String typeJson(String integrationKey) {
         return db.queryOne("""
-                        select integration_key, name, handlers::text, webhook_scheme from integration_types where integration_key = ?
+                        select integration_key, name, handlers::text, webhook_scheme, open_to_tenants
+                        from integration_types where integration_key = ?
                         """, row -> {
                             var node = Json.object();
                             node.put("integrationKey", row.getString(1));
                             node.put("name", row.getString(2));
                             node.set("handlers", Json.parse(row.getString(3)));
                             node.put("webhookScheme", row.getString(4));
+                            node.put("openToTenants", row.getBoolean(5));
                             return Json.write(node);
                         }, integrationKey)
                 .orElse(null);
@@ -38,48 +58,85 @@ public final class IntegrationStore {
 
     public void putType(IntegrationType type) {
         db.update("""
-                insert into integration_types (integration_key, name, handlers, webhook_scheme) values (?, ?, ?, ?)
+                insert into integration_types (integration_key, name, handlers, webhook_scheme, open_to_tenants) values (?, ?, ?, ?, ?)
                 on conflict (integration_key) do update set name = excluded.name, handlers = excluded.handlers,
-                    webhook_scheme = excluded.webhook_scheme, updated_at = now()
+                    webhook_scheme = excluded.webhook_scheme, open_to_tenants = excluded.open_to_tenants, updated_at = now()
                 """, type.integrationKey(), type.name(), new Database.JsonbParam(Json.write(type.toJson().get("handlers"))),
-                type.webhookScheme().wireName());
+                type.webhookScheme().wireName(), type.openToTenants());
     }
 
+    /**
+     * The tenant integration without its webhook secrets ({@code webhookSecrets} null): what the workers and the
+     * scheduler read, whose database roles may not read the secrets (R__runtime_roles.sql).
+     */
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select enabled, webhook_secrets, settings::text, schedules::text
+                select enabled, null::text[], settings::text, schedules::text
                 from tenant_integrations where tenant_id = ? and integration_key = ?
-                """, row -> {
-            Map<String, String> schedules = new LinkedHashMap<>();
-            Json.parse(row.getString(4)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
-            return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1), List.of((String[]) row.getArray(2).getArray()),
-                    Json.parse(row.getString(3)), schedules);
-        }, tenantId, integrationKey);
+                """, row -> tenantIntegration(tenantId, integrationKey, row), tenantId, integrationKey);
+    }
+
+    /** The tenant integration with its webhook secrets: for the webhook and ingest checks, and the management API. */
+    public Optional<Stored> stored(String tenantId, String integrationKey) {
+        return db.queryOne("""
+                select enabled, webhook_secrets, settings::text, schedules::text, operator_disabled
+                from tenant_integrations where tenant_id = ? and integration_key = ?
+                """, row -> new Stored(tenantIntegration(tenantId, integrationKey, row), row.getBoolean(5)), tenantId, integrationKey);
+    }
+
+    private static TenantIntegration tenantIntegration(String tenantId, String integrationKey, ResultSet row) throws SQLException {
+        Map<String, String> schedules = new LinkedHashMap<>();
+        Json.parse(row.getString(4)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
+        Array secrets = row.getArray(2);
+        return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1),
+                secrets == null ? null : List.of((String[]) secrets.getArray()), Json.parse(row.getString(3)), schedules);
     }
 
     /**
      * Upserts the tenant integration and replaces its schedules rows in one transaction. Secrets
      * left out of the update (null) keep the stored ones (they are write-only, so clients cannot echo them).
+     * The operator's save records whether the operator disabled it; the tenant's may not enable what the operator
+     * disabled, nor create one when {@code mayCreate} is false (its type is not open to tenants). The statement's
+     * own conditions decide, so an operator's save cannot slip between a check and the tenant's write.
      */
-    public void putTenantIntegration(TenantIntegration integration, Map<String, Instant> firstFires) {
-        db.inTransaction(connection -> {
-            var schedulesJson = Json.object();
-            integration.schedules().forEach(schedulesJson::put);
-            db.update(connection, """
-                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets, settings, schedules)
-                    values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?)
-                    on conflict (tenant_id, integration_key) do update set
-                        enabled = excluded.enabled,
-                        webhook_secrets = case when ?::text[] is null then tenant_integrations.webhook_secrets
-                                               else excluded.webhook_secrets end,
-                        settings = excluded.settings,
-                        schedules = excluded.schedules,
-                        updated_at = now()
-                    """, integration.tenantId(), integration.integrationKey(), integration.enabled(), secrets(integration),
-                    new Database.JsonbParam(Json.write(integration.settings())), new Database.JsonbParam(Json.write(schedulesJson)),
-                    secrets(integration));
+    public Outcome putTenantIntegration(TenantIntegration integration, Map<String, Instant> firstFires, Writer writer, boolean mayCreate) {
+        boolean byOperator = writer == Writer.OPERATOR;
+        var schedulesJson = Json.object();
+        integration.schedules().forEach(schedulesJson::put);
+        var settings = new Database.JsonbParam(Json.write(integration.settings()));
+        var schedulesParam = new Database.JsonbParam(Json.write(schedulesJson));
+        return db.inTransaction(connection -> {
+            int saved = mayCreate
+                    ? db.update(connection, """
+                        insert into tenant_integrations as t (tenant_id, integration_key, enabled, webhook_secrets, settings, schedules,
+                                                              operator_disabled)
+                        values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?, ?)
+                        on conflict (tenant_id, integration_key) do update set
+                            enabled = excluded.enabled,
+                            webhook_secrets = case when ?::text[] is null then t.webhook_secrets else excluded.webhook_secrets end,
+                            settings = excluded.settings,
+                            schedules = excluded.schedules,
+                            operator_disabled = case when ? then excluded.operator_disabled else t.operator_disabled end,
+                            updated_at = now()
+                        where ? or not (t.operator_disabled and excluded.enabled)
+                        """, integration.tenantId(), integration.integrationKey(), integration.enabled(), secrets(integration),
+                        settings, schedulesParam, byOperator && !integration.enabled(), secrets(integration), byOperator, byOperator)
+                    : db.update(connection, """
+                        update tenant_integrations t set enabled = ?, webhook_secrets = coalesce(?::text[], t.webhook_secrets),
+                            settings = ?, schedules = ?,
+                            operator_disabled = case when ? then ? else t.operator_disabled end,
+                            updated_at = now()
+                        where t.tenant_id = ? and t.integration_key = ? and (? or not (t.operator_disabled and ?))
+                        """, integration.enabled(), secrets(integration), settings, schedulesParam, byOperator,
+                        byOperator && !integration.enabled(), integration.tenantId(), integration.integrationKey(), byOperator,
+                        integration.enabled());
+            if (saved == 0) {
+                boolean exists = !db.query(connection, "select 1 from tenant_integrations where tenant_id = ? and integration_key = ?",
+                        row -> 1, integration.tenantId(), integration.integrationKey()).isEmpty();
+                return exists ? Outcome.DISABLED_BY_OPERATOR : Outcome.NOT_OPEN_TO_TENANTS;
+            }
             schedules.replace(connection, integration.tenantId(), integration.integrationKey(), integration.schedules(), firstFires);
-            return null;
+            return Outcome.SAVED;
         });
     }
 

@@ -12,10 +12,13 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * An integration type (docs/integration-types.md): a name, its handlers by key, and how its webhooks are signed
- * ({@code webhookScheme}: standard, github, stripe or shopify; standard when absent). Cached by integration key.
+ * An integration type (docs/integration-types.md): a name, its handlers by key, how its webhooks are signed
+ * ({@code webhookScheme}: standard, github, stripe or shopify; standard when absent), and whether tenant keys may
+ * subscribe to it themselves ({@code openToTenants}, true when absent; false: only the operator subscribes tenants).
+ * Cached by integration key.
  */
-public record IntegrationType(String integrationKey, String name, Map<String, HandlerSpec> handlers, WebhookScheme webhookScheme) {
+public record IntegrationType(String integrationKey, String name, Map<String, HandlerSpec> handlers, WebhookScheme webhookScheme,
+                              boolean openToTenants) {
 
     /** Keys appear in URLs, queue message fields and Redis hash tags: keep them plain. */
     public static final Pattern KEY = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
@@ -60,7 +63,12 @@ public record IntegrationType(String integrationKey, String name, Map<String, Ha
         } catch (IllegalArgumentException e) {
             throw new Json.InvalidJsonException(e.getMessage());
         }
-        return new IntegrationType(integrationKey, name == null ? integrationKey : name, handlers, scheme);
+        JsonNode open = node.get("openToTenants");
+        if (open != null && !open.isNull() && !open.isBoolean()) {
+            throw new Json.InvalidJsonException("openToTenants must be true or false");
+        }
+        return new IntegrationType(integrationKey, name == null ? integrationKey : name, handlers, scheme,
+                open == null || open.isNull() || open.asBoolean());
     }
 
     public ObjectNode toJson() {
@@ -68,6 +76,7 @@ public record IntegrationType(String integrationKey, String name, Map<String, Ha
         node.put("integrationKey", integrationKey);
         node.put("name", name);
         node.put("webhookScheme", webhookScheme.wireName());
+        node.put("openToTenants", openToTenants);
         ObjectNode handlersNode = node.putObject("handlers");
         handlers.forEach((key, spec) -> handlersNode.set(key, spec.toJson()));
         return node;

@@ -21,7 +21,13 @@ public final class Integrations {
 
     /** What saving a tenant integration came to. */
     public sealed interface Saved {
-        record Ok(TenantIntegration integration) implements Saved {}
+        record Ok(TenantIntegration integration, boolean disabledByOperator) implements Saved {}
+
+        /** A tenant asked to enable what the operator disabled; only the operator enables it again. */
+        record DisabledByOperator(String integrationKey) implements Saved {}
+
+        /** A tenant asked to subscribe to a type only the operator subscribes tenants to. */
+        record NotOpenToTenants(String integrationKey) implements Saved {}
 
         /** The type must exist before a tenant can use it. */
         record UnknownType(String integrationKey) implements Saved {}
@@ -45,6 +51,7 @@ public final class Integrations {
     private final IntegrationStore store;
     private final TypesCache cache;
     private final LookupCache<TenantKey, TenantIntegration> tenants;
+    private final LookupCache<TenantKey, TenantIntegration> tenantsWithSecrets;
     private final Cache<String, Parsed> parsedTypes = Caches.bounded(MAX_TENANT_ENTRIES);
 
     /** @param tenantTtl how long {@link #tenantIntegrationCached} trusts what it read (misses included) */
@@ -52,6 +59,7 @@ public final class Integrations {
         this.store = store;
         this.cache = cache;
         this.tenants = new LookupCache<>(tenantTtl, MAX_TENANT_ENTRIES, MAX_ABSENT_TENANT_ENTRIES, clock);
+        this.tenantsWithSecrets = new LookupCache<>(tenantTtl, MAX_TENANT_ENTRIES, MAX_ABSENT_TENANT_ENTRIES, clock);
     }
 
     public Optional<IntegrationType> type(String integrationKey) {
@@ -95,17 +103,32 @@ public final class Integrations {
         cache.invalidate(type.integrationKey());
     }
 
+    /** The tenant integration without its webhook secrets (null): all the workers, the scheduler and runs need. */
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return store.tenantIntegration(tenantId, integrationKey);
     }
 
+    /** The tenant integration with its secrets, and whether the operator disabled it: the management API's view. */
+    public Optional<IntegrationStore.Stored> stored(String tenantId, String integrationKey) {
+        return store.stored(tenantId, integrationKey);
+    }
+
     /**
-     * The tenant integration as read at most {@code tenantTtl} ago, absent ones too: for hot paths
-     * (the item worker's enabled check, webhooks) that would otherwise ask Postgres on every call.
-     * A change reaches them within the TTL.
+     * The tenant integration (without its secrets) as read at most {@code tenantTtl} ago, absent ones too: for hot
+     * paths (the item worker's enabled check) that would otherwise ask Postgres on every call. A change reaches them
+     * within the TTL.
      */
     public Optional<TenantIntegration> tenantIntegrationCached(String tenantId, String integrationKey) {
         return tenants.get(new TenantKey(tenantId, integrationKey), key -> store.tenantIntegration(key.tenantId(), key.integrationKey()));
+    }
+
+    /**
+     * As {@link #tenantIntegrationCached}, with the webhook secrets: for the checks of webhooks and signed ingest
+     * messages, whose database roles may read them.
+     */
+    public Optional<TenantIntegration> tenantIntegrationWithSecretsCached(String tenantId, String integrationKey) {
+        return tenantsWithSecrets.get(new TenantKey(tenantId, integrationKey),
+                key -> store.stored(key.tenantId(), key.integrationKey()).map(IntegrationStore.Stored::integration));
     }
 
     /** Under Standard Webhooks a {@code whsec_} secret is base64 and must decode; the message never holds the secret. */
@@ -125,9 +148,10 @@ public final class Integrations {
 
     /**
      * Saves a tenant integration after checking its secrets against the type's webhook scheme and its schedules: each names a handler of the type and
-     * an expression that fires again after {@code now} (its first fire time).
+     * an expression that fires again after {@code now} (its first fire time). A tenant ({@code writer} TENANT) may not
+     * enable what the operator disabled, nor subscribe to a type the operator did not open to tenants.
      */
-    public Saved putTenantIntegration(TenantIntegration integration, Instant now) {
+    public Saved putTenantIntegration(TenantIntegration integration, Instant now, IntegrationStore.Writer writer) {
         Optional<IntegrationType> type = type(integration.integrationKey());
         if (type.isEmpty()) {
             return new Saved.UnknownType(integration.integrationKey());
@@ -153,8 +177,21 @@ public final class Integrations {
             }
             firstFires.put(schedule.getKey(), next.get());
         }
-        store.putTenantIntegration(integration, firstFires);
-        tenants.invalidate(new TenantKey(integration.tenantId(), integration.integrationKey()));
-        return new Saved.Ok(store.tenantIntegration(integration.tenantId(), integration.integrationKey()).orElseThrow());
+        boolean mayCreate = writer == IntegrationStore.Writer.OPERATOR || type.get().openToTenants();
+        switch (store.putTenantIntegration(integration, firstFires, writer, mayCreate)) {
+            case DISABLED_BY_OPERATOR -> {
+                return new Saved.DisabledByOperator(integration.integrationKey());
+            }
+            case NOT_OPEN_TO_TENANTS -> {
+                return new Saved.NotOpenToTenants(integration.integrationKey());
+            }
+            case SAVED -> {
+                TenantKey key = new TenantKey(integration.tenantId(), integration.integrationKey());
+                tenants.invalidate(key);
+                tenantsWithSecrets.invalidate(key);
+            }
+        }
+        IntegrationStore.Stored saved = store.stored(integration.tenantId(), integration.integrationKey()).orElseThrow();
+        return new Saved.Ok(saved.integration(), saved.disabledByOperator());
     }
 }

@@ -26,6 +26,8 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
     public static final int MAX_WEBHOOK_SECRETS = 3;
     private static final int MIN_SECRET_LENGTH = 16;
     private static final int MAX_SECRET_LENGTH = 1024;
+    /** Settings go with every fetch call to the handler and into every cached copy: a few KiB of configuration, not data. */
+    public static final int MAX_SETTINGS_BYTES = 16 * 1024;
 
     public TenantIntegration {
         webhookSecrets = webhookSecrets == null ? null : List.copyOf(webhookSecrets);
@@ -59,6 +61,10 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
         }
         if (settings != null && Json.write(settings).contains("\\u0000")) {
             throw new Json.InvalidJsonException("settings contain \\u0000, which Postgres cannot store");
+        }
+        int settingsBytes = settings == null ? 0 : Json.write(settings).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        if (settingsBytes > MAX_SETTINGS_BYTES) {
+            throw new Json.InvalidJsonException("settings are " + settingsBytes + " bytes as JSON; at most " + MAX_SETTINGS_BYTES);
         }
         Map<String, String> schedules = new LinkedHashMap<>();
         JsonNode schedulesNode = node.get("schedules");

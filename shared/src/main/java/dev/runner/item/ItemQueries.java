@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -72,10 +73,26 @@ public final class ItemQueries {
     }
 
     /**
-     * A page of items in one status across runs, newest first, after {@code after} when given.
-     * Dead items: index execution_items_dead; others walk the primary key backwards.
+     * A page of items in one status across runs, newest first, after {@code after} when given: of a tenant (index
+     * execution_items_by_tenant) or a run (execution_items_by_status); dead items of any filter in death order
+     * (execution_items_dead_by_tenant, _by_run, _by_handler, or execution_items_dead across everything). Items of
+     * another status across every tenant and run are not listed: no index holds them in order, and the route asks
+     * for a tenant or a run instead.
      */
     public List<ItemDetail> page(ItemStatus status, ItemFilter filter, Position after, int limit) {
+        return db.query(pageSql(status, filter, after, limit), row -> detail(row, null));
+    }
+
+    /** Whether {@link #page} can list {@code status} with {@code filter} from an index: dead items always, others of a tenant or a run. */
+    public static boolean listable(ItemStatus status, ItemFilter filter) {
+        return status == ItemStatus.DEAD || filter.tenantId() != null || filter.runId() != null;
+    }
+
+    /** The statement {@link #page} runs. */
+    public static Database.Sql pageSql(ItemStatus status, ItemFilter filter, Position after, int limit) {
+        if (!listable(status, filter)) {
+            throw new IllegalArgumentException(status.wireName() + " items are listed for a tenant or a run only");
+        }
         Object[] filters = {filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
                 filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId()};
         String where = """
@@ -85,26 +102,23 @@ public final class ItemQueries {
                   and (?::uuid is null or run_id = ?)
                 """;
         List<Object> params = new ArrayList<>(List.of(status.wireName()));
-        params.addAll(java.util.Arrays.asList(filters));
-        String sql;
+        params.addAll(Arrays.asList(filters));
         if (status == ItemStatus.DEAD) {
             Instant at = after == null ? null : after.dlqAt();
-            params.addAll(java.util.Arrays.asList(at, at, after == null ? null : after.itemId(), limit));
-            sql = "select " + DETAIL_COLUMNS + "from execution_items where status = ?\n" + where + """
+            params.addAll(Arrays.asList(at, at, after == null ? null : after.itemId(), limit));
+            return new Database.Sql("select " + DETAIL_COLUMNS + "from execution_items where status = ?\n" + where + """
                       and (?::timestamptz is null or (dlq_at, item_id) < (?, ?))
                     order by dlq_at desc, item_id desc
                     limit ?
-                    """;
-        } else {
-            UUID id = after == null ? null : after.itemId();
-            params.addAll(java.util.Arrays.asList(id, id, limit));
-            sql = "select " + DETAIL_COLUMNS + "from execution_items where status = ?\n" + where + """
-                      and (?::uuid is null or item_id < ?)
-                    order by item_id desc
-                    limit ?
-                    """;
+                    """, params.toArray());
         }
-        return db.query(sql, row -> detail(row, null), params.toArray());
+        UUID id = after == null ? null : after.itemId();
+        params.addAll(Arrays.asList(id, id, limit));
+        return new Database.Sql("select " + DETAIL_COLUMNS + "from execution_items where status = ?\n" + where + """
+                  and (?::uuid is null or item_id < ?)
+                order by item_id desc
+                limit ?
+                """, params.toArray());
     }
 
     /** One item with its payload. Primary key. */
@@ -113,7 +127,7 @@ public final class ItemQueries {
                 row -> detail(row, row.getString(13) == null ? null : Json.parse(row.getString(13))), itemId);
     }
 
-    /** Parked items (waiting for a resume) per handler. Index execution_items_parked. */
+    /** Parked items (waiting for a resume) per handler. Index execution_items_parked_by_handler. */
     public Map<HandlerRef, Long> parkedByHandler() {
         Map<HandlerRef, Long> parked = new HashMap<>();
         db.query("select integration_key, handler_key, count(*) from execution_items where status = 'parked' group by 1, 2",

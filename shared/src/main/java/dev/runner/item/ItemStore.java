@@ -15,12 +15,15 @@ import java.sql.Timestamp;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -197,22 +200,67 @@ public final class ItemStore {
     public record Dead(UUID itemId, String error) {}
 
     /**
-     * Stamps dlq_at and status dead; returns the run of each item it marked (one entry per item:
-     * their count is how many died here, their runs are the ones to check for completion). One statement.
+     * What marking came to.
+     *
+     * @param runsOfDead  the run of each item marked dead (one entry per item: their count is how many died, their runs
+     *                    are the ones to check for completion)
+     * @param inFlight    items in a live claim: their attempt is under way and decides; the dead letter is looked at again later
+     * @param backToWork  items whose worker stopped mid-call with attempts left: retrying, due now, so the sweep sends them again
      */
-    public List<UUID> markDead(List<Dead> items) {
+    public record Marked(List<UUID> runsOfDead, Set<UUID> inFlight, int backToWork) {}
+
+    /**
+     * Marks dead the items whose dead letter is their end (docs/item-lifecycle.md, the dead-letter function): handed to
+     * the DLQ by their worker, parked, or out of attempts (its worker stopped mid-call on the last one). Any other item
+     * lives on: a dead letter that comes back after a redrive, or that SQS moved for receives that claimed nothing,
+     * finds it queued or retrying with attempts left, and its live message (or the sweep) brings it; one whose worker
+     * stopped mid-call with attempts left goes back to retrying, due now. One statement.
+     */
+    public Marked markDead(List<Dead> items, Duration lease, int maxAttempts) {
         if (items.isEmpty()) {
-            return List.of();
+            return new Marked(List.of(), Set.of(), 0);
         }
         UUID[] ids = items.stream().map(Dead::itemId).toArray(UUID[]::new);
         String[] errors = items.stream().map(Dead::error).toArray(String[]::new);
-        return db.query("""
-                update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
-                    last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
-                from unnest(?::uuid[], ?::text[]) as v(item_id, error)
-                where e.item_id = v.item_id and e.status not in ('succeeded', 'dead', 'cancelled')
-                returning e.run_id
-                """, row -> row.getObject(1, UUID.class), Database.array("uuid", ids), Database.array("text", errors));
+        double leaseSeconds = lease.toMillis() / 1000.0;
+        List<UUID> runsOfDead = new ArrayList<>();
+        Set<UUID> inFlight = new HashSet<>();
+        int[] backToWork = {0};
+        db.query("""
+                with v as (select * from unnest(?::uuid[], ?::text[]) as v(item_id, error)),
+                found as materialized (
+                    select e.item_id, case
+                        when e.status = 'parked' or (e.status = 'processing' and e.claimed_at = 'infinity') then 'dead'
+                        when e.status = 'processing' and e.claimed_at >= now() - make_interval(secs => ?) then 'in_flight'
+                        when e.status in ('queued', 'retrying', 'processing') and e.attempts >= ? then 'dead'
+                        when e.status = 'processing' then 'back_to_work'
+                        end as fate
+                    from execution_items e join v on v.item_id = e.item_id
+                    for update of e),
+                dead as (
+                    update execution_items e set status = 'dead', dlq_at = now(), finished_at = now(), updated_at = now(),
+                        last_error = coalesce(v.error, e.last_error, 'exceeded the queue''s maxReceiveCount')
+                    from found f, v
+                    where e.item_id = f.item_id and v.item_id = f.item_id and f.fate = 'dead'
+                    returning e.run_id),
+                resumed as (
+                    update execution_items e set status = 'retrying', claimed_at = null, next_visible_at = now(), updated_at = now()
+                    from found f
+                    where e.item_id = f.item_id and f.fate = 'back_to_work'
+                    returning e.item_id)
+                select 'dead', run_id from dead
+                union all select 'in_flight', item_id from found where fate = 'in_flight'
+                union all select 'back_to_work', item_id from resumed
+                """, row -> {
+                    UUID id = row.getObject(2, UUID.class);
+                    switch (row.getString(1)) {
+                        case "dead" -> runsOfDead.add(id);
+                        case "in_flight" -> inFlight.add(id);
+                        default -> backToWork[0]++;
+                    }
+                    return id;
+                }, Database.array("uuid", ids), Database.array("text", errors), leaseSeconds, maxAttempts);
+        return new Marked(runsOfDead, inFlight, backToWork[0]);
     }
 
     /**
@@ -262,78 +310,154 @@ public final class ItemStore {
         return counts;
     }
 
-    /** Dead items of a run back to work with fresh attempts (history kept); the caller reopens the run. */
-    public List<ItemJob> redrive(Connection connection, UUID runId) throws SQLException {
-        return redrive(connection, new ItemFilter(null, null, null, runId), null, Integer.MAX_VALUE);
-    }
-
     /** One item back to work if it is dead; empty otherwise. */
     public List<ItemJob> redriveItem(Connection connection, UUID itemId) throws SQLException {
-        return redrive(connection, ItemFilter.ALL, itemId, 1);
+        return redrive(connection, ItemFilter.ALL, itemId, null, null, 1).jobs();
     }
 
-    /** At most {@code limit} dead items matching {@code filter} back to work, the oldest dead first. */
-    public List<ItemJob> redriveDead(Connection connection, ItemFilter filter, int limit) throws SQLException {
-        return redrive(connection, filter, null, limit);
+    /**
+     * A page of a redrive: what it put back to work, and the (dlq_at, item_id) of the last item it took, where the next
+     * page starts; null when it took none.
+     */
+    public record RedrivePage(List<ItemJob> jobs, Instant lastDlqAt, UUID lastItemId) {}
+
+    /**
+     * At most {@code limit} dead items matching {@code filter}, dead no later than {@code deadBy}, after the (dlq_at,
+     * item_id) position {@code after} when given, oldest dead first, back to work: one page of a redrive. Indexes
+     * execution_items_dead_by_tenant, _by_run, _by_handler (or execution_items_dead), in their order.
+     */
+    public RedrivePage redrivePage(Connection connection, ItemFilter filter, Instant deadBy, Instant afterDlqAt, UUID afterItemId,
+                                   int limit) throws SQLException {
+        return redrive(connection, filter, null, deadBy, afterDlqAt == null ? null : new Object[] {afterDlqAt, afterItemId}, limit);
     }
 
     /**
      * Dead items back to work with fresh attempts (their history kept): the one statement every
-     * redrive runs, skipping rows another redrive holds. Index execution_items_dead. The pick is a
-     * materialized CTE because a LIMIT … SKIP LOCKED subquery under {@code IN} may be rescanned by
-     * the plan, and a rescan skips the rows this statement already updated, so takes more than the limit.
+     * redrive runs, skipping rows another redrive holds. The pick is a materialized CTE because a LIMIT … SKIP LOCKED
+     * subquery under {@code IN} may be rescanned by the plan, and a rescan skips the rows this statement already
+     * updated, so takes more than the limit. The caller reopens the items' runs.
      */
-    private List<ItemJob> redrive(Connection connection, ItemFilter filter, UUID itemId, int limit) throws SQLException {
-        return db.query(connection, """
+    private RedrivePage redrive(Connection connection, ItemFilter filter, UUID itemId, Instant deadBy, Object[] after, int limit)
+            throws SQLException {
+        Object afterAt = after == null ? null : after[0];
+        Object afterId = after == null ? null : after[1];
+        Instant[] lastAt = {null};
+        UUID[] lastId = {null};
+        List<ItemJob> jobs = db.query(connection, """
                 with picked as materialized (
-                    select item_id from execution_items
+                    select item_id, dlq_at from execution_items
                     where status = 'dead'
                       and (?::text is null or tenant_id = ?)
                       and (?::text is null or integration_key = ?)
                       and (?::text is null or handler_key = ?)
                       and (?::uuid is null or run_id = ?)
                       and (?::uuid is null or item_id = ?)
+                      and (?::timestamptz is null or dlq_at <= ?)
+                      and (?::timestamptz is null or (dlq_at, item_id) > (?, ?))
                     order by dlq_at, item_id
                     limit ? for update skip locked)
                 update execution_items e set status = 'queued', attempts = 0, dlq_at = null, claimed_at = null,
                     finished_at = null, next_visible_at = null, updated_at = now()
                 from picked p, runs r
                 where e.item_id = p.item_id and r.run_id = e.run_id and e.status = 'dead'
-                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
-                """, ItemStore::job, filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
-                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId(), itemId, itemId, limit);
+                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id,
+                    e.attempts, p.dlq_at
+                """, row -> {
+                    Timestamp dlqAt = row.getTimestamp(10);
+                    Instant at = dlqAt == null ? Instant.EPOCH : dlqAt.toInstant();
+                    UUID id = row.getObject(2, UUID.class);
+                    if (lastAt[0] == null || at.isAfter(lastAt[0]) || at.equals(lastAt[0]) && id.compareTo(lastId[0]) > 0) {
+                        lastAt[0] = at;
+                        lastId[0] = id;
+                    }
+                    return job(row);
+                }, filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
+                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId(), itemId, itemId, deadBy, deadBy,
+                afterAt, afterAt, afterId, limit);
+        return new RedrivePage(jobs, lastAt[0], lastId[0]);
     }
 
-    /** Dead items matching {@code filter}. Index execution_items_dead. */
-    public long countDead(ItemFilter filter) {
+    /**
+     * Dead items matching {@code filter}, dead no later than {@code deadBy} when given, counted up to {@code cap}: what a
+     * redrive will do, or what is left for another. Reads the dead-item indexes only.
+     */
+    public long countDead(ItemFilter filter, Instant deadBy, long cap) {
         return db.query("""
-                select count(*) from execution_items
-                where status = 'dead'
-                  and (?::text is null or tenant_id = ?)
-                  and (?::text is null or integration_key = ?)
-                  and (?::text is null or handler_key = ?)
-                  and (?::uuid is null or run_id = ?)
+                select count(*) from (
+                    select 1 from execution_items
+                    where status = 'dead'
+                      and (?::text is null or tenant_id = ?)
+                      and (?::text is null or integration_key = ?)
+                      and (?::text is null or handler_key = ?)
+                      and (?::uuid is null or run_id = ?)
+                      and (?::timestamptz is null or dlq_at <= ?)
+                    limit ?) capped
                 """, row -> row.getLong(1), filter.tenantId(), filter.tenantId(), filter.integrationKey(), filter.integrationKey(),
-                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId()).getFirst();
+                filter.handlerKey(), filter.handlerKey(), filter.runId(), filter.runId(), deadBy, deadBy, cap).getFirst();
+    }
+
+    /** The statuses of a run's items that a cancel ends, in the order its pages take them. */
+    public static final List<ItemStatus> CANCELLABLE = List.of(ItemStatus.QUEUED, ItemStatus.RETRYING, ItemStatus.PARKED);
+
+    /** A run's items a cancel will end (queued, retrying, parked). Index execution_items_by_status. */
+    public long countCancellable(Connection connection, UUID runId) throws SQLException {
+        return db.query(connection, "select count(*) from execution_items where run_id = ? and status = any(?)", row -> row.getLong(1),
+                runId, Database.array("text", CANCELLABLE.stream().map(ItemStatus::wireName).toArray())).getFirst();
+    }
+
+    /**
+     * At most {@code limit} of a cancelled run's items in {@code status} (queued, retrying or parked), after
+     * {@code afterItemId} in id order, ended cancelled: one page of a cancel. Returns the ids it ended, in id order.
+     * A range of execution_items_by_status.
+     */
+    public List<UUID> cancelPage(Connection connection, UUID runId, ItemStatus status, UUID afterItemId, int limit) throws SQLException {
+        return db.query(connection, """
+                with picked as materialized (
+                    select item_id from execution_items
+                    where run_id = ? and status = ? and (?::uuid is null or item_id > ?)
+                    order by item_id
+                    limit ? for update skip locked)
+                update execution_items e set status = 'cancelled', finished_at = now(), updated_at = now()
+                from picked p
+                where e.item_id = p.item_id and e.status = ?
+                returning e.item_id
+                """, row -> row.getObject(1, UUID.class), runId, status.wireName(), afterItemId, afterItemId, limit, status.wireName())
+                .stream().sorted().toList();
     }
 
     /** An item as the API shows it. */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
                            JsonNode history, Instant dlqAt, Instant updatedAt) {}
 
-    /** A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging). */
+    /**
+     * A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging): of one status, a
+     * range of execution_items_by_status; of every status, those ranges merged, at most a page of each.
+     */
     public List<ItemView> list(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
-        return db.query("""
-                select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at
-                from execution_items
-                where run_id = ? and (?::text is null or status = ?) and (?::uuid is null or item_id > ?)
-                order by item_id limit ?
-                """, row -> {
+        return db.query(listSql(runId, status, afterItemId, limit), row -> {
             Timestamp dlqAt = row.getTimestamp(7);
             return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
                     row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
                     dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant());
-        }, runId, status == null ? null : status.wireName(), status == null ? null : status.wireName(), afterItemId, afterItemId, limit);
+        });
+    }
+
+    /** The statement {@link #list} runs. */
+    public static Database.Sql listSql(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
+        String[] statuses = status == null
+                ? java.util.Arrays.stream(ItemStatus.values()).map(ItemStatus::wireName).toArray(String[]::new)
+                : new String[] {status.wireName()};
+        return new Database.Sql("""
+                select i.* from unnest(?::text[]) as s(status)
+                cross join lateral (
+                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at
+                    from execution_items
+                    where run_id = ? and status = s.status and (?::uuid is null or item_id > ?)
+                    order by item_id
+                    limit ?) i
+                order by i.item_id
+                limit ?
+                """, Database.array("text", statuses), runId, afterItemId, afterItemId, limit, limit);
     }
 
     /** An item job from the columns run_id, item_id, tenant_id, integration_key, handler_key, direction, trigger, external_id, attempts. */

@@ -98,27 +98,69 @@ public final class PauseStore {
                 """, row -> row.getObject(1, UUID.class), Database.array("uuid", itemIds.toArray()), tenantId, integrationKey));
     }
 
-    /** A resumed handler's parked items back to queued, except those of disabled tenant integrations; in the caller's transaction. */
-    public List<ItemJob> unpark(Connection connection, HandlerRef handler) throws SQLException {
-        return db.query(connection, """
-                update execution_items e set status = 'queued', next_visible_at = null, updated_at = now()
-                from runs r
-                where r.run_id = e.run_id and e.integration_key = ? and e.handler_key = ? and e.status = 'parked'
-                  and exists (select 1 from tenant_integrations t
-                              where t.tenant_id = e.tenant_id and t.integration_key = e.integration_key and t.enabled)
-                returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
-                """, ItemStore::job, handler.integrationKey(), handler.handlerKey());
+    /**
+     * A page of an unpark: the items it sent back to queued, how many parked items it looked at (some stay parked:
+     * their tenant integration is disabled, or their handler paused), and the last of those, where the next page starts.
+     */
+    public record UnparkPage(List<ItemJob> jobs, int looked, UUID last) {}
+
+    /**
+     * At most {@code limit} of a resumed handler's parked items after {@code afterItemId}, in id order, back to queued,
+     * except those of disabled tenant integrations; in the caller's transaction. Index execution_items_parked_by_handler.
+     */
+    public UnparkPage unparkPage(Connection connection, HandlerRef handler, UUID afterItemId, int limit) throws SQLException {
+        List<UUID> picked = db.query(connection, """
+                select item_id from execution_items
+                where integration_key = ? and handler_key = ? and status = 'parked' and (?::uuid is null or item_id > ?)
+                order by item_id limit ? for update skip locked
+                """, row -> row.getObject(1, UUID.class), handler.integrationKey(), handler.handlerKey(), afterItemId, afterItemId, limit);
+        return unpark(connection, picked, """
+                and exists (select 1 from tenant_integrations t
+                            where t.tenant_id = e.tenant_id and t.integration_key = e.integration_key and t.enabled)
+                """);
     }
 
-    /** An enabled tenant integration's parked items back to queued, except those of paused handlers; in the caller's transaction. */
-    public List<ItemJob> unparkTenant(Connection connection, String tenantId, String integrationKey) throws SQLException {
-        return db.query(connection, """
+    /** A resumed handler's parked items: what its resume will look at. */
+    public long countParked(Connection connection, HandlerRef handler) throws SQLException {
+        return db.query(connection, "select count(*) from execution_items where integration_key = ? and handler_key = ? and status = 'parked'",
+                row -> row.getLong(1), handler.integrationKey(), handler.handlerKey()).getFirst();
+    }
+
+    /**
+     * At most {@code limit} of an enabled tenant integration's parked items after {@code afterItemId}, in id order, back
+     * to queued, except those of paused handlers; in the caller's transaction. Index execution_items_by_tenant.
+     */
+    public UnparkPage unparkTenantPage(Connection connection, String tenantId, String integrationKey, UUID afterItemId, int limit)
+            throws SQLException {
+        List<UUID> picked = db.query(connection, """
+                select item_id from execution_items
+                where tenant_id = ? and status = 'parked' and integration_key = ? and (?::uuid is null or item_id > ?)
+                order by item_id limit ? for update skip locked
+                """, row -> row.getObject(1, UUID.class), tenantId, integrationKey, afterItemId, afterItemId, limit);
+        return unpark(connection, picked, """
+                and not exists (select 1 from paused_handlers p
+                                where p.integration_key = e.integration_key and p.handler_key = e.handler_key)
+                """);
+    }
+
+    /** An enabled tenant integration's parked items: what its enable will look at. */
+    public long countParked(Connection connection, String tenantId, String integrationKey) throws SQLException {
+        return db.query(connection, "select count(*) from execution_items where tenant_id = ? and status = 'parked' and integration_key = ?",
+                row -> row.getLong(1), tenantId, integrationKey).getFirst();
+    }
+
+    /** The picked items back to queued where {@code condition} (on {@code e}) holds. */
+    private UnparkPage unpark(Connection connection, List<UUID> picked, String condition) throws SQLException {
+        if (picked.isEmpty()) {
+            return new UnparkPage(List.of(), 0, null);
+        }
+        List<ItemJob> jobs = db.query(connection, """
                 update execution_items e set status = 'queued', next_visible_at = null, updated_at = now()
                 from runs r
-                where r.run_id = e.run_id and e.tenant_id = ? and e.integration_key = ? and e.status = 'parked'
-                  and not exists (select 1 from paused_handlers p
-                                  where p.integration_key = e.integration_key and p.handler_key = e.handler_key)
+                where e.item_id = any(?) and r.run_id = e.run_id and e.status = 'parked'
+                """ + condition + """
                 returning e.run_id, e.item_id, e.tenant_id, e.integration_key, e.handler_key, r.direction, r.trigger, e.external_id, e.attempts
-                """, ItemStore::job, tenantId, integrationKey);
+                """, ItemStore::job, Database.array("uuid", picked.toArray()));
+        return new UnparkPage(jobs, picked.size(), picked.getLast());
     }
 }

@@ -13,38 +13,45 @@ import dev.runner.run.RunJob;
 import dev.runner.run.RunStore;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * Consumes the DLQs. An item there is dead: stamp dlq_at and status dead, keep its last error,
  * complete its run if it was the last open item. A run there could not fetch: it fails. Anything
  * else (an ingest envelope that kept failing, a body nobody can read) is kept in dead_letters.
  * The item worker sends final failures here itself; the queues' maxReceiveCount redrive is the
- * safety net for crashes and poison messages, which arrive without an error.
+ * safety net for crashes and poison messages, which arrive without an error. A dead letter kills only
+ * an item it is the end of (ItemStore.markDead): a copy that comes late, after the item was redriven,
+ * leaves it alone, and one for an item whose call is still under way is looked at again later.
  */
 public final class DeadLetterService {
 
     private static final Log LOG = Log.of(DeadLetterService.class);
 
-    private final RunnerConfig.Queues queues;
+    private final RunnerConfig config;
     private final ItemStore items;
     private final RunStore runs;
     private final DeadLetterStore deadLetters;
     private final Metrics metrics;
 
-    public DeadLetterService(RunnerConfig.Queues queues, ItemStore items, RunStore runs, DeadLetterStore deadLetters, Metrics metrics) {
-        this.queues = queues;
+    public DeadLetterService(RunnerConfig config, ItemStore items, RunStore runs, DeadLetterStore deadLetters, Metrics metrics) {
+        this.config = config;
         this.items = items;
         this.runs = runs;
         this.deadLetters = deadLetters;
         this.metrics = metrics;
     }
 
-    public void process(List<QueueMessage> messages) {
+    /** Records what the DLQs gave up on; returns the ids of the messages to be delivered again later (items still in a call). */
+    public List<String> process(List<QueueMessage> messages) {
+        RunnerConfig.Queues queues = config.queues();
         List<ItemStore.Dead> dead = new ArrayList<>();
+        Map<UUID, List<String>> messagesOfItem = new HashMap<>();
         List<DeadLetterStore.DeadLetter> kept = new ArrayList<>();
         Set<String> tenants = new LinkedHashSet<>();
         for (QueueMessage message : messages) {
@@ -58,6 +65,7 @@ public final class DeadLetterService {
                         error = message.attributes().get("error");
                     }
                     dead.add(new ItemStore.Dead(job.itemId(), error));
+                    messagesOfItem.computeIfAbsent(job.itemId(), id -> new ArrayList<>()).add(message.messageId());
                     tenants.add(job.tenantId());
                 } else if (isQueue(source, queues.runsDlq())) {
                     RunJob job = RunJob.fromJson(body);
@@ -72,15 +80,18 @@ public final class DeadLetterService {
                         Map.of("messageId", message.messageId())));
             }
         }
-        List<java.util.UUID> runsOfDead = items.markDead(dead);
+        ItemStore.Marked marked = items.markDead(dead, config.itemClaimLease(), config.retry().maxAttempts());
+        List<UUID> runsOfDead = marked.runsOfDead();
         if (!runsOfDead.isEmpty()) {
             metrics.itemsDead(runsOfDead.size(), tenants);
         }
         runs.completeIfDone(Set.copyOf(runsOfDead));
         deadLetters.keep(kept);
         if (!dead.isEmpty() || !kept.isEmpty()) {
-            LOG.warn("dead letters", "items", dead.size(), "kept", kept.size());
+            LOG.warn("dead letters", "items", dead.size(), "markedDead", runsOfDead.size(), "inFlight", marked.inFlight().size(),
+                    "backToWork", marked.backToWork(), "kept", kept.size());
         }
+        return marked.inFlight().stream().flatMap(id -> messagesOfItem.get(id).stream()).toList();
     }
 
     private static boolean isQueue(String name, String url) {

@@ -58,7 +58,7 @@ public final class IngestBinding {
         String refusal = null;
         if (signed) {
             String id = message.attributes().get(StandardWebhooks.ID_HEADER);
-            Optional<TenantIntegration> tenant = integrations.tenantIntegrationCached(tenantId, integrationKey);
+            Optional<TenantIntegration> tenant = integrations.tenantIntegrationWithSecretsCached(tenantId, integrationKey);
             String badId = id == null ? null : DeliveryIds.problem(StandardWebhooks.ID_HEADER, id);
             if (badId != null) {
                 refusal = badId;

@@ -1,13 +1,13 @@
 package dev.runner.pipeline;
 
+import dev.runner.bulk.BulkAction;
 import dev.runner.guard.Guard;
 import dev.runner.integration.HandlerRef;
 import dev.runner.integration.Integrations;
-import dev.runner.item.ItemJob;
 import dev.runner.log.Log;
 import dev.runner.pause.PauseStore;
 
-import java.util.List;
+import java.util.Optional;
 
 /**
  * Pause per handler: Postgres' paused_handlers is the truth, Redis holds a mirror the item
@@ -27,19 +27,22 @@ public final class PauseService {
         record UnknownHandler(HandlerRef handler) implements Paused {}
     }
 
-    /** What a resume did: whether it was paused, and how many parked items went back to work. */
-    public record Resumed(HandlerRef handler, boolean wasPaused, int unparked) {}
+    /**
+     * What a resume did: whether it was paused, how many parked items went back to work at once, and the bulk action
+     * that sends the rest a page at a time (empty when none was parked).
+     */
+    public record Resumed(HandlerRef handler, boolean wasPaused, int unparked, Optional<BulkAction> action) {}
 
     private final Integrations integrations;
     private final PauseStore pauses;
     private final Guard guard;
-    private final ItemDispatcher dispatcher;
+    private final BulkActions bulk;
 
-    public PauseService(Integrations integrations, PauseStore pauses, Guard guard, ItemDispatcher dispatcher) {
+    public PauseService(Integrations integrations, PauseStore pauses, Guard guard, BulkActions bulk) {
         this.integrations = integrations;
         this.pauses = pauses;
         this.guard = guard;
-        this.dispatcher = dispatcher;
+        this.bulk = bulk;
     }
 
     public Paused pause(HandlerRef handler) {
@@ -52,26 +55,30 @@ public final class PauseService {
         return new Paused.Recorded(handler, mirrored);
     }
 
-    /** Deletes the pause first, then sweeps: an item parked after the sweep cannot exist (parking requires the row). */
+    /**
+     * Deletes the pause first, then unparks its items a page at a time (a bulk action): an item parked after the
+     * pause is gone cannot exist (parking requires the row), so the pages find every one.
+     */
     public Resumed resume(HandlerRef handler) {
         boolean wasPaused = pauses.resume(handler);
         // Redis may keep a stale flag if this fails; the worker heals it when Postgres says not paused.
         mirror(handler, false);
-        List<ItemJob> parked = dispatcher.commitThenSend(connection -> pauses.unpark(connection, handler), jobs -> jobs);
-        LOG.info("handler resumed", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(), "unparked", parked.size());
-        return new Resumed(handler, wasPaused, parked.size());
+        BulkActions.Asked unparked = bulk.ask(new BulkAction.Target.Resume(handler), null);
+        LOG.info("handler resumed", "integrationKey", handler.integrationKey(), "handlerKey", handler.handlerKey(),
+                "unparked", unparked.firstPage());
+        return new Resumed(handler, wasPaused, unparked.firstPage(), unparked.action());
     }
 
     /**
-     * A tenant integration was saved enabled: its items parked while it was disabled go back to work
-     * (those of paused handlers stay parked). Returns how many.
+     * A tenant integration was saved enabled: its items parked while it was disabled go back to work, a page at a time
+     * (those of paused handlers stay parked). Returns how many went at once.
      */
     public int tenantEnabled(String tenantId, String integrationKey) {
-        List<ItemJob> parked = dispatcher.commitThenSend(connection -> pauses.unparkTenant(connection, tenantId, integrationKey), jobs -> jobs);
-        if (!parked.isEmpty()) {
-            LOG.info("tenant integration enabled", "tenantId", tenantId, "integrationKey", integrationKey, "unparked", parked.size());
+        BulkActions.Asked unparked = bulk.ask(new BulkAction.Target.Enable(tenantId, integrationKey), tenantId);
+        if (unparked.action().isPresent()) {
+            LOG.info("tenant integration enabled", "tenantId", tenantId, "integrationKey", integrationKey, "unparked", unparked.firstPage());
         }
-        return parked.size();
+        return unparked.firstPage();
     }
 
     /** False when Redis did not take it; Postgres holds the pause either way. */

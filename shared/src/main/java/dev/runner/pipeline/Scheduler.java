@@ -21,7 +21,8 @@ import java.util.function.Supplier;
  * are resolved before the transaction opens, so the tick never holds a connection while it waits
  * for another. Each tick also sweeps ({@link #sweep}), busy tiers or not: work whose message was
  * lost when a send failed after its rows were committed (a webhook, ingest, redrive, resume, a
- * manual or scheduled run) is sent again, and a run whose completion was lost is completed.
+ * manual or scheduled run) is sent again, a run whose completion was lost is completed, and bulk actions
+ * (redrive, cancel, resume, enable) go on a page at a time.
  */
 public final class Scheduler {
 
@@ -38,13 +39,16 @@ public final class Scheduler {
     private final RunDispatcher dispatcher;
     private final LostWorkSweep lostWork;
     private final RetentionSweep retention;
+    private final BulkActions bulk;
 
-    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, LostWorkSweep lostWork, RetentionSweep retention) {
+    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, LostWorkSweep lostWork, RetentionSweep retention,
+                     BulkActions bulk) {
         this.schedules = schedules;
         this.runs = runs;
         this.dispatcher = dispatcher;
         this.lostWork = lostWork;
         this.retention = retention;
+        this.bulk = bulk;
     }
 
     public Tick tick(Instant now) {
@@ -75,30 +79,32 @@ public final class Scheduler {
         Sweep sweep = sweep();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
-                    "runsCompleted", sweep.completed(), "deliveriesForgotten", sweep.purged(), "retentionDeleted", sweep.trimmed());
+                    "runsCompleted", sweep.completed(), "bulkItems", sweep.bulk(), "deliveriesForgotten", sweep.purged(),
+                    "retentionDeleted", sweep.trimmed());
         }
         return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
     }
 
-    private record Sweep(int runs, int items, int completed, int purged, long trimmed) {
+    private record Sweep(int runs, int items, int completed, long bulk, int purged, long trimmed) {
         boolean any() {
-            return runs + items + completed + purged + trimmed > 0;
+            return runs + items + completed + bulk + purged + trimmed > 0;
         }
     }
 
     /**
-     * Every tick whatever the traffic, the sweep's parts in turn (LostWorkSweep, RetentionSweep):
-     * owed messages, overdue runs and items, abandoned runs, then what is past its window or its
-     * retention. Each part runs even when one before it failed.
+     * Every tick whatever the traffic, the sweep's parts in turn (LostWorkSweep, BulkActions, RetentionSweep):
+     * owed messages, overdue runs and items, abandoned runs, the pages of bulk actions left, then what is past its
+     * window or its retention. Each part runs even when one before it failed.
      */
     private Sweep sweep() {
         LostWorkSweep.Resent owed = attempt("owed messages", lostWork::sendOwed, new LostWorkSweep.Resent(0, 0));
         int overdueRuns = attempt("overdue runs", lostWork::resendOverdueRuns, 0);
         int overdueItems = attempt("overdue items", lostWork::resendOverdueItems, 0);
         int completed = attempt("abandoned runs", lostWork::completeAbandoned, 0);
+        long paged = attempt("bulk actions", bulk::continueRunning, 0L);
         int purged = attempt("purge", retention::forget, 0);
         long trimmed = attempt("retention", retention::trim, 0L);
-        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged, trimmed);
+        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, paged, purged, trimmed);
     }
 
     /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */

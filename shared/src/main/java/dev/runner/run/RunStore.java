@@ -107,10 +107,10 @@ public final class RunStore {
     }
 
     /**
-     * Sets the final status of every given run whose items have all ended, once: cancelled when any
-     * item was (a cancelled run whose dead items were redriven ends cancelled again),
-     * completed_with_errors when any is dead, else completed ({@code runner_complete_runs},
-     * db/migration/V11__hot_statements.sql). Run after the
+     * Sets the final status of every given run whose items have all ended, once: cancelled when its
+     * fetch was cut short by a cancel or any item was cancelled (a cancelled run whose dead items were
+     * redriven ends cancelled again: not all its work was done), completed_with_errors when any is
+     * dead, else completed ({@code runner_complete_runs}, db/migration/V20__run_final_status.sql). Run after the
      * statement that ended items has committed: of two workers ending a run's last items at once,
      * the later commit's check sees both, so the run never stays open; the status condition makes
      * the earlier one's a no-op. One statement for all runs of a batch.
@@ -174,32 +174,18 @@ public final class RunStore {
     }
 
     /**
-     * Cancels an open run (queued, fetching or running) and, in the same statement, every item of it
-     * not yet called: queued, retrying and parked ones end cancelled. An item in flight is left to
-     * finish and be recorded; a message that comes later for any item of the run is dropped at its
-     * claim (ItemStore), and a fetch in progress stops at its next page. False when the run was not
+     * Cancels an open run (queued, fetching or running), in the caller's transaction: at once, no later message for
+     * any of its items is called (the claim ends it cancelled, ItemStore), and a fetch in progress stops at its next
+     * page; its items not yet called are ended a page at a time by the cancel's bulk action. A cancel that comes
+     * before the fetch ended marks the fetch cut short (the run then ends cancelled, V20). False when the run was not
      * open (already ended or cancelled): nothing changed.
      */
-    public boolean cancel(UUID runId) {
-        return !db.query("""
-                with cancelled as (
-                    update runs set status = 'cancelled', finished_at = now(), updated_at = now(), fetch_lease_until = null
-                    where run_id = ? and status in ('queued', 'fetching', 'running')
-                    returning run_id),
-                items as (
-                    update execution_items e set status = 'cancelled', finished_at = now(), updated_at = now()
-                    from cancelled c
-                    where e.run_id = c.run_id and e.status in ('queued', 'retrying', 'parked'))
-                select run_id from cancelled
-                """, row -> row.getObject(1, UUID.class), runId).isEmpty();
-    }
-
-    /** A run whose dead items are put back to work is open again. */
-    public void reopen(Connection connection, UUID runId) throws SQLException {
-        db.update(connection, """
-                update runs set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
-                where run_id = ? and status in ('completed', 'completed_with_errors', 'cancelled')
-                """, runId);
+    public boolean cancel(Connection connection, UUID runId) throws SQLException {
+        return db.update(connection, """
+                update runs set status = 'cancelled', finished_at = now(), updated_at = now(), fetch_lease_until = null,
+                    fetch_cut = status in ('queued', 'fetching')
+                where run_id = ? and status in ('queued', 'fetching', 'running')
+                """, runId) == 1;
     }
 
     /** Every run of {@code runIds} whose dead items went back to work is open again. One statement. */

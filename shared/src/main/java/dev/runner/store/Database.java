@@ -131,6 +131,13 @@ public final class Database implements AutoCloseable {
         return alone(sql, connection -> query(connection, sql, mapper, params));
     }
 
+    /** A statement and its parameters, built apart from running it: what a test EXPLAINs is what runs. */
+    public record Sql(String text, Object... params) {}
+
+    public <T> List<T> query(Sql sql, RowMapper<T> mapper) {
+        return query(sql.text(), mapper, sql.params());
+    }
+
     /** One statement on a connection of its own, run again when Postgres aborted it for a conflict it can lose. */
     private <T> T alone(String sql, TransactionWork<T> statement) {
         for (int attempt = 1; ; attempt++) {

@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 
 /**
  * The database role each runtime function logs in as. {@code db/migration/R__runtime_roles.sql}
@@ -15,23 +16,39 @@ import java.sql.Statement;
  * deployment's prefix, and Migrate gives the role its login from that secret ({@link #enableLogin}).
  */
 public enum DatabaseRole {
-    WEBHOOK("runner_webhook"),
-    API("runner_api"),
-    RUN_WORKER("runner_run_worker"),
-    ITEM_WORKER("runner_item_worker"),
-    INGEST("runner_ingest"),
-    SCHEDULER("runner_scheduler"),
-    DEAD_LETTER("runner_dead_letter");
+    /** A delivery's lookups and inserts: milliseconds; API Gateway gives the whole request 30 s. */
+    WEBHOOK("runner_webhook", Duration.ofSeconds(5)),
+    /** Lists and counts read from indexes, bulk actions a page at a time; the console and GET /queues read the most. */
+    API("runner_api", Duration.ofSeconds(10)),
+    /** A page of items stored per statement. */
+    RUN_WORKER("runner_run_worker", Duration.ofSeconds(10)),
+    /** A batch's claim, record and completion, each one statement. */
+    ITEM_WORKER("runner_item_worker", Duration.ofSeconds(10)),
+    INGEST("runner_ingest", Duration.ofSeconds(10)),
+    /** The sweeps and retention in batches of thousands of rows, within a tick of at most 30 s. */
+    SCHEDULER("runner_scheduler", Duration.ofSeconds(20)),
+    DEAD_LETTER("runner_dead_letter", Duration.ofSeconds(10));
 
     private final String roleName;
+    private final Duration statementTimeout;
 
-    DatabaseRole(String roleName) {
+    DatabaseRole(String roleName, Duration statementTimeout) {
         this.roleName = roleName;
+        this.statementTimeout = statementTimeout;
     }
 
     /** The Postgres role, and the {@code username} its secret holds. */
     public String roleName() {
         return roleName;
+    }
+
+    /**
+     * The longest any statement of the role may run before Postgres cancels it ({@code statement_timeout}, set on the
+     * role by R__runtime_roles.sql, so every session of it has it, behind RDS Proxy too): no request or batch holds
+     * a connection for minutes, whatever a table has grown to. DatabaseRoleIT holds the two to each other.
+     */
+    public Duration statementTimeout() {
+        return statementTimeout;
     }
 
     /** The login secret's name: the deployment's prefix, then the role's name. */

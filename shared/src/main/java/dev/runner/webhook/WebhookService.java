@@ -15,6 +15,7 @@ import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pipeline.RunService;
 import dev.runner.security.StandardWebhooks;
+import dev.runner.security.WebhookDecoy;
 import dev.runner.security.WebhookScheme;
 import dev.runner.security.WebhookVerification;
 import dev.runner.security.WebhookVerifier;
@@ -23,13 +24,11 @@ import dev.runner.trigger.Trigger;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -76,8 +75,8 @@ public final class WebhookService {
     private final RunService runs;
     private final DeliveryStore deliveries;
     private final Clock clock;
-    /** Verified against when a destination has no secret, so that its refusal costs the same HMAC as a bad signature. */
-    private final List<String> decoySecrets;
+    /** Checks every delivery, so that a refusal costs the same work whether its destination exists or not. */
+    private final WebhookDecoy decoy = new WebhookDecoy();
 
     public WebhookService(RunnerConfig.Webhooks settings, Integrations integrations, RunService runs, DeliveryStore deliveries,
                           Clock clock) {
@@ -86,9 +85,6 @@ public final class WebhookService {
         this.runs = runs;
         this.deliveries = deliveries;
         this.clock = clock;
-        byte[] decoy = new byte[32];
-        new SecureRandom().nextBytes(decoy);
-        this.decoySecrets = List.of(StandardWebhooks.SECRET_PREFIX + Base64.getEncoder().encodeToString(decoy));
     }
 
     public ApiResponse handle(ApiRequest request) {
@@ -160,7 +156,7 @@ public final class WebhookService {
                 }
             }
             case Destination.Unknown unknown -> {
-                verify(WebhookScheme.STANDARD, decoySecrets, request); // the work a bad signature costs, so timing tells nothing
+                verify(null, List.of(), request); // the work a bad signature of the request's scheme costs, so timing tells nothing
                 refusal = unknown.reason();
             }
         }
@@ -168,8 +164,9 @@ public final class WebhookService {
         return Optional.empty();
     }
 
+    /** Through the decoy: every scheme the request speaks costs its verification, known destination or not (WebhookDecoy). */
     private WebhookVerification verify(WebhookScheme scheme, List<String> secrets, ApiRequest request) {
-        return WebhookVerifier.verify(scheme, secrets, request::header, request.body(), clock.instant(), settings.signatureTolerance());
+        return decoy.verify(scheme, secrets, request::header, request.body(), clock.instant(), settings.signatureTolerance());
     }
 
     /** Cached lookups only (misses too): a flood of made-up destinations reaches Postgres at most once per TTL each. */
@@ -177,7 +174,7 @@ public final class WebhookService {
         if (!IntegrationType.KEY.matcher(tenantId).matches() || !IntegrationType.KEY.matcher(integrationKey).matches()) {
             return new Destination.Unknown("malformed tenant or integration key");
         }
-        Optional<TenantIntegration> tenant = integrations.tenantIntegrationCached(tenantId, integrationKey);
+        Optional<TenantIntegration> tenant = integrations.tenantIntegrationWithSecretsCached(tenantId, integrationKey);
         if (tenant.isEmpty()) {
             return new Destination.Unknown("no such tenant integration");
         }

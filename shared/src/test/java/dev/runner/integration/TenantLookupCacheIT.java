@@ -50,7 +50,8 @@ class TenantLookupCacheIT {
             store.putType(IntegrationType.fromJson("crm-x", Json.parse("{\"handlers\":{\"leads\":{\"url\":\"https://handlers.example/leads\"}}}")));
             List<String> known = List.of("t-acme", "t-globex", "t-initech");
             for (String tenant : known) {
-                store.putTenantIntegration(new TenantIntegration(tenant, "crm-x", true, null, Json.object(), Map.of()), Map.of());
+                store.putTenantIntegration(new TenantIntegration(tenant, "crm-x", true, null, Json.object(), Map.of()), Map.of(),
+                        IntegrationStore.Writer.OPERATOR, true);
             }
             var integrations = new Integrations(store, null, Duration.ofSeconds(60), clock);
             known.forEach(tenant -> assertTrue(integrations.tenantIntegrationCached(tenant, "crm-x").isPresent()));

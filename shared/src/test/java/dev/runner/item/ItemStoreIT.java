@@ -18,6 +18,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.stream.IntStream;
 
@@ -55,10 +56,10 @@ class ItemStoreIT {
         ItemFilter filter = new ItemFilter(tenant, null, null, null);
 
         for (int limit : new int[] {1, 3, 7, 20}) {
-            long before = items.countDead(filter);
-            List<ItemJob> redriven = db.inTransaction(connection -> items.redriveDead(connection, filter, limit));
+            long before = items.countDead(filter, null, Long.MAX_VALUE);
+            List<ItemJob> redriven = db.inTransaction(connection -> items.redrivePage(connection, filter, null, null, null, limit)).jobs();
             assertEquals(limit, redriven.size(), "a redrive of " + limit);
-            assertEquals(before - limit, items.countDead(filter), "dead items left after a redrive of " + limit);
+            assertEquals(before - limit, items.countDead(filter, null, Long.MAX_VALUE), "dead items left after a redrive of " + limit);
             redriven.forEach(job -> assertEquals(run.runId(), job.runId()));
         }
     }
@@ -81,8 +82,8 @@ class ItemStoreIT {
         assertEquals(3, items.claim(List.of(succeeds, retries, waitsItsBackoff), LEASE).claimed().size());
         items.record(List.of(new ItemStore.Result.Retrying(waitsItsBackoff, "503", 0)));
 
-        assertTrue(runs.cancel(cancelled.runId()));
-        assertFalse(runs.cancel(cancelled.runId()), "a second cancel changes nothing");
+        assertTrue(cancel(cancelled.runId()));
+        assertFalse(cancel(cancelled.runId()), "a second cancel changes nothing");
         assertEquals(RunStatus.CANCELLED, runs.find(cancelled.runId()).orElseThrow().status());
         assertEquals(Map.of(ItemStatus.PROCESSING, 2L, ItemStatus.CANCELLED, 2L), items.countByStatus(cancelled.runId()));
 
@@ -106,15 +107,10 @@ class ItemStoreIT {
         RunRef run = openRun(tenant);
         List<ItemJob> inserted = insert(run, 3);
         UUID dying = inserted.get(0).itemId();
-        items.claim(List.of(dying), LEASE);
-        items.markDead(List.of(new ItemStore.Dead(dying, "422")));
-        assertTrue(runs.cancel(run.runId()));
+        kill(List.of(dying));
+        assertTrue(cancel(run.runId()));
 
-        List<ItemJob> redriven = db.inTransaction(connection -> {
-            List<ItemJob> jobs = items.redrive(connection, run.runId());
-            runs.reopen(connection, run.runId());
-            return jobs;
-        });
+        List<ItemJob> redriven = redrive(run.runId());
         assertEquals(List.of(dying), redriven.stream().map(ItemJob::itemId).toList());
         assertEquals(RunStatus.RUNNING, runs.find(run.runId()).orElseThrow().status());
         assertEquals(1, items.claim(List.of(dying), LEASE).claimed().size(), "a redriven item of a cancelled run is called");
@@ -124,7 +120,114 @@ class ItemStoreIT {
         assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 2L), items.countByStatus(run.runId()));
     }
 
+    /**
+     * A run cancelled while its fetch was under way never saw the rest of its handler's items: redriven, its
+     * dead ones succeed and it ends again, cancelled, though none of its items reads cancelled.
+     */
+    @Test
+    void aRunCancelledMidFetchEndsCancelledAfterItsRedrivenItemsSucceed() {
+        RunJob job = new RunJob(UUID.randomUUID(), "t-" + UUID.randomUUID(), "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL, null);
+        db.inTransaction(connection -> runs.insert(connection, job, RunStatus.FETCHING, null));
+        RunRef run = new RunRef(job.runId(), job.tenantId(), "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL);
+        UUID item = insert(run, 1).getFirst().itemId();
+        kill(List.of(item));
+        assertTrue(cancel(run.runId()));
+        assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()), "no item was left to cancel");
+
+        redrive(run.runId());
+        items.claim(List.of(item), LEASE);
+        items.record(List.of(new ItemStore.Result.Succeeded(item)));
+        assertEquals(List.of(run.runId()), runs.completeIfDone(List.of(run.runId())));
+        assertEquals(RunStatus.CANCELLED, runs.find(run.runId()).orElseThrow().status(), "its fetch never ended: not all its work was done");
+    }
+
+    /**
+     * A dead letter is the end only of an item handed to the DLQ, parked, or out of attempts: a copy that comes back
+     * after the item was redriven leaves it alone whatever it is doing now (waiting, or in a call, which then decides),
+     * and one for an item whose worker stopped mid-call with attempts left sends it back to work.
+     */
+    @Test
+    void aDeadLetterThatComesBackAfterARedriveLeavesTheRedrivenItemAlone() {
+        RunRef run = openRun("t-" + UUID.randomUUID());
+        UUID item = insert(run, 1).getFirst().itemId();
+        kill(List.of(item));
+        assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()));
+        redrive(run.runId());
+
+        ItemStore.Marked waiting = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
+        assertEquals(List.of(), waiting.runsOfDead());
+        assertEquals(Map.of(ItemStatus.QUEUED, 1L), items.countByStatus(run.runId()), "the redriven item waits for its message");
+
+        assertEquals(1, items.claim(List.of(item), LEASE).claimed().size());
+        ItemStore.Marked inACall = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
+        assertEquals(Set.of(item), inACall.inFlight(), "its call decides; the dead letter is looked at again later");
+        assertEquals(Map.of(ItemStatus.PROCESSING, 1L), items.countByStatus(run.runId()));
+        items.record(List.of(new ItemStore.Result.Succeeded(item)));
+        assertEquals(List.of(), items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS).runsOfDead());
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L), items.countByStatus(run.runId()));
+    }
+
+    @Test
+    void aDeadLetterKillsOnlyAnItemHandedOffParkedOrOutOfAttempts() {
+        RunRef run = openRun("t-" + UUID.randomUUID());
+        List<UUID> ids = insert(run, 5).stream().map(ItemJob::itemId).toList();
+        UUID handedOff = ids.get(0);
+        UUID parked = ids.get(1);
+        UUID stoppedOnItsLastAttempt = ids.get(2);
+        UUID stoppedWithAttemptsLeft = ids.get(3);
+        UUID waiting = ids.get(4);
+        items.claim(List.of(handedOff, stoppedOnItsLastAttempt, stoppedWithAttemptsLeft), LEASE);
+        items.record(List.of(new ItemStore.Result.HandedToDlq(handedOff, "422", false)));
+        db.update("update execution_items set status = 'parked' where item_id = ?", parked);
+        db.update("update execution_items set attempts = ? where item_id = ?", MAX_ATTEMPTS, stoppedOnItsLastAttempt);
+
+        // A lease of zero: every claim made before this statement has run out, as a stopped worker's does.
+        ItemStore.Marked marked = items.markDead(ids.stream().map(id -> new ItemStore.Dead(id, null)).toList(), Duration.ZERO,
+                MAX_ATTEMPTS);
+        assertEquals(3, marked.runsOfDead().size());
+        assertEquals(1, marked.backToWork());
+        assertEquals(Map.of(ItemStatus.DEAD, 3L, ItemStatus.RETRYING, 1L, ItemStatus.QUEUED, 1L), items.countByStatus(run.runId()));
+        assertEquals(ItemStatus.RETRYING, statusOf(stoppedWithAttemptsLeft));
+        assertEquals(ItemStatus.QUEUED, statusOf(waiting));
+    }
+
     private static final Duration LEASE = Duration.ofMinutes(5);
+    private static final int MAX_ATTEMPTS = 3;
+
+    /** A run's dead items back to work and the run reopened, in one transaction, as a redrive's page does. */
+    private static List<ItemJob> redrive(UUID runId) {
+        return db.inTransaction(connection -> {
+            List<ItemJob> jobs = items.redrivePage(connection, new ItemFilter(null, null, null, runId), null, null, null, 1000).jobs();
+            runs.reopen(connection, jobs.stream().map(ItemJob::runId).collect(java.util.stream.Collectors.toSet()));
+            return jobs;
+        });
+    }
+
+    /** The run cancelled and its items not yet called ended, as a cancel and its pages do; false when it was not open. */
+    private static boolean cancel(UUID runId) {
+        return db.inTransaction(connection -> {
+            if (!runs.cancel(connection, runId)) {
+                return false;
+            }
+            for (ItemStatus status : ItemStore.CANCELLABLE) {
+                items.cancelPage(connection, runId, status, null, 1000);
+            }
+            return true;
+        });
+    }
+
+    /** Handed to the DLQ by a worker, then marked dead by the dead-letter function, as the pipeline does. */
+    private static void kill(List<UUID> ids) {
+        items.claim(ids, LEASE);
+        items.record(ids.stream().<ItemStore.Result>map(id -> new ItemStore.Result.HandedToDlq(id, "422", false)).toList());
+        assertEquals(ids.size(), items.markDead(ids.stream().map(id -> new ItemStore.Dead(id, "422")).toList(), LEASE, MAX_ATTEMPTS)
+                .runsOfDead().size());
+    }
+
+    private static ItemStatus statusOf(UUID itemId) {
+        return ItemStatus.fromWire(db.query("select status from execution_items where item_id = ?", row -> row.getString(1), itemId)
+                .getFirst());
+    }
 
     private static RunRef openRun(String tenant) {
         RunJob job = new RunJob(UUID.randomUUID(), tenant, "crm-x", "leads", Direction.INBOUND, Trigger.MANUAL, null);
@@ -139,8 +242,7 @@ class ItemStoreIT {
 
     private static RunRef deadRun(String tenant, int size) {
         RunRef run = openRun(tenant);
-        List<ItemJob> inserted = insert(run, size);
-        items.markDead(inserted.stream().map(item -> new ItemStore.Dead(item.itemId(), "422")).toList());
+        kill(insert(run, size).stream().map(ItemJob::itemId).toList());
         return run;
     }
 }

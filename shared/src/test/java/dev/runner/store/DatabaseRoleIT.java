@@ -40,26 +40,33 @@ class DatabaseRoleIT {
             DatabaseRole.INGEST, List.of("select * from handler_signing_keys", "select * from api_keys", "delete from runs",
                     "insert into ingest_producers (sender_id, tenants) values ('x', '{}')"),
             DatabaseRole.RUN_WORKER, List.of("select * from api_keys", "update handler_signing_keys set secret = 'x'",
-                    "select * from webhook_deliveries", "delete from runs"),
+                    "select * from webhook_deliveries", "delete from runs", "select webhook_secrets from tenant_integrations",
+                    "select * from tenant_integrations"),
             DatabaseRole.ITEM_WORKER, List.of("select * from api_keys", "update handler_signing_keys set secret = 'x'",
                     "delete from execution_items", "select * from pending_sends", "select * from ingest_producers",
                     "delete from paused_handlers", "update tenant_integrations set enabled = false",
-                    "update paused_handlers set handler_key = 'x'"),
+                    "update paused_handlers set handler_key = 'x'", "select webhook_secrets from tenant_integrations",
+                    "select * from tenant_integrations"),
             DatabaseRole.SCHEDULER, List.of("select * from api_keys", "select * from handler_signing_keys",
-                    "delete from schedules", "update tenant_integrations set enabled = false"),
+                    "delete from schedules", "update tenant_integrations set enabled = false",
+                    "select webhook_secrets from tenant_integrations"),
             DatabaseRole.DEAD_LETTER, List.of("select * from tenant_integrations", "select * from api_keys",
                     "select * from handler_signing_keys", "delete from dead_letters"),
             DatabaseRole.API, List.of("delete from runs", "delete from dead_letters", "delete from api_keys")));
 
     /** What each role's job needs at the least: reading its main tables. */
     private static final Map<DatabaseRole, List<String>> ALLOWED = new EnumMap<>(Map.of(
-            DatabaseRole.WEBHOOK, List.of("select count(*) from tenant_integrations", "select count(*) from webhook_deliveries",
+            DatabaseRole.WEBHOOK, List.of("select webhook_secrets from tenant_integrations", "select count(*) from webhook_deliveries",
                     "select count(*) from pending_sends"),
-            DatabaseRole.INGEST, List.of("select count(*) from ingest_producers", "select count(*) from delivery_ids"),
-            DatabaseRole.RUN_WORKER, List.of("select count(*) from handler_signing_keys", "select count(*) from execution_items"),
+            DatabaseRole.INGEST, List.of("select count(*) from ingest_producers", "select count(*) from delivery_ids",
+                    "select webhook_secrets from tenant_integrations"),
+            DatabaseRole.RUN_WORKER, List.of("select count(*) from handler_signing_keys", "select count(*) from execution_items",
+                    "select enabled, settings::text from tenant_integrations"),
             DatabaseRole.ITEM_WORKER, List.of("select count(*) from handler_signing_keys", "select count(*) from paused_handlers",
+                    "select tenant_id, integration_key, enabled, settings::text, schedules::text from tenant_integrations",
                     "select 1 from paused_handlers for key share", "select 1 from tenant_integrations where not enabled for share"),
-            DatabaseRole.SCHEDULER, List.of("select count(*) from schedules", "delete from delivery_ids where false",
+            DatabaseRole.SCHEDULER, List.of("select count(*) from schedules", "select enabled from tenant_integrations",
+                    "delete from delivery_ids where false",
                     "delete from execution_items where false", "delete from runs where false", "delete from dead_letters where false"),
             DatabaseRole.DEAD_LETTER, List.of("select count(*) from dead_letters", "select count(*) from execution_items"),
             DatabaseRole.API, List.of("select count(*) from api_keys", "select count(*) from handler_signing_keys")));
@@ -114,6 +121,17 @@ class DatabaseRoleIT {
                 row.next();
                 assertEquals(role.roleName(), row.getString(1));
             }
+        }
+    }
+
+    /** Each role's sessions have the statement timeout DatabaseRole gives it: no statement of a function runs for minutes. */
+    @ParameterizedTest
+    @EnumSource(DatabaseRole.class)
+    void everySessionOfTheRoleHasItsStatementTimeout(DatabaseRole role) throws SQLException {
+        try (Connection connection = login(role); Statement statement = connection.createStatement();
+             var row = statement.executeQuery("select setting::bigint from pg_settings where name = 'statement_timeout'")) {
+            row.next();
+            assertEquals(role.statementTimeout().toMillis(), row.getLong(1), role + "'s statement_timeout in milliseconds");
         }
     }
 

@@ -8,7 +8,9 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A function's {@code Policies} as SAM turns them into its role's statements: SAM policy templates
@@ -62,9 +64,12 @@ final class SamPolicies {
         return statements;
     }
 
-    /** The statements of an AWS::IAM::Role's {@code Policies} and {@code ManagedPolicyArns}. */
+    /**
+     * The statements of an AWS::IAM::Role's {@code Policies} and {@code ManagedPolicyArns}; a managed policy of the
+     * template itself ({@code templatePolicy} finds its document by what its Ref resolves to) is read as written.
+     */
     static List<PolicyStatement> roleStatements(String roleId, Map<String, Object> role, Intrinsics intrinsics,
-                                                Consumer<String> warn) {
+                                                Function<String, Optional<Map<?, ?>>> templatePolicy, Consumer<String> warn) {
         List<PolicyStatement> statements = new ArrayList<>();
         if (intrinsics.resolve(role.get("Policies"), roleId + ".Policies") instanceof List<?> policies) {
             for (Object policy : policies) {
@@ -77,7 +82,10 @@ final class SamPolicies {
         if (intrinsics.resolve(role.get("ManagedPolicyArns"), roleId + ".ManagedPolicyArns") instanceof List<?> arns) {
             for (Object arn : arns) {
                 String name = String.valueOf(arn);
-                if (name.endsWith("/service-role/AWSLambdaSQSQueueExecutionRole")) {
+                Optional<Map<?, ?>> own = templatePolicy.apply(name);
+                if (own.isPresent()) {
+                    statements.addAll(document(roleId + ".ManagedPolicyArns", own.get(), warn));
+                } else if (name.endsWith("/service-role/AWSLambdaSQSQueueExecutionRole")) {
                     statements.add(SQS_EVENT_SOURCE);
                 } else if (NOTHING_CHECKED_LOCALLY.stream().noneMatch(name::endsWith)) {
                     warn.accept(roleId + ": managed policy " + name + " is not evaluated locally; it grants nothing here");

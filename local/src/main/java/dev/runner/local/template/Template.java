@@ -294,7 +294,8 @@ public final class Template implements Intrinsics.Resources {
                 warn(logicalId + ": its Role is not an AWS::IAM::Role of this template; its AWS calls are not checked against IAM here");
                 return Optional.empty();
             }
-            return Optional.of(SamPolicies.roleStatements(roleId.get(), properties(resources.get(roleId.get())), intrinsics, this::warn));
+            return Optional.of(SamPolicies.roleStatements(roleId.get(), properties(resources.get(roleId.get())), intrinsics,
+                    this::managedPolicyDocument, this::warn));
         }
         List<PolicyStatement> statements = new ArrayList<>(
                 SamPolicies.statements(logicalId + ".Policies", properties.get("Policies"), intrinsics, this::warn));
@@ -302,6 +303,15 @@ public final class Template implements Intrinsics.Resources {
             statements.add(SamPolicies.SQS_EVENT_SOURCE);
         }
         return Optional.of(statements);
+    }
+
+    /** The document of the template's AWS::IAM::ManagedPolicy that a Ref resolved to (its logical id); empty for any other. */
+    private Optional<Map<?, ?>> managedPolicyDocument(String reference) {
+        Map<String, Object> resource = resources.get(reference);
+        if (resource == null || !"AWS::IAM::ManagedPolicy".equals(resource.get("Type"))) {
+            return Optional.empty();
+        }
+        return Optional.of((Map<?, ?>) intrinsics.resolve(properties(resource).get("PolicyDocument"), reference + ".PolicyDocument"));
     }
 
     /** The logical id of the AWS::IAM::Role a function's {@code Role: !GetAtt X.Arn} names. */
