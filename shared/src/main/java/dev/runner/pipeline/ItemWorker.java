@@ -5,6 +5,7 @@ import dev.runner.integration.HandlerRef;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemJob;
+import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
@@ -26,13 +27,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Processes one SQS batch of items (docs/item-lifecycle.md) through its steps: parse, group by
+ * Processes one SQS batch of items (docs/item-lifecycle.md) through its steps: parse (a message
+ * may carry several items, {@link ItemMessage}; each is then handled on its own), group by
  * handler, then {@link AdmissionStep admission} (park what is disabled or paused, admit through
  * Redis), {@link ClaimStep claiming} (Postgres), {@link CallStep calling} the handlers and
  * reporting to the guard, and {@link SettleStep settling}. What one all-success batch costs:
  * 3 Postgres statements (claim, record, complete), one handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
- * report), no SQS request of its own (receive and delete belong to the event source mapping).
+ * report), no SQS request of its own (receive and delete belong to the event source mapping) when
+ * nothing goes again.
  *
  * <p>A handler group's failure, however it fails, becomes retryable failures of that group's
  * items: the other groups' outcomes are recorded all the same. Handler calls end by the
@@ -114,13 +117,15 @@ public final class ItemWorker {
         return groups;
     }
 
-    /** Unreadable messages are kept as dead letters (they would never parse); the rest become items. */
+    /** Unreadable messages are kept as dead letters (they would never parse); the rest become items, several for a pack. */
     private List<Item> parse(List<QueueMessage> messages) {
         List<Item> received = new ArrayList<>(messages.size());
         List<DeadLetterStore.DeadLetter> unreadable = new ArrayList<>();
         for (QueueMessage message : messages) {
             try {
-                received.add(new Item(message, ItemJob.fromJson(Json.parse(message.body()))));
+                for (ItemJob job : ItemMessage.read(Json.parse(message.body()))) {
+                    received.add(new Item(message, job));
+                }
             } catch (Json.InvalidJsonException e) {
                 unreadable.add(new DeadLetterStore.DeadLetter(message.sourceQueue(), "unreadable item job: " + e.getMessage(),
                         message.body(), Map.of("messageId", message.messageId())));
