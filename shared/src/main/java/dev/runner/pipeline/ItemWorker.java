@@ -11,8 +11,10 @@ import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
+import dev.runner.pipeline.Settlement.Reason;
 import dev.runner.queue.QueueMessage;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -31,8 +33,9 @@ import java.util.function.LongSupplier;
  * may carry several items, {@link ItemMessage}; each is then handled on its own), group by
  * handler, then {@link AdmissionStep admission} (park what is disabled or paused, admit through
  * Redis), {@link ClaimStep claiming} (Postgres), {@link CallStep calling} the handlers and
- * reporting to the guard, and {@link SettleStep settling}. What one all-success batch costs:
- * 3 Postgres statements (claim, record, complete), one handler call per {@code batch_size} items
+ * reporting to the guard, and {@link SettleStep settling}; a limited handler's items in
+ * {@link #waves waves}. What one all-success batch costs: 3 Postgres statements (claim, record,
+ * complete; a claim more per further wave), one handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
  * report), no SQS request of its own (receive and delete belong to the event source mapping) when
  * nothing goes again.
@@ -46,6 +49,10 @@ public final class ItemWorker {
     private static final Log LOG = Log.of(ItemWorker.class);
     /** What recording a batch's outcomes may take after its handler calls. */
     private static final long RECORD_RESERVE_MS = 5_000;
+    /** Calls a lane of a limited handler makes in one wave (see {@link #waves}). */
+    static final int WAVE_CALLS_PER_LANE = 8;
+    /** A wave after the first starts only with this much of the call time left. */
+    private static final long LATEST_WAVE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** Message ids the event source must not delete: they come back after their visibility timeout. */
     public record BatchResult(List<String> failedMessageIds) {}
@@ -85,6 +92,24 @@ public final class ItemWorker {
         groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
         admission.parkDisabled(groups, fates);
+        List<Map<HandlerRef, List<Item>>> waves = waves(groups, specs);
+        for (int i = 0; i < waves.size(); i++) {
+            if (i > 0 && callDeadline - System.nanoTime() < LATEST_WAVE_NANOS) {
+                // No time for another wave's calls: the rest goes again, unclaimed, no attempt used.
+                waves.subList(i, waves.size()).forEach(wave -> wave.values().forEach(members ->
+                        members.forEach(item -> fates.add(new Fate.Deferred(item, Duration.ofSeconds(1), Reason.OUT_OF_TIME)))));
+                break;
+            }
+            callWave(waves.get(i), specs, byItem, fates, callDeadline, remainingMillis);
+        }
+        Set<String> tenants = new LinkedHashSet<>();
+        byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
+        return new BatchResult(settling.settle(fates, tenants));
+    }
+
+    /** One wave: admitted, claimed, called and reported; its outcomes become fates, settled with the batch's. */
+    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem, List<Fate> fates,
+                          long callDeadline, LongSupplier remainingMillis) {
         Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis);
         CallStep.BatchCalls batchCalls = CallStep.BatchCalls.NONE;
         ClaimStep.Claimed claimed = ClaimStep.Claimed.NONE;
@@ -103,9 +128,30 @@ public final class ItemWorker {
                     fates.add(new Fate.Called(byItem.get(itemId), claims.get(itemId).attempt(), outcome)));
         }
         fates.addAll(batchCalls.uncalled());
-        Set<String> tenants = new LinkedHashSet<>();
-        byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
-        return new BatchResult(settling.settle(fates, tenants));
+    }
+
+    /**
+     * The batch in waves, each group's items split by what its concurrency leases may call in one
+     * wave ({@link #WAVE_CALLS_PER_LANE} calls a lane): leases are granted per admission and lanes
+     * keep theirs until their calls run out, so a batch of many items on a limited handler asks
+     * again after each wave and follows the leases other workers gave back meanwhile, instead of
+     * working through everything on the few it got first. A handler without a concurrency limit
+     * takes its items in one wave.
+     */
+    static List<Map<HandlerRef, List<Item>>> waves(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs) {
+        List<Map<HandlerRef, List<Item>>> waves = new ArrayList<>();
+        groups.forEach((group, members) -> {
+            HandlerSpec spec = specs.get(group);
+            int size = spec == null || spec.configs().concurrency() == 0 ? members.size()
+                    : spec.configs().concurrency() * (spec.batch() ? spec.configs().batchSize() : 1) * WAVE_CALLS_PER_LANE;
+            for (int from = 0, wave = 0; from < members.size(); from += size, wave++) {
+                if (waves.size() == wave) {
+                    waves.add(new LinkedHashMap<>());
+                }
+                waves.get(wave).put(group, new ArrayList<>(members.subList(from, Math.min(members.size(), from + size))));
+            }
+        });
+        return waves;
     }
 
     /** Items of one handler, most urgent first: admission serves them in this order. */

@@ -100,7 +100,7 @@ final class Settlement {
         PAUSED_RACE,
         /** Its message came back before the item was due (a duplicate, or an early return): it waits until then. */
         NOT_DUE,
-        /** Claimed, but its lane ran out of the invocation's time before calling it. */
+        /** Its lane, or the batch's waves, ran out of the invocation's time before calling it. */
         OUT_OF_TIME,
         /** Claimed, but a call before it in its lane found the endpoint down: it waits out a backoff instead of failing too. */
         HANDLER_FAILING;
