@@ -150,7 +150,7 @@ public final class Runner implements AutoCloseable {
                         config().tenantLimit().shortestDeferral()),
                 new ClaimStep(itemStore(), config().itemClaimLease()),
                 new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
-                new SettleStep(config().retry(), config().queues(), packer.get(), itemStore(), runStore(), queues(), metrics()));
+                new SettleStep(config(), itemStore(), runStore(), queues(), metrics()));
     });
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));

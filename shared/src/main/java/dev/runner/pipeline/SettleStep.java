@@ -33,10 +33,10 @@ public final class SettleStep {
     private final String itemsDlq;
     private final Metrics metrics;
 
-    public SettleStep(RunnerConfig.Retry retry, RunnerConfig.Queues queueUrls, ItemPacker packer, ItemStore items, RunStore runs,
-                      QueueClient queues, Metrics metrics) {
-        this.settlement = new Settlement(retry, queueUrls, packer);
-        this.itemsDlq = queueUrls.itemsDlq();
+    /** @param config its retries, queues and items per message */
+    public SettleStep(RunnerConfig config, ItemStore items, RunStore runs, QueueClient queues, Metrics metrics) {
+        this.settlement = new Settlement(config.retry(), config.queues(), new ItemPacker(config.itemsPerMessage()));
+        this.itemsDlq = config.queues().itemsDlq();
         this.items = items;
         this.runs = runs;
         this.queues = queues;
