@@ -472,25 +472,28 @@ class IntegrityIT {
     }
 
     private static UUID storedRun(PipelineFixture.Integration integration, int n) {
-        RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler(integration), Trigger.MANUAL, List.of(), RunService.Keep.ALL);
-        UUID runId = started.runId();
-        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", runId);
-        RunJob job = new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                handler(integration).direction(), Trigger.MANUAL, null);
-        fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, job.ref(), newItems(n)));
+        UUID runId = runningRun(integration);
+        fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, ref(runId, integration), newItems(n)));
         return runId;
     }
 
     /** Items stored for a running run, as the fan-out leaves them, whose messages the test delivers itself. */
     private static List<ItemJob> storedJobs(PipelineFixture.Integration integration, int n) {
+        UUID runId = runningRun(integration);
+        return fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, ref(runId, integration),
+                newItems(n)));
+    }
+
+    private static UUID runningRun(PipelineFixture.Integration integration) {
         RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
                 handler(integration), Trigger.MANUAL, List.of(), RunService.Keep.ALL);
-        UUID runId = started.runId();
-        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", runId);
-        RunJob job = new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                handler(integration).direction(), Trigger.MANUAL, null);
-        return fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, job.ref(), newItems(n)));
+        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", started.runId());
+        return started.runId();
+    }
+
+    private static dev.runner.run.RunRef ref(UUID runId, PipelineFixture.Integration integration) {
+        return new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                handler(integration).direction(), Trigger.MANUAL, null).ref();
     }
 
     /** One message carrying every job, as the fan-out packs a page. */

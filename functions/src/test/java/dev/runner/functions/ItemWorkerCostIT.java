@@ -16,6 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -34,16 +35,9 @@ class ItemWorkerCostIT {
     @Test
     void aTenItemBatchCostsAtMostFourStatementsOneHandlerCallOneRedisRoundTripAndNoSqsRequest() {
         var integration = fixture.integration(true);
-        var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
-        List<ItemStore.NewItem> items = IntStream.range(0, 20)
-                .mapToObj(i -> new ItemStore.NewItem("cost-" + i, Json.object().put("i", i))).toList();
         // Stored directly, not sent: this test plays the event source with one hand-made batch.
-        RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler, Trigger.MANUAL, List.of(), RunService.Keep.ALL);
-        List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
-                new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                        Direction.INBOUND, Trigger.MANUAL), items));
-        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
+        List<ItemJob> jobs = stored(integration, 20);
+        UUID runId = jobs.getFirst().runId();
         var function = new ItemWorkerFunction(fixture.runner);
         // A first batch loads the Redis scripts and warms the caches: the bill is the steady state's.
         Lambda.sqs(function, batch(jobs.subList(0, 10)), TestContext.of("items", 60_000));
@@ -61,7 +55,7 @@ class ItemWorkerCostIT {
         assertEquals(1, used.handlerCalls(), "one /process-batch call");
         assertEquals(0, used.sqsRequests(), "receive and delete belong to the event source");
         assertEquals(1, used.redisRoundTrips(), "admission only: successes on a clean breaker need no report");
-        assertEquals("completed", fixture.runner.runStore().find(run.runId()).orElseThrow().status().wireName());
+        assertEquals("completed", fixture.runner.runStore().find(runId).orElseThrow().status().wireName());
     }
 
     @Test
@@ -69,14 +63,8 @@ class ItemWorkerCostIT {
         var integration = fixture.integration(true);
         var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
         int perMessage = 50;
-        List<ItemStore.NewItem> items = IntStream.range(0, 4 * perMessage)
-                .mapToObj(i -> new ItemStore.NewItem("pack-" + i, Json.object().put("i", i))).toList();
-        RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler, Trigger.MANUAL, List.of(), RunService.Keep.ALL);
-        List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
-                new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                        Direction.INBOUND, Trigger.MANUAL), items));
-        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
+        List<ItemJob> jobs = stored(integration, 4 * perMessage);
+        UUID runId = jobs.getFirst().runId();
         var function = new ItemWorkerFunction(fixture.runner);
         Lambda.sqs(function, packed(jobs.subList(0, 2 * perMessage), perMessage), TestContext.of("items", 60_000));
         fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey());
@@ -95,7 +83,20 @@ class ItemWorkerCostIT {
         assertEquals(Math.ceilDiv(2 * perMessage, batchSize), used.handlerCalls(), "one /process-batch call per batch_size items");
         assertEquals(0, used.sqsRequests(), "receive and delete belong to the event source");
         assertEquals(1, used.redisRoundTrips(), "admission only");
-        assertEquals("completed", fixture.runner.runStore().find(run.runId()).orElseThrow().status().wireName());
+        assertEquals("completed", fixture.runner.runStore().find(runId).orElseThrow().status().wireName());
+    }
+
+    /** {@code n} items of a running manual run, stored as the fan-out stores them. */
+    private static List<ItemJob> stored(PipelineFixture.Integration integration, int n) {
+        var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
+        List<ItemStore.NewItem> items = IntStream.range(0, n).mapToObj(i -> new ItemStore.NewItem("cost-" + i, Json.object().put("i", i))).toList();
+        RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                handler, Trigger.MANUAL, List.of(), RunService.Keep.ALL);
+        List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
+                new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                        Direction.INBOUND, Trigger.MANUAL), items));
+        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
+        return jobs;
     }
 
     /** The jobs in messages of {@code perMessage} items each, as the fan-out packs a page. */
