@@ -93,11 +93,14 @@ public final class ItemWorker {
 
         admission.parkDisabled(groups, fates);
         List<Map<HandlerRef, List<Item>>> waves = waves(groups, specs);
+        long started = System.nanoTime();
         for (int i = 0; i < waves.size(); i++) {
             if (i > 0 && callDeadline - System.nanoTime() < LATEST_WAVE_NANOS) {
-                // No time for another wave's calls: the rest goes again, unclaimed, no attempt used.
+                // No time for another wave's calls: the rest goes again, unclaimed, no attempt used, when
+                // this invocation would have come to it at the pace of its waves so far (not at once, to bounce).
+                Duration later = Duration.ofNanos((System.nanoTime() - started) / i * (waves.size() - i));
                 waves.subList(i, waves.size()).forEach(wave -> wave.values().forEach(members ->
-                        members.forEach(item -> fates.add(new Fate.Deferred(item, Duration.ofSeconds(1), Reason.OUT_OF_TIME)))));
+                        members.forEach(item -> fates.add(new Fate.Deferred(item, later, Reason.OUT_OF_TIME)))));
                 break;
             }
             callWave(waves.get(i), specs, byItem, fates, callDeadline, remainingMillis);
