@@ -24,11 +24,11 @@ class ItemWorkerWavesTest {
     private static final HandlerRef FREE = new HandlerRef("crm", "free");
 
     @Test
-    void aLimitedHandlersItemsGoInWavesOfItsLeasesCallsAndAnUnlimitedOnesInOne() {
+    void aLimitedHandlersItemsGoInWavesOfItsLeasesCallsAndAnUnlimitedOnesInWavesOfCallsAllInFlight() {
         Map<HandlerRef, List<Item>> groups = new LinkedHashMap<>();
         groups.put(LIMITED, items(90));
         groups.put(BATCHED, items(500));
-        groups.put(FREE, items(700));
+        groups.put(FREE, items(250));
         Map<HandlerRef, HandlerSpec> specs = Map.of(
                 LIMITED, spec(false, 4, 1),
                 BATCHED, spec(true, 2, 10),
@@ -38,8 +38,9 @@ class ItemWorkerWavesTest {
 
         int limitedWave = 4 * ItemWorker.WAVE_CALLS_PER_LANE;
         int batchedWave = 2 * 10 * ItemWorker.WAVE_CALLS_PER_LANE;
-        assertEquals(List.of(limitedWave, batchedWave, 700), sizes(waves.getFirst()));
-        assertEquals(List.of(limitedWave, batchedWave), sizes(waves.get(1)));
+        int freeWave = ItemWorker.UNLIMITED_WAVE_CALLS * 10;
+        assertEquals(List.of(limitedWave, batchedWave, freeWave), sizes(waves.getFirst()));
+        assertEquals(List.of(limitedWave, batchedWave, 250 - freeWave), sizes(waves.get(1)));
         assertEquals((int) Math.ceil(500.0 / batchedWave), waves.size(), "the longest group sets the number of waves");
         List<Item> limited = new ArrayList<>();
         waves.forEach(wave -> limited.addAll(wave.getOrDefault(LIMITED, List.of())));
