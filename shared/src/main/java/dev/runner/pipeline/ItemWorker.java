@@ -51,8 +51,12 @@ public final class ItemWorker {
     private static final long RECORD_RESERVE_MS = 5_000;
     /** Calls a lane of a limited handler makes in one wave (see {@link #waves}). */
     static final int WAVE_CALLS_PER_LANE = 8;
-    /** Calls of a handler without a concurrency limit in one wave, all in flight at once: a batch of 20 single items' worth. */
-    static final int UNLIMITED_WAVE_CALLS = 20;
+    /**
+     * Items of a handler without a concurrency limit in one wave (rounded up to whole calls), all
+     * called at once: a batch of single-item messages' worth, so a handler that goes down meets no
+     * more calls of a batch before its breaker is asked again than it did when a message was an item.
+     */
+    static final int UNLIMITED_WAVE_ITEMS = 20;
     /** A wave after the first starts only with this much of the call time left. */
     private static final long LATEST_WAVE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -141,8 +145,7 @@ public final class ItemWorker {
      * keep theirs until their calls run out, so a batch of many items on a limited handler asks
      * again after each wave and follows the leases other workers gave back meanwhile, instead of
      * working through everything on the few it got first. A handler without a concurrency limit
-     * calls a wave's items all at once, so its waves hold {@link #UNLIMITED_WAVE_CALLS} calls: a
-     * handler that goes down meets that many calls of a batch before its breaker is asked again.
+     * calls a wave's items all at once, so its waves hold {@link #UNLIMITED_WAVE_ITEMS} items.
      */
     static List<Map<HandlerRef, List<Item>>> waves(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs) {
         List<Map<HandlerRef, List<Item>>> waves = new ArrayList<>();
@@ -150,7 +153,7 @@ public final class ItemWorker {
             HandlerSpec spec = specs.get(group);
             int perCall = spec == null || !spec.batch() ? 1 : spec.configs().batchSize();
             int size = spec == null ? members.size()
-                    : spec.configs().concurrency() == 0 ? UNLIMITED_WAVE_CALLS * perCall
+                    : spec.configs().concurrency() == 0 ? perCall * Math.ceilDiv(UNLIMITED_WAVE_ITEMS, perCall)
                     : spec.configs().concurrency() * perCall * WAVE_CALLS_PER_LANE;
             for (int from = 0, wave = 0; from < members.size(); from += size, wave++) {
                 if (waves.size() == wave) {

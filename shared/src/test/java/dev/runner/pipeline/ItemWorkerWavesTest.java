@@ -28,7 +28,7 @@ class ItemWorkerWavesTest {
         Map<HandlerRef, List<Item>> groups = new LinkedHashMap<>();
         groups.put(LIMITED, items(90));
         groups.put(BATCHED, items(500));
-        groups.put(FREE, items(250));
+        groups.put(FREE, items(freeItems()));
         Map<HandlerRef, HandlerSpec> specs = Map.of(
                 LIMITED, spec(false, 4, 1),
                 BATCHED, spec(true, 2, 10),
@@ -38,9 +38,10 @@ class ItemWorkerWavesTest {
 
         int limitedWave = 4 * ItemWorker.WAVE_CALLS_PER_LANE;
         int batchedWave = 2 * 10 * ItemWorker.WAVE_CALLS_PER_LANE;
-        int freeWave = ItemWorker.UNLIMITED_WAVE_CALLS * 10;
+        int freeWave = 10 * Math.ceilDiv(ItemWorker.UNLIMITED_WAVE_ITEMS, 10);
         assertEquals(List.of(limitedWave, batchedWave, freeWave), sizes(waves.getFirst()));
-        assertEquals(List.of(limitedWave, batchedWave, 250 - freeWave), sizes(waves.get(1)));
+        assertEquals(List.of(limitedWave, batchedWave, freeWave), sizes(waves.get(1)));
+        assertEquals(List.of(90 - 2 * limitedWave, batchedWave, freeItems() - 2 * freeWave), sizes(waves.get(2)));
         assertEquals((int) Math.ceil(500.0 / batchedWave), waves.size(), "the longest group sets the number of waves");
         List<Item> limited = new ArrayList<>();
         waves.forEach(wave -> limited.addAll(wave.getOrDefault(LIMITED, List.of())));
@@ -52,6 +53,11 @@ class ItemWorkerWavesTest {
         List<Map<HandlerRef, List<Item>>> waves = ItemWorker.waves(Map.of(LIMITED, items(100)), Map.of());
 
         assertEquals(1, waves.size());
+    }
+
+    /** Two waves and a part of an unlimited batch handler's. */
+    private static int freeItems() {
+        return 2 * 10 * Math.ceilDiv(ItemWorker.UNLIMITED_WAVE_ITEMS, 10) + 5;
     }
 
     private static List<Integer> sizes(Map<HandlerRef, List<Item>> wave) {
