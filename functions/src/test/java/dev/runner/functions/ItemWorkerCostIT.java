@@ -60,7 +60,8 @@ class ItemWorkerCostIT {
 
     @Test
     void aBatchOfPackedMessagesCostsWhatOneBatchCostsWhateverItsItems() {
-        var integration = fixture.integration(true);
+        // Configured as W1's (the reference's): a concurrency limit, so the batch is one wave (an unlimited handler's waves hold 20 items).
+        var integration = fixture.integration(true, Json.object().put("batch_size", 10).put("concurrency", 50));
         var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
         int perMessage = 50;
         List<ItemJob> jobs = stored(integration, 4 * perMessage);
