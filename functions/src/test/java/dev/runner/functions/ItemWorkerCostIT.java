@@ -83,7 +83,8 @@ class ItemWorkerCostIT {
         assertTrue(used.sqlStatements() <= 4, "the same statements as a 10-item batch: " + used.sqlStatements());
         assertEquals(Math.ceilDiv(2 * perMessage, batchSize), used.handlerCalls(), "one /process-batch call per batch_size items");
         assertEquals(0, used.sqsRequests(), "receive and delete belong to the event source");
-        assertEquals(1, used.redisRoundTrips(), "admission only");
+        assertTrue(used.redisRoundTrips() <= 1 + used.handlerCalls(),
+                "admission, then a lease given back by each lane as it runs out of calls: " + used.redisRoundTrips());
         assertEquals("completed", fixture.runner.runStore().find(runId).orElseThrow().status().wireName());
     }
 
