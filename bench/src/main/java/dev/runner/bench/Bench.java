@@ -45,6 +45,9 @@ public final class Bench {
     public static void main(String[] args) {
         Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7") : Arrays.asList(args));
         System.out.println(jitMode());
+        System.out.println(Boolean.parseBoolean(System.getenv("RUNNER_PG_DURABLE"))
+                ? "Postgres: durable (RUNNER_PG_DURABLE=true: fsync, synchronous_commit and full-page writes on, as on RDS)"
+                : "Postgres: not durable (fsync and synchronous_commit off); RUNNER_PG_DURABLE=true measures with commits on disk, as on RDS");
         warmUp();
         for (String workload : workloads) {
             switch (workload) {

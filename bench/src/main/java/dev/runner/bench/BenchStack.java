@@ -138,9 +138,25 @@ final class BenchStack implements AutoCloseable {
         return UUID.fromString(created.path("runId").asText());
     }
 
-    /** A manual run for each tenant, in order. */
+    /**
+     * A manual run for each tenant, their POST /runs sent at once (as a client starting every
+     * tenant's import does; the reference enqueues its whole dataset in one call); ids in order.
+     */
     List<UUID> manualRuns(List<String> tenants, String integrationKey, String handlerKey) {
-        return tenants.stream().map(tenant -> manualRun(tenant, integrationKey, handlerKey)).toList();
+        try (var clients = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            List<java.util.concurrent.Future<UUID>> started = tenants.stream()
+                    .map(tenant -> clients.submit(() -> manualRun(tenant, integrationKey, handlerKey))).toList();
+            List<UUID> runIds = new java.util.ArrayList<>(started.size());
+            for (var run : started) {
+                runIds.add(run.get());
+            }
+            return runIds;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while starting runs", e);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IllegalStateException("a run did not start: " + e.getCause(), e.getCause());
+        }
     }
 
     JsonNode run(UUID runId) {

@@ -22,8 +22,8 @@ public final class SqsRequestCounter implements SqsFrontEnd.Inspector {
     /** Messages sent (SendMessage, SendMessageBatch entries), by queue name. */
     private static final Map<String, LongAdder> SENT_BY_QUEUE = new ConcurrentHashMap<>();
     /**
-     * Items sent back to their tier deferred: an item message whose {@code deferrals} is above 0
-     * (ItemJob counts them; only a deferral's re-send raises it, retries wait out a visibility change).
+     * Items sent back to their tier deferred: each item of a message whose {@code deferrals} is above 0
+     * (ItemJob counts them; only a deferral's re-send raises it, a retry's re-send carries it as it was).
      */
     private static final LongAdder DEFERRALS = new LongAdder();
     private static final java.util.regex.Pattern DEFERRED = java.util.regex.Pattern.compile("\"deferrals\":[1-9]");
@@ -53,12 +53,12 @@ public final class SqsRequestCounter implements SqsFrontEnd.Inspector {
     }
 
     private static void countDeferral(String body) {
-        if (body != null && DEFERRED.matcher(body).find()) {
-            DEFERRALS.increment();
+        if (body != null) {
+            DEFERRALS.add(DEFERRED.matcher(body).results().count());
         }
     }
 
-    /** Deferrals so far: item messages re-sent to their tier with a delay. */
+    /** Deferrals so far: items re-sent to their tier deferred. */
     public static long deferrals() {
         return DEFERRALS.sum();
     }

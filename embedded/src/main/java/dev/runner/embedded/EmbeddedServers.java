@@ -177,6 +177,8 @@ public final class EmbeddedServers implements AutoCloseable {
 
     /** Starts Postgres on its port over its data directory: initdb only when the directory is new. */
     private EmbeddedPostgres startPostgres() {
+        // RUNNER_PG_DURABLE=true: commits wait for their WAL on disk, as on RDS (benchmarks that compare with a durable store).
+        String durability = Boolean.parseBoolean(System.getenv("RUNNER_PG_DURABLE")) ? "on" : "off";
         try {
             return EmbeddedPostgres.builder()
                     .setPort(postgresPort)
@@ -185,9 +187,9 @@ public final class EmbeddedServers implements AutoCloseable {
                     .setPGStartupWait(Duration.ofSeconds(60))
                     // A throwaway server: durability is not worth an fsync per commit here. A restart
                     // is a clean shutdown (a checkpoint), so it loses no committed row all the same.
-                    .setServerConfig("fsync", "off")
-                    .setServerConfig("synchronous_commit", "off")
-                    .setServerConfig("full_page_writes", "off")
+                    .setServerConfig("fsync", durability)
+                    .setServerConfig("synchronous_commit", durability)
+                    .setServerConfig("full_page_writes", durability)
                     .setServerConfig("max_connections", "300")
                     // Counts what the server ran, per statement (benchmarks; CREATE EXTENSION pg_stat_statements to read it).
                     .setServerConfig("shared_preload_libraries", "pg_stat_statements")

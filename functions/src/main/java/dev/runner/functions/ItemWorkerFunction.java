@@ -17,10 +17,9 @@ import java.io.OutputStream;
 /** Items tiers: admission, claim, handler call, report. */
 public final class ItemWorkerFunction implements RequestStreamHandler {
 
-    /** Deferrals go back to the item's tier, final failures to the items DLQ; retries set the backoff as the message's visibility. */
+    /** Deferrals and retries go back to the item's tier as messages of their own, final failures to the items DLQ. */
     public static final Grants GRANTS = Grants.none()
             .sendingTo(QueueRole.itemsTiers()).sendingTo(QueueRole.ITEMS_DLQ)
-            .changingVisibilityOn(QueueRole.itemsTiers())
             .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
 
     private final ItemWorker worker;

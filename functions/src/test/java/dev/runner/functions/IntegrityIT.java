@@ -364,8 +364,7 @@ class IntegrityIT {
             Duration took = Duration.ofNanos(System.nanoTime() - started);
 
             assertTrue(took.compareTo(Duration.ofSeconds(8)) < 0, "settled within the invocation: " + took);
-            assertEquals(List.of(stalledMessage.getMessageId()),
-                    response.getBatchItemFailures().stream().map(f -> f.getItemIdentifier()).toList(), "only the stalled item comes back");
+            assertTrue(response.getBatchItemFailures().isEmpty(), "the stalled item goes again in a message of its own: " + response);
             itemIds(goodRun).forEach(itemId -> assertEquals(ItemStatus.SUCCEEDED, status(itemId)));
             assertEquals(ItemStatus.RETRYING, status(stalledItem), "the stalled call is a retryable failure of its own item");
         }
@@ -424,15 +423,86 @@ class IntegrityIT {
     // ------------------------------------------------------------------ helpers
 
     /** A running run with {@code n} stored items and no message sent for them: what a lost send leaves. */
+    @Test
+    void aPackedMessageIsTakenAsAGroupAndItsFailingItemGoesAgainAloneWithoutItsNeighbours() {
+        var integration = fixture.integration(false);
+        List<ItemJob> jobs = storedJobs(integration, 5);
+        String failsOnce = jobs.get(2).itemId().toString();
+        AtomicBoolean failed = new AtomicBoolean();
+        fixture.handlers.handler(integration.handlerKey()).itemStatus(item ->
+                item.path("itemId").asText().equals(failsOnce) && failed.compareAndSet(false, true) ? 503 : 200);
+
+        var response = Lambda.sqs(new ItemWorkerFunction(fixture.runner), packedEvent(jobs), TestContext.of("items", 60_000));
+
+        assertTrue(response.getBatchItemFailures().isEmpty(), "the pack is acknowledged; its retry travels alone: " + response);
+        awaitItem(jobs.get(2).itemId(), ItemStatus.SUCCEEDED);
+        for (ItemJob job : jobs) {
+            assertEquals(job == jobs.get(2) ? 2 : 1, fixture.handlers.timesProcessed(integration.handlerKey(), job.itemId().toString()),
+                    "called once each, the failed item twice: " + job.externalId());
+            assertEquals(ItemStatus.SUCCEEDED, status(job.itemId()));
+        }
+        assertEquals(2, fixture.runner.database().queryOne("select attempts from execution_items where item_id = ?",
+                row -> row.getInt(1), jobs.get(2).itemId()).orElseThrow(), "its own attempts only");
+    }
+
+    @Test
+    void aPackTheItemsQueueGaveUpOnIsStampedDeadItemByItemBesideAOneItemHandOff() {
+        var integration = fixture.integration(true);
+        List<ItemJob> jobs = storedJobs(integration, 4);
+        SQSEvent dlq = Events.load("sqs-dlq.json", SQSEvent.class);
+        SQSEvent.SQSMessage pack = dlq.getRecords().getFirst();
+        pack.setEventSourceArn(fixture.stack.arn("items-dlq"));
+        // What maxReceiveCount moves there: the pack as it was sent, no error of the worker's.
+        pack.setBody(dev.runner.item.ItemMessage.write(jobs.subList(0, 3)));
+        var handOff = new SQSEvent.SQSMessage();
+        handOff.setMessageId(UUID.randomUUID().toString());
+        handOff.setEventSourceArn(fixture.stack.arn("items-dlq"));
+        handOff.setAttributes(pack.getAttributes());
+        handOff.setBody(Json.write(jobs.get(3).toJson().put("error", "handler answered 422")));
+        dlq.setRecords(List.of(pack, handOff));
+
+        Lambda.sqs(new DeadLetterFunction(fixture.runner), dlq, TestContext.of("dlq", 30_000));
+
+        for (ItemJob job : jobs) {
+            JsonNode item = Json.parse(fixture.api("GET", "/items/" + job.itemId(), null).body());
+            assertEquals("dead", item.path("status").asText(), item.toString());
+            assertTrue(item.path("dlqAt").isTextual(), "dlq_at stamped per item: " + item);
+        }
+        assertEquals("handler answered 422", Json.parse(fixture.api("GET", "/items/" + jobs.get(3).itemId(), null).body()).path("lastError").asText());
+    }
+
     private static UUID storedRun(PipelineFixture.Integration integration, int n) {
+        UUID runId = runningRun(integration);
+        fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, ref(runId, integration), newItems(n)));
+        return runId;
+    }
+
+    /** Items stored for a running run, as the fan-out leaves them, whose messages the test delivers itself. */
+    private static List<ItemJob> storedJobs(PipelineFixture.Integration integration, int n) {
+        UUID runId = runningRun(integration);
+        return fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, ref(runId, integration),
+                newItems(n)));
+    }
+
+    private static UUID runningRun(PipelineFixture.Integration integration) {
         RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
                 handler(integration), Trigger.MANUAL, List.of(), RunService.Keep.ALL);
-        UUID runId = started.runId();
-        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", runId);
-        RunJob job = new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                handler(integration).direction(), Trigger.MANUAL, null);
-        fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection, job.ref(), newItems(n)));
-        return runId;
+        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", started.runId());
+        return started.runId();
+    }
+
+    private static dev.runner.run.RunRef ref(UUID runId, PipelineFixture.Integration integration) {
+        return new RunJob(runId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                handler(integration).direction(), Trigger.MANUAL, null).ref();
+    }
+
+    /** One message carrying every job, as the fan-out packs a page. */
+    private static SQSEvent packedEvent(List<ItemJob> jobs) {
+        SQSEvent event = Events.load("sqs-item-job.json", SQSEvent.class);
+        SQSEvent.SQSMessage record = event.getRecords().getFirst();
+        record.setMessageId(UUID.randomUUID().toString());
+        record.setBody(dev.runner.item.ItemMessage.write(jobs));
+        return event;
     }
 
     private static List<ItemStore.NewItem> newItems(int n) {

@@ -4,6 +4,7 @@ import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.cost.CostMeter;
 import dev.runner.integration.Direction;
 import dev.runner.item.ItemJob;
+import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.pipeline.RunService;
@@ -15,14 +16,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * What one 10-item batch costs the item worker when every item succeeds, counted on the real
- * clients: Postgres statements, handler calls, SQS requests. The figures the README states.
+ * What one 10-item batch, and one batch of packed messages, costs the item worker when every item
+ * succeeds, counted on the real clients: Postgres statements, handler calls, SQS requests, Redis
+ * round trips. The figures the README states.
  */
 class ItemWorkerCostIT {
 
@@ -32,16 +35,9 @@ class ItemWorkerCostIT {
     @Test
     void aTenItemBatchCostsAtMostFourStatementsOneHandlerCallOneRedisRoundTripAndNoSqsRequest() {
         var integration = fixture.integration(true);
-        var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
-        List<ItemStore.NewItem> items = IntStream.range(0, 20)
-                .mapToObj(i -> new ItemStore.NewItem("cost-" + i, Json.object().put("i", i))).toList();
         // Stored directly, not sent: this test plays the event source with one hand-made batch.
-        RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
-                handler, Trigger.MANUAL, List.of(), RunService.Keep.ALL);
-        List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
-                new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
-                        Direction.INBOUND, Trigger.MANUAL), items));
-        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
+        List<ItemJob> jobs = stored(integration, 20);
+        UUID runId = jobs.getFirst().runId();
         var function = new ItemWorkerFunction(fixture.runner);
         // A first batch loads the Redis scripts and warms the caches: the bill is the steady state's.
         Lambda.sqs(function, batch(jobs.subList(0, 10)), TestContext.of("items", 60_000));
@@ -59,7 +55,69 @@ class ItemWorkerCostIT {
         assertEquals(1, used.handlerCalls(), "one /process-batch call");
         assertEquals(0, used.sqsRequests(), "receive and delete belong to the event source");
         assertEquals(1, used.redisRoundTrips(), "admission only: successes on a clean breaker need no report");
-        assertEquals("completed", fixture.runner.runStore().find(run.runId()).orElseThrow().status().wireName());
+        assertEquals("completed", fixture.runner.runStore().find(runId).orElseThrow().status().wireName());
+    }
+
+    @Test
+    void aBatchOfPackedMessagesCostsWhatOneBatchCostsWhateverItsItems() {
+        // Configured as W1's (the reference's): a concurrency limit, so the batch is one wave (an unlimited handler's waves hold 20 items).
+        var integration = fixture.integration(true, Json.object().put("batch_size", 10).put("concurrency", 50));
+        var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
+        int perMessage = 50;
+        List<ItemJob> jobs = stored(integration, 4 * perMessage);
+        UUID runId = jobs.getFirst().runId();
+        var function = new ItemWorkerFunction(fixture.runner);
+        Lambda.sqs(function, packed(jobs.subList(0, 2 * perMessage), perMessage), TestContext.of("items", 60_000));
+        fixture.runner.integrations().handler(integration.integrationKey(), integration.handlerKey());
+        CostMeter.Costs before = fixture.costs.snapshot();
+
+        var response = Lambda.sqs(function, packed(jobs.subList(2 * perMessage, 4 * perMessage), perMessage), TestContext.of("items", 60_000));
+
+        CostMeter.Costs used = fixture.costs.snapshot().minus(before);
+        int batchSize = handler.configs().batchSize();
+        System.out.printf("item worker, 2 packed messages of %d items (batch_size %d), all succeed: %d Postgres statements, %d handler calls,"
+                        + " %d SQS requests, %d Redis round trips; per item %.3f statements, %.3f handler calls%n", perMessage, batchSize,
+                used.sqlStatements(), used.handlerCalls(), used.sqsRequests(), used.redisRoundTrips(),
+                used.sqlStatements() / (2.0 * perMessage), used.handlerCalls() / (2.0 * perMessage));
+        assertTrue(response.getBatchItemFailures().isEmpty());
+        assertTrue(used.sqlStatements() <= 4, "the same statements as a 10-item batch: " + used.sqlStatements());
+        assertEquals(Math.ceilDiv(2 * perMessage, batchSize), used.handlerCalls(), "one /process-batch call per batch_size items");
+        assertEquals(0, used.sqsRequests(), "receive and delete belong to the event source");
+        assertTrue(used.redisRoundTrips() <= 1 + used.handlerCalls(),
+                "admission, then a lease given back by each lane as it runs out of calls: " + used.redisRoundTrips());
+        assertEquals("completed", fixture.runner.runStore().find(runId).orElseThrow().status().wireName());
+    }
+
+    /** {@code n} items of a running manual run, stored as the fan-out stores them. */
+    private static List<ItemJob> stored(PipelineFixture.Integration integration, int n) {
+        var handler = fixture.runner.runService().requireHandler(integration.tenantId(), integration.integrationKey(), integration.handlerKey());
+        List<ItemStore.NewItem> items = IntStream.range(0, n).mapToObj(i -> new ItemStore.NewItem("cost-" + i, Json.object().put("i", i))).toList();
+        RunService.Started run = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
+                handler, Trigger.MANUAL, List.of(), RunService.Keep.ALL);
+        List<ItemJob> jobs = fixture.runner.database().inTransaction(connection -> fixture.runner.itemStore().insert(connection,
+                new RunRef(run.runId(), integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                        Direction.INBOUND, Trigger.MANUAL), items));
+        fixture.runner.database().update("update runs set status = 'running', finished_at = null where run_id = ?", run.runId());
+        return jobs;
+    }
+
+    /** The jobs in messages of {@code perMessage} items each, as the fan-out packs a page. */
+    static SQSEvent packed(List<ItemJob> jobs, int perMessage) {
+        SQSEvent event = batch(jobs.subList(0, 1));
+        SQSEvent.SQSMessage template = event.getRecords().getFirst();
+        List<SQSEvent.SQSMessage> records = new ArrayList<>();
+        for (int from = 0; from < jobs.size(); from += perMessage) {
+            List<ItemJob> pack = jobs.subList(from, Math.min(jobs.size(), from + perMessage));
+            var record = new SQSEvent.SQSMessage();
+            record.setMessageId(pack.getFirst().itemId().toString());
+            record.setReceiptHandle("rh-" + pack.getFirst().itemId());
+            record.setBody(ItemMessage.write(pack));
+            record.setAttributes(template.getAttributes());
+            record.setEventSourceArn(template.getEventSourceArn());
+            records.add(record);
+        }
+        event.setRecords(records);
+        return event;
     }
 
     /** The events/ sample's record, once per job: a batch as the event source mapping hands it over. */

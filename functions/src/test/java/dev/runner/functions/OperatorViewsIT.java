@@ -41,7 +41,8 @@ class OperatorViewsIT {
 
         JsonNode webhookTier = get("/queues").path("queues").get(0);
         assertEquals("items-webhook", webhookTier.path("name").asText());
-        assertTrue(webhookTier.path("delayed").asInt() >= 3, "sent with a delay until their slots: " + webhookTier);
+        // Packed by their slots' second: one message or a few carry the three.
+        assertTrue(webhookTier.path("delayed").asInt() >= 1, "sent with a delay until their slots: " + webhookTier);
         assertTrue(webhookTier.path("waitingItems").asInt() >= 3, webhookTier.toString());
         long age = webhookTier.path("oldestAgeSeconds").asLong(-1);
         assertTrue(age >= 0 && age < 60, webhookTier.toString());

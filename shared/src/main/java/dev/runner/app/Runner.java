@@ -26,6 +26,7 @@ import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
 import dev.runner.outbox.OutboxStore;
+import dev.runner.packing.ItemPacker;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.DeliveredRuns;
 import dev.runner.pipeline.FetchStep;
@@ -133,8 +134,9 @@ public final class Runner implements AutoCloseable {
             new IntegrationStore(database(), scheduleStore.get()),
             new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
     private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
+    private final Part<ItemPacker> packer = part("packer", () -> new ItemPacker(config().itemsPerMessage()));
     private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard(),
-            database(), outbox.get()));
+            packer.get(), database(), outbox.get()));
     private final Part<RunDispatcher> runDispatcher = part("runDispatcher", () -> new RunDispatcher(config().queues(), queues(),
             database(), outbox.get()));
     private final Part<RunRequestStore> runRequests = part("runRequests", () -> new RunRequestStore(database(),
@@ -150,7 +152,7 @@ public final class Runner implements AutoCloseable {
                         config().tenantLimit().shortestDeferral()),
                 new ClaimStep(itemStore(), config().itemClaimLease()),
                 new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
-                new SettleStep(config().retry(), config().queues(), itemStore(), runStore(), queues(), metrics()));
+                new SettleStep(config(), itemStore(), runStore(), queues(), metrics()));
     });
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             runService(), deliveryStore.get(), clock()));

@@ -66,7 +66,9 @@ public record RunnerConfig(
         Duration laneWait,
         /* How long POST /runs remembers an Idempotency-Key per tenant (Stripe keeps keys 24 hours). */
         Duration runIdempotencyWindow,
-        Retention retention) {
+        Retention retention,
+        /* Most items in one items-tier message (docs/data-model.md, queue messages); 1 sends one item per message. */
+        int itemsPerMessage) {
 
     public RunnerConfig {
         secrets = Map.copyOf(secrets);
@@ -88,7 +90,7 @@ public record RunnerConfig(
                 + ", handlerAllowedNetworks=" + handlerAllowedNetworks + ", retry=" + retry + ", breaker=" + breaker + ", tenantLimit=" + tenantLimit + ", typesCacheTtl=" + typesCacheTtl
                 + ", webhooks=" + webhooks + ", runTimeReserve=" + runTimeReserve + ", itemClaimLease=" + itemClaimLease
                 + ", databasePoolSize=" + databasePoolSize + ", sweeps=" + sweeps + ", laneWait=" + laneWait
-                + ", runIdempotencyWindow=" + runIdempotencyWindow + ", retention=" + retention + "]";
+                + ", runIdempotencyWindow=" + runIdempotencyWindow + ", retention=" + retention + ", itemsPerMessage=" + itemsPerMessage + "]";
     }
 
     public record Database(String jdbcUrl, String user, String password) {
@@ -304,7 +306,8 @@ public record RunnerConfig(
                         Duration.ofMillis(read.positiveInt("RUNNER_BULK_BUDGET_MS", 8000))),
                 Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)),
                 Duration.ofSeconds(read.positiveInt("RUNNER_RUN_IDEMPOTENCY_S", 86400)),
-                retention);
+                retention,
+                read.positiveInt("RUNNER_ITEMS_PER_MESSAGE", 100));
     }
 
     private static Duration max(Duration a, Duration b) {

@@ -9,11 +9,12 @@ import dev.runner.trigger.Trigger;
 import java.util.UUID;
 
 /**
- * The body of a message on an items tier: process this item. The payload always travels by
- * reference: the claim statement, which runs anyway, returns it from Postgres, so messages stay a
- * few hundred bytes whatever the payload (SQS caps a message at 256 KiB-1 MiB).
+ * Process this item: one item of a message on an items tier, which carries one in this shape or
+ * several in a pack ({@link ItemMessage}). The payload always travels by reference: the claim
+ * statement, which runs anyway, returns it from Postgres, so an item costs its message a hundred
+ * bytes or so whatever the payload (SQS caps a message at 256 KiB-1 MiB).
  *
- * @param attempt   attempts already used before this message was sent (carried across deferrals and redrives)
+ * @param attempt   attempts already used before this message was sent (carried across retries, deferrals and redrives)
  * @param deferrals times the item was deferred by admission (breaker, limits) or by its handler; never an attempt
  * @param handlerWaits times its handler asked it to wait (429 or 503 with Retry-After) and the attempt was given back:
  *                     bounded, so a handler that always asks to wait cannot keep an item from ending

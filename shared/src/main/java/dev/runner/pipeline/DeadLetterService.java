@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.item.ItemJob;
+import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
@@ -59,14 +60,16 @@ public final class DeadLetterService {
             try {
                 JsonNode body = Json.parse(message.body());
                 if (isQueue(source, queues.itemsDlq())) {
-                    ItemJob job = ItemJob.fromJson(body);
+                    // One item with its error (the worker's hand-off), or a pack the queue gave up on: each of its items dies.
                     String error = Json.optionalText(body, "error");
                     if (error == null) {
                         error = message.attributes().get("error");
                     }
-                    dead.add(new ItemStore.Dead(job.itemId(), error));
-                    messagesOfItem.computeIfAbsent(job.itemId(), id -> new ArrayList<>()).add(message.messageId());
-                    tenants.add(job.tenantId());
+                    for (ItemJob job : ItemMessage.read(body)) {
+                        dead.add(new ItemStore.Dead(job.itemId(), error));
+                        messagesOfItem.computeIfAbsent(job.itemId(), id -> new ArrayList<>()).add(message.messageId());
+                        tenants.add(job.tenantId());
+                    }
                 } else if (isQueue(source, queues.runsDlq())) {
                     RunJob job = RunJob.fromJson(body);
                     runs.fail(job.runId(), "fetch kept failing; gave up after " + message.receiveCount() + " deliveries");
@@ -91,7 +94,7 @@ public final class DeadLetterService {
             LOG.warn("dead letters", "items", dead.size(), "markedDead", runsOfDead.size(), "inFlight", marked.inFlight().size(),
                     "backToWork", marked.backToWork(), "kept", kept.size());
         }
-        return marked.inFlight().stream().flatMap(id -> messagesOfItem.get(id).stream()).toList();
+        return marked.inFlight().stream().flatMap(id -> messagesOfItem.get(id).stream()).distinct().toList();
     }
 
     private static boolean isQueue(String name, String url) {

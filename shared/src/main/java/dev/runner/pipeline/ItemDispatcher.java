@@ -5,8 +5,8 @@ import dev.runner.guard.Candidate;
 import dev.runner.guard.Guard;
 import dev.runner.guard.TenantSlot;
 import dev.runner.item.ItemJob;
-import dev.runner.json.Json;
 import dev.runner.outbox.OutboxStore;
+import dev.runner.packing.ItemPacker;
 import dev.runner.queue.OutgoingMessage;
 import dev.runner.queue.QueueClient;
 import dev.runner.store.Database;
@@ -20,10 +20,11 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * The one way items enter the items tiers (fan-out, webhooks, ingest, redrive, resume): each is
- * sent to the tier of its run's trigger, delayed until its tenant's window has room for it. So a
- * tenant over its limit costs one send per item instead of a receive-and-re-send every few
- * seconds, and its backlog waits invisible rather than in front of other tenants' items.
+ * The one way items enter the items tiers (fan-out, webhooks, ingest, redrive, resume, the sweeps):
+ * each is sent to the tier of its run's trigger, delayed until its tenant's window has room for it,
+ * packed with the items of its run that go out with the same delay ({@link ItemPacker}). So a
+ * tenant over its limit costs a fraction of a send per item instead of a receive-and-re-send every
+ * few seconds, and its backlog waits invisible rather than in front of other tenants' items.
  * Producers that commit rows and then send use {@link #commitThenSend}: what they owe is recorded
  * in their transaction, so a send lost after the commit is sent by the sweep however busy its tier.
  */
@@ -32,12 +33,14 @@ public final class ItemDispatcher {
     private final RunnerConfig.Queues queues;
     private final QueueClient client;
     private final Guard guard;
+    private final ItemPacker packer;
     private final OwedSends<ItemJob> owed;
 
-    public ItemDispatcher(RunnerConfig.Queues queues, QueueClient client, Guard guard, Database db, OutboxStore outbox) {
+    public ItemDispatcher(RunnerConfig.Queues queues, QueueClient client, Guard guard, ItemPacker packer, Database db, OutboxStore outbox) {
         this.queues = queues;
         this.client = client;
         this.guard = guard;
+        this.packer = packer;
         this.owed = new OwedSends<>(db, outbox, OutboxStore.Kind.ITEMS, ItemJob::itemId, this::dispatch);
     }
 
@@ -66,13 +69,15 @@ public final class ItemDispatcher {
         }
         Map<String, TenantSlot> slots = guard.reserveTenantSlots(jobs.stream()
                 .map(job -> new Candidate(job.itemId().toString(), job.tenantId(), job.trigger().priority())).toList());
-        Map<String, List<OutgoingMessage>> byQueue = new LinkedHashMap<>();
+        List<ItemPacker.Entry<Void>> entries = new ArrayList<>(jobs.size());
         for (ItemJob job : jobs) {
             TenantSlot slot = slots.getOrDefault(job.itemId().toString(), TenantSlot.NONE);
             int seconds = slot.delay().isZero() ? 0 : Settlement.delaySeconds(slot.delay());
-            ItemJob sent = slot.reserved() ? job.withTenantSlot(slot.atMs()) : job;
-            byQueue.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>())
-                    .add(new OutgoingMessage(Json.write(sent.toJson()), seconds, job.tenantId()));
+            entries.add(new ItemPacker.Entry<>(slot.reserved() ? job.withTenantSlot(slot.atMs()) : job, seconds, null));
+        }
+        Map<String, List<OutgoingMessage>> byQueue = new LinkedHashMap<>();
+        for (ItemPacker.Parcel<Void> parcel : packer.pack(entries)) {
+            byQueue.computeIfAbsent(queues.items(parcel.trigger()), q -> new ArrayList<>()).add(parcel.message());
         }
         byQueue.forEach(client::sendAll);
     }

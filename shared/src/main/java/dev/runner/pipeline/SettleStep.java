@@ -4,13 +4,14 @@ import dev.runner.config.RunnerConfig;
 import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
 import dev.runner.metrics.Metrics;
+import dev.runner.packing.ItemPacker;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Reason;
 import dev.runner.queue.QueueClient;
 import dev.runner.run.RunStore;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,8 +19,8 @@ import java.util.Set;
 /**
  * The settling step of {@link ItemWorker}: {@link Settlement} plans what the batch's fates mean,
  * and this carries the plan out, in its order (see {@link Settlement.Plan}). A re-send that fails
- * leaves its item's original message undeleted (listed as failed), so it comes back rather than
- * being lost.
+ * leaves the messages its items came in undeleted (listed as failed), so they come back rather
+ * than being lost; their other items, already settled, are then skipped by the claim.
  */
 public final class SettleStep {
 
@@ -32,10 +33,10 @@ public final class SettleStep {
     private final String itemsDlq;
     private final Metrics metrics;
 
-    public SettleStep(RunnerConfig.Retry retry, RunnerConfig.Queues queueUrls, ItemStore items, RunStore runs, QueueClient queues,
-                      Metrics metrics) {
-        this.settlement = new Settlement(retry, queueUrls);
-        this.itemsDlq = queueUrls.itemsDlq();
+    /** @param config its retries, queues and items per message */
+    public SettleStep(RunnerConfig config, ItemStore items, RunStore runs, QueueClient queues, Metrics metrics) {
+        this.settlement = new Settlement(config.retry(), config.queues(), new ItemPacker(config.itemsPerMessage()));
+        this.itemsDlq = config.queues().itemsDlq();
         this.items = items;
         this.runs = runs;
         this.queues = queues;
@@ -50,16 +51,16 @@ public final class SettleStep {
             LOG.warn("sent to DLQ", "items", plan.toDlq().size());
         }
         items.record(plan.results());
-        List<String> failed = new ArrayList<>(plan.failedMessageIds());
+        Set<String> failed = new LinkedHashSet<>();
         plan.resends().forEach((queueUrl, resends) -> {
             try {
                 queues.sendAll(queueUrl, resends.stream().map(Settlement.Resend::message).toList());
             } catch (RuntimeException e) {
-                LOG.warn("re-send failed; the original messages come back instead", "items", resends.size(), "error", e);
-                resends.forEach(resend -> failed.add(resend.originalMessageId()));
+                LOG.warn("re-send failed; the original messages come back instead", "items",
+                        resends.stream().mapToInt(Settlement.Resend::items).sum(), "error", e);
+                resends.forEach(resend -> failed.addAll(resend.originalMessageIds()));
             }
         });
-        plan.backoffs().forEach(queues::changeVisibility);
         if (!plan.runsToCheck().isEmpty()) {
             runs.completeIfDone(plan.runsToCheck());
         }
@@ -68,7 +69,7 @@ public final class SettleStep {
             LOG.info("deferred", "items", tally.deferredTotal(), "why", tally.deferred().keySet().stream().map(Reason::wireName).toList());
         }
         metrics.itemsSettled(batchMetrics(tally, tenants));
-        return failed;
+        return List.copyOf(failed);
     }
 
     /** The tally as the metrics name it. */

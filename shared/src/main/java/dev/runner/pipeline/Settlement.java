@@ -6,8 +6,8 @@ import dev.runner.handler.Outcome;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
+import dev.runner.packing.ItemPacker;
 import dev.runner.queue.OutgoingMessage;
-import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueMessage;
 
 import java.time.Duration;
@@ -28,8 +28,7 @@ import java.util.UUID;
  *
  * <ul>
  *   <li>succeeded: recorded; its run may have ended;</li>
- *   <li>a retryable failure with attempts left: recorded retrying; the same message becomes visible
- *       again after the backoff (ChangeMessageVisibility) and is reported as a batch item failure;</li>
+ *   <li>a retryable failure with attempts left: recorded retrying; sent again, delayed by the backoff;</li>
  *   <li>a permanent failure, or the last attempt: sent to the items DLQ with its error, recorded as
  *       handed off (the DLQ consumer stamps dead and dlq_at);</li>
  *   <li>claimed again past its last attempt (its worker died mid-call): to the DLQ without a call,
@@ -38,14 +37,20 @@ import java.util.UUID;
  *       the row records when the new message is expected back;</li>
  *   <li>skipped (not claimed: ended, parked, another worker's, or an early duplicate): acknowledged.</li>
  * </ul>
+ *
+ * <p>A message may carry several items ({@link ItemPacker}), so whatever goes again goes in a
+ * message of its own, never as its received message: items going back to one tier with the same
+ * delay are packed together, each keeping its own attempts and delay, and every received message
+ * is acknowledged. A retry's attempt count travels in the body and in the row, not in SQS's receive
+ * count, which only the queue's maxReceiveCount reads: a message that keeps crashing its worker.
  */
 final class Settlement {
 
     /** Times a handler may ask one item to wait with its attempt given back (the waits grow: the retry backoff is their floor). */
     static final int MAX_HANDLER_WAITS = 10;
 
-    /** SQS's longest visibility timeout. */
-    static final int MAX_VISIBILITY_SECONDS = 43_200;
+    /** The longest retry backoff (12 hours); a copy sent for it arrives after SQS's longest delay and waits again for the rest. */
+    static final int MAX_BACKOFF_SECONDS = 43_200;
 
     /** Why an {@link Fate.Exhausted} item is dead. */
     static final String EXHAUSTED_ERROR = "no attempt left after its worker stopped mid-call";
@@ -95,7 +100,7 @@ final class Settlement {
         PAUSED_RACE,
         /** Its message came back before the item was due (a duplicate, or an early return): it waits until then. */
         NOT_DUE,
-        /** Claimed, but its lane ran out of the invocation's time before calling it. */
+        /** Its lane, or the batch's waves, ran out of the invocation's time before calling it. */
         OUT_OF_TIME,
         /** Claimed, but a call before it in its lane found the endpoint down: it waits out a backoff instead of failing too. */
         HANDLER_FAILING;
@@ -118,27 +123,29 @@ final class Settlement {
      * {@code resends} (after the rows say queued, so a message that arrives at once finds its item
      * claimable), change visibilities, then check {@code runsToCheck} for completion.
      */
-    record Plan(List<OutgoingMessage> toDlq, List<ItemStore.Result> results, Map<String, List<Resend>> resends,
-                Map<String, List<QueueClient.VisibilityChange>> backoffs, List<String> failedMessageIds, Set<UUID> runsToCheck,
+    record Plan(List<OutgoingMessage> toDlq, List<ItemStore.Result> results, Map<String, List<Resend>> resends, Set<UUID> runsToCheck,
                 Tally tally) {}
 
-    /** A delayed copy of a received message, sent instead of keeping the original (which is acknowledged). */
-    record Resend(OutgoingMessage message, String originalMessageId) {}
+    /**
+     * A delayed message carrying items that go again, sent instead of keeping the messages they came in
+     * ({@code originalMessageIds}, acknowledged; kept instead if this send fails).
+     */
+    record Resend(OutgoingMessage message, int items, Set<String> originalMessageIds) {}
 
     private final RunnerConfig.Retry retry;
     private final RunnerConfig.Queues queues;
+    private final ItemPacker packer;
 
-    Settlement(RunnerConfig.Retry retry, RunnerConfig.Queues queues) {
+    Settlement(RunnerConfig.Retry retry, RunnerConfig.Queues queues, ItemPacker packer) {
         this.retry = retry;
         this.queues = queues;
+        this.packer = packer;
     }
 
     Plan plan(List<Fate> fates) {
         List<OutgoingMessage> toDlq = new ArrayList<>();
         List<ItemStore.Result> results = new ArrayList<>();
-        Map<String, List<Resend>> resends = new LinkedHashMap<>();
-        Map<String, List<QueueClient.VisibilityChange>> backoffs = new LinkedHashMap<>();
-        List<String> failedMessageIds = new ArrayList<>();
+        List<ItemPacker.Entry<String>> again = new ArrayList<>();
         Set<UUID> runsToCheck = new LinkedHashSet<>();
         int succeeded = 0;
         int retried = 0;
@@ -158,12 +165,11 @@ final class Settlement {
                         // by each copy of several, it crept ahead of every copy's return and the item never came due.
                         results.add(new ItemStore.Result.Waiting(item.itemId(), seconds));
                     }
-                    resends.computeIfAbsent(queues.items(job.trigger()), q -> new ArrayList<>()).add(new Resend(
-                            new OutgoingMessage(Json.write(job.deferred().toJson()), seconds, job.tenantId()), item.message().messageId()));
+                    again.add(new ItemPacker.Entry<>(job.deferred(), seconds, item.message().messageId()));
                     deferred.merge(d.reason(), 1, Integer::sum);
                 }
                 case Fate.Unstarted u -> {
-                    giveAttemptBack(item, job.withAttempt(u.attempt() - 1).deferred(), u.delay(), results, resends);
+                    giveAttemptBack(item, job.withAttempt(u.attempt() - 1).deferred(), u.delay(), results, again);
                     deferred.merge(u.reason(), 1, Integer::sum);
                 }
                 case Fate.Parked p -> parked++;
@@ -182,9 +188,9 @@ final class Settlement {
                         case Outcome.Failed f when f.retryable() && c.attempt() < maxAttempts -> {
                             int seconds = backoffSeconds(c.attempt());
                             results.add(new ItemStore.Result.Retrying(item.itemId(), f.error(), seconds));
-                            backoffs.computeIfAbsent(sourceQueueUrl(item), q -> new ArrayList<>())
-                                    .add(new QueueClient.VisibilityChange(item.message().receiptHandle(), seconds));
-                            failedMessageIds.add(item.message().messageId());
+                            // Past SQS's longest delay the copy arrives early and waits again for the row's due time (NOT_DUE).
+                            again.add(new ItemPacker.Entry<>(job.withAttempt(c.attempt()),
+                                    Math.min(seconds, OutgoingMessage.MAX_DELAY_SECONDS), item.message().messageId()));
                             retried++;
                         }
                         case Outcome.Failed f -> {
@@ -196,15 +202,24 @@ final class Settlement {
                             // At least the retry backoff of this wait, so Retry-After: 0 does not loop every second.
                             Duration delay = d.delay().compareTo(retry.backoff(job.handlerWaits() + 1)) >= 0
                                     ? d.delay() : retry.backoff(job.handlerWaits() + 1);
-                            giveAttemptBack(item, job.withAttempt(c.attempt() - 1).askedToWait(), delay, results, resends);
+                            giveAttemptBack(item, job.withAttempt(c.attempt() - 1).askedToWait(), delay, results, again);
                             deferred.merge(Reason.HANDLER_ASKED, 1, Integer::sum);
                         }
                     }
                 }
             }
         }
-        return new Plan(toDlq, results, resends, backoffs, failedMessageIds, runsToCheck,
-                new Tally(succeeded, retried, handedToDlq, parked, skipped, deferred));
+        return new Plan(toDlq, results, resends(again), runsToCheck, new Tally(succeeded, retried, handedToDlq, parked, skipped, deferred));
+    }
+
+    /** What goes again, packed by tier, run, handler and delay: never with an item going back another way. */
+    private Map<String, List<Resend>> resends(List<ItemPacker.Entry<String>> again) {
+        Map<String, List<Resend>> resends = new LinkedHashMap<>();
+        for (ItemPacker.Parcel<String> parcel : packer.pack(again)) {
+            resends.computeIfAbsent(queues.items(parcel.trigger()), q -> new ArrayList<>())
+                    .add(new Resend(parcel.message(), parcel.items(), parcel.origins()));
+        }
+        return resends;
     }
 
     /** To the items DLQ with its error, before its row says handed off; {@code attemptUnused} gives the claim's attempt back. */
@@ -217,12 +232,11 @@ final class Settlement {
     }
 
     /** A claimed item that was not processed after all: the attempt is given back ({@code resent} says so), and it is sent again delayed. */
-    private void giveAttemptBack(Item item, ItemJob resent, Duration delay, List<ItemStore.Result> results,
-                                 Map<String, List<Resend>> resends) {
+    private static void giveAttemptBack(Item item, ItemJob resent, Duration delay, List<ItemStore.Result> results,
+                                        List<ItemPacker.Entry<String>> again) {
         int seconds = delaySeconds(delay);
         results.add(new ItemStore.Result.Deferred(item.itemId(), seconds));
-        resends.computeIfAbsent(queues.items(resent.trigger()), q -> new ArrayList<>()).add(new Resend(
-                new OutgoingMessage(Json.write(resent.toJson()), seconds, resent.tenantId()), item.message().messageId()));
+        again.add(new ItemPacker.Entry<>(resent, seconds, item.message().messageId()));
     }
 
     /**
@@ -244,19 +258,9 @@ final class Settlement {
         return (int) Math.min(OutgoingMessage.MAX_DELAY_SECONDS, Math.max(1, seconds));
     }
 
-    /** Retry n waits base·2^(n-1), in whole seconds within SQS's visibility range. */
+    /** Retry n waits base·2^(n-1), in whole seconds, at most {@link #MAX_BACKOFF_SECONDS}. */
     int backoffSeconds(int failedAttempt) {
         long seconds = Math.ceilDiv(retry.backoff(failedAttempt).toMillis(), 1000L);
-        return (int) Math.min(MAX_VISIBILITY_SECONDS, Math.max(1, seconds));
-    }
-
-    /** The tier the message came from, by name; its trigger's tier when the source is unknown. */
-    private String sourceQueueUrl(Item item) {
-        String source = item.message().sourceQueue();
-        String tier = queues.items(item.job().trigger());
-        if (source == null || tier.endsWith("/" + source)) {
-            return tier;
-        }
-        return queues.items().values().stream().filter(url -> url.endsWith("/" + source)).findFirst().orElse(tier);
+        return (int) Math.min(MAX_BACKOFF_SECONDS, Math.max(1, seconds));
     }
 }

@@ -4,13 +4,14 @@ import dev.runner.config.RunnerConfig;
 import dev.runner.handler.Outcome;
 import dev.runner.integration.Direction;
 import dev.runner.item.ItemJob;
+import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
+import dev.runner.packing.ItemPacker;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
 import dev.runner.pipeline.Settlement.Reason;
 import dev.runner.queue.OutgoingMessage;
-import dev.runner.queue.QueueClient;
 import dev.runner.queue.QueueMessage;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
@@ -32,7 +33,8 @@ class SettlementTest {
     private static final String MANUAL_TIER = "http://sqs/000/stack-items-manual";
     private static final String ITEMS_DLQ = "http://sqs/000/stack-items-dlq";
     private static final RunnerConfig.Queues QUEUES = queues();
-    private static final Settlement SETTLEMENT = new Settlement(new RunnerConfig.Retry(3, Duration.ofSeconds(5)), QUEUES);
+    private static final Settlement SETTLEMENT = new Settlement(new RunnerConfig.Retry(3, Duration.ofSeconds(5)), QUEUES,
+            new ItemPacker(100));
 
     @Test
     void aSuccessIsRecordedAndItsRunChecked() {
@@ -42,21 +44,24 @@ class SettlementTest {
 
         assertEquals(List.of(new ItemStore.Result.Succeeded(item.itemId())), plan.results());
         assertEquals(Set.of(item.job().runId()), plan.runsToCheck());
-        assertTrue(plan.failedMessageIds().isEmpty(), "its message is deleted");
-        assertTrue(plan.toDlq().isEmpty() && plan.resends().isEmpty() && plan.backoffs().isEmpty());
+        assertTrue(plan.toDlq().isEmpty() && plan.resends().isEmpty());
         assertEquals(1, plan.tally().succeeded());
     }
 
     @Test
-    void aRetryableFailureWithAttemptsLeftWaitsOutItsBackoffAsTheSameMessage() {
+    void aRetryableFailureWithAttemptsLeftIsSentAgainAfterItsBackoffCarryingTheAttemptsItUsed() {
         Item item = item(Trigger.MANUAL);
 
         Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 2, new Outcome.Failed("handler answered 503", true))));
 
         assertEquals(List.of(new ItemStore.Result.Retrying(item.itemId(), "handler answered 503", 10)), plan.results(),
                 "attempt 2 failed: base 5 s * 2^(2-1)");
-        assertEquals(Map.of(MANUAL_TIER, List.of(new QueueClient.VisibilityChange(item.message().receiptHandle(), 10))), plan.backoffs());
-        assertEquals(List.of(item.message().messageId()), plan.failedMessageIds(), "listed as failed, so not deleted");
+        Settlement.Resend resend = plan.resends().get(MANUAL_TIER).getFirst();
+        assertEquals(10, resend.message().delaySeconds(), "a copy delayed by the backoff, not the received message kept");
+        ItemJob resent = ItemJob.fromJson(Json.parse(resend.message().body()));
+        assertEquals(2, resent.attempt(), "the attempts used travel with it");
+        assertEquals(0, resent.deferrals(), "a retry is not a deferral");
+        assertEquals(Set.of(item.message().messageId()), resend.originalMessageIds());
         assertTrue(plan.toDlq().isEmpty());
         assertTrue(plan.runsToCheck().isEmpty(), "a retrying item keeps its run open");
     }
@@ -73,7 +78,7 @@ class SettlementTest {
         assertEquals(item.itemId().toString(), body.path("itemId").asText());
         assertEquals(3, body.path("attempt").asInt());
         assertEquals("timed out (attempt 3 of 3)", body.path("error").asText());
-        assertTrue(plan.failedMessageIds().isEmpty(), "the original is deleted: the DLQ copy carries it on");
+        assertTrue(plan.resends().isEmpty(), "the original is deleted: the DLQ copy carries it on");
     }
 
     @Test
@@ -98,7 +103,7 @@ class SettlementTest {
         var body = Json.parse(plan.toDlq().getFirst().body());
         assertEquals(3, body.path("attempt").asInt(), "the attempts the item used, not the reclaim's");
         assertEquals(Settlement.EXHAUSTED_ERROR, body.path("error").asText());
-        assertTrue(plan.failedMessageIds().isEmpty() && plan.resends().isEmpty() && plan.backoffs().isEmpty());
+        assertTrue(plan.resends().isEmpty());
         assertEquals(1, plan.tally().handedToDlq());
     }
 
@@ -144,7 +149,9 @@ class SettlementTest {
 
         assertTrue(plan.results().getFirst() instanceof ItemStore.Result.Retrying, "an attempt used: " + plan.results());
         assertTrue(plan.results().get(1) instanceof ItemStore.Result.HandedToDlq, "the last attempt ends it: " + plan.results());
-        assertTrue(plan.resends().isEmpty(), "not deferred again");
+        ItemJob retried = ItemJob.fromJson(Json.parse(plan.resends().get(MANUAL_TIER).getFirst().message().body()));
+        assertEquals(1, retried.attempt(), "sent again as a retry, its attempt counted");
+        assertEquals(waitedEnough.deferrals(), retried.deferrals(), "not deferred again");
     }
 
     @Test
@@ -157,8 +164,7 @@ class SettlementTest {
         Settlement.Resend resend = plan.resends().get(WEBHOOK_TIER).getFirst();
         assertEquals(40, resend.message().delaySeconds());
         assertEquals("tenant-1", resend.message().groupId(), "fair queues group by tenant");
-        assertEquals(item.message().messageId(), resend.originalMessageId(), "kept to fall back on if the re-send fails");
-        assertTrue(plan.failedMessageIds().isEmpty(), "the original is acknowledged: the copy replaces it");
+        assertEquals(Set.of(item.message().messageId()), resend.originalMessageIds(), "kept to fall back on if the re-send fails");
     }
 
     @Test
@@ -179,26 +185,55 @@ class SettlementTest {
         assertEquals(1, Settlement.delaySeconds(Duration.ZERO), "never a 0-second loop");
         assertEquals(1, Settlement.delaySeconds(Duration.ofMillis(-5)));
         assertEquals(900, Settlement.delaySeconds(Duration.ofDays(3)), "SQS's 15-minute maximum");
-        assertEquals(43_200, SETTLEMENT.backoffSeconds(40), "the backoff never exceeds SQS's 12-hour visibility");
+        assertEquals(43_200, SETTLEMENT.backoffSeconds(40), "the backoff never exceeds 12 hours");
+        Item item = item(Trigger.MANUAL);
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 2, new Outcome.Failed("503", true))));
+        assertEquals(900, new Settlement(new RunnerConfig.Retry(20, Duration.ofMinutes(20)), QUEUES, new ItemPacker(100))
+                .plan(List.of(new Fate.Called(item, 2, new Outcome.Failed("503", true)))).resends().get(MANUAL_TIER).getFirst()
+                .message().delaySeconds(), "a longer backoff's copy comes at SQS's longest delay and waits again for the rest");
+        assertEquals(10, plan.resends().get(MANUAL_TIER).getFirst().message().delaySeconds());
     }
 
     @Test
     void parkedAndSkippedItemsAreOnlyCounted() {
         Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Parked(item(Trigger.MANUAL)), new Fate.Skipped(item(Trigger.MANUAL))));
 
-        assertTrue(plan.results().isEmpty() && plan.resends().isEmpty() && plan.failedMessageIds().isEmpty());
+        assertTrue(plan.results().isEmpty() && plan.resends().isEmpty());
         assertEquals(1, plan.tally().parked());
         assertEquals(1, plan.tally().skipped());
     }
 
     @Test
-    void aBackoffIsChangedOnTheQueueTheMessageCameFrom() {
-        // A redriven webhook item can arrive on another tier than its trigger's: its receipt handle belongs to that queue.
-        Item item = new Item(message("stack-items-manual"), job(Trigger.WEBHOOK));
+    void itemsOfOnePackGoingAgainTheSameWayArePackedAndEachKeepsItsOwnAttemptsAndDelay() {
+        QueueMessage pack = message(null);
+        ItemJob first = job(Trigger.MANUAL);
+        Item a = new Item(pack, first);
+        Item b = new Item(pack, sameRun(first));
+        Item c = new Item(pack, sameRun(first));
+        Item d = new Item(pack, sameRun(first));
+        Item e = new Item(pack, sameRun(first));
 
-        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 1, new Outcome.Failed("503", true))));
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(
+                new Fate.Called(a, 1, new Outcome.Succeeded()),
+                new Fate.Called(b, 1, new Outcome.Failed("503", true)),
+                new Fate.Called(c, 1, new Outcome.Failed("503", true)),
+                new Fate.Called(d, 2, new Outcome.Failed("503", true)),
+                new Fate.Deferred(e, Duration.ofSeconds(5), Reason.HANDLER_RATE)));
 
-        assertEquals(Set.of(MANUAL_TIER), plan.backoffs().keySet());
+        List<Settlement.Resend> resends = plan.resends().get(MANUAL_TIER);
+        assertEquals(2, resends.size(), "b, c and e go back after 5 s, d after 10 s: " + resends);
+        Map<Integer, List<ItemJob>> byDelay = new java.util.TreeMap<>();
+        resends.forEach(r -> byDelay.merge(r.message().delaySeconds(), ItemMessage.read(Json.parse(r.message().body())),
+                (x, y) -> java.util.stream.Stream.concat(x.stream(), y.stream()).toList()));
+        assertEquals(List.of(b.itemId(), c.itemId(), e.itemId()), byDelay.get(5).stream().map(ItemJob::itemId).toList(),
+                "same delay, same run: one tier message may hold both a retry and a deferral, each with its own counters");
+        assertEquals(List.of(1, 1, 0), byDelay.get(5).stream().map(ItemJob::attempt).toList());
+        assertEquals(List.of(0, 0, 1), byDelay.get(5).stream().map(ItemJob::deferrals).toList());
+        assertEquals(List.of(d.itemId()), byDelay.get(10).stream().map(ItemJob::itemId).toList(), "attempt 2's backoff is its own");
+        assertEquals(2, byDelay.get(10).getFirst().attempt());
+        resends.forEach(r -> assertEquals(Set.of(pack.messageId()), r.originalMessageIds()));
+        assertEquals(List.of(new ItemStore.Result.Succeeded(a.itemId())), plan.results().subList(0, 1),
+                "the item that succeeded is recorded; its neighbours' retries do not hold it back");
     }
 
     @Test
@@ -224,6 +259,11 @@ class SettlementTest {
 
     private static ItemJob job(Trigger trigger) {
         return new ItemJob(UUID.randomUUID(), UUID.randomUUID(), "tenant-1", "crm", "leads", Direction.INBOUND, trigger, "e-1", 0, 0);
+    }
+
+    private static ItemJob sameRun(ItemJob job) {
+        return new ItemJob(job.runId(), UUID.randomUUID(), job.tenantId(), job.integrationKey(), job.handlerKey(), job.direction(),
+                job.trigger(), "e-" + UUID.randomUUID(), 0, 0);
     }
 
     private static QueueMessage message(String sourceQueue) {

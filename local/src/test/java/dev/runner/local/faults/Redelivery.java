@@ -1,6 +1,7 @@
 package dev.runner.local.faults;
 
 import dev.runner.item.ItemJob;
+import dev.runner.item.ItemMessage;
 import dev.runner.json.Json;
 import dev.runner.run.RunJob;
 import dev.runner.trigger.Trigger;
@@ -28,6 +29,8 @@ import java.util.Map;
 final class Redelivery implements AutoCloseable {
 
     private static final int SQS_BATCH = 10;
+    /** Items of one run in one copied message. */
+    private static final int PACK = 5;
 
     private final SqsClient sqs;
     private final Collection<String> queueUrls;
@@ -58,21 +61,38 @@ final class Redelivery implements AutoCloseable {
         });
     }
 
-    /** Copies of item messages, each onto its run's tier. */
+    /** Copies of item messages, each onto its run's tier: the items of one run packed a few to a message, as producers pack them. */
     void items(List<ItemJob> jobs) {
-        Map<String, List<String>> byQueue = new LinkedHashMap<>();
+        Map<List<Object>, List<ItemJob>> byRun = new LinkedHashMap<>();
         for (ItemJob job : jobs) {
-            byQueue.computeIfAbsent(queue("-items-" + job.trigger().wireName()), q -> new ArrayList<>()).add(Json.write(job.toJson()));
+            byRun.computeIfAbsent(List.of(job.trigger(), job.runId()), k -> new ArrayList<>()).add(job);
         }
+        Map<String, List<String>> byQueue = new LinkedHashMap<>();
+        byRun.forEach((key, members) -> {
+            for (int from = 0; from < members.size(); from += PACK) {
+                byQueue.computeIfAbsent(queue("-items-" + members.getFirst().trigger().wireName()), q -> new ArrayList<>())
+                        .add(ItemMessage.write(members.subList(from, Math.min(members.size(), from + PACK))));
+            }
+        });
         byQueue.forEach(this::send);
     }
 
-    /** Copies of the messages the item worker hands to the DLQ for these (dead) items. */
+    /**
+     * Copies of what reaches the items DLQ for these (dead) items: the item worker's hand-off of one
+     * item with its error, and, for every other item, a pack without error, as maxReceiveCount moves one.
+     */
     void deadLetters(List<ItemJob> jobs) {
         List<String> bodies = new ArrayList<>();
-        for (ItemJob job : jobs) {
-            bodies.add(Json.write(job.toJson().put("error", "a copy sent again by the fault run")));
+        Map<java.util.UUID, List<ItemJob>> packs = new LinkedHashMap<>();
+        for (int i = 0; i < jobs.size(); i++) {
+            ItemJob job = jobs.get(i);
+            if (i % 2 == 0) {
+                bodies.add(Json.write(job.toJson().put("error", "a copy sent again by the fault run")));
+            } else {
+                packs.computeIfAbsent(job.runId(), r -> new ArrayList<>()).add(job);
+            }
         }
+        packs.values().forEach(members -> bodies.add(ItemMessage.write(members)));
         send(queue("-items-dlq"), bodies);
     }
 
