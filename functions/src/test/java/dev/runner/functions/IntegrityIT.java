@@ -461,13 +461,23 @@ class IntegrityIT {
         handOff.setBody(Json.write(jobs.get(3).toJson().put("error", "handler answered 422")));
         dlq.setRecords(List.of(pack, handOff));
 
+        // Each item's state decides, not the pack: out of attempts (its worker stopped mid-call on the last one) and handed
+        // off die; one never claimed lives on for its live message or the sweep (a dead letter kills only its own end).
+        var db = fixture.runner.database();
+        db.update("update execution_items set status = 'processing', attempts = 3, claimed_at = now() - interval '1 day' where item_id = ?",
+                jobs.get(0).itemId());
+        db.update("update execution_items set status = 'processing', attempts = 1, claimed_at = 'infinity' where item_id = any(?)",
+                dev.runner.store.Database.array("uuid", new UUID[] {jobs.get(1).itemId(), jobs.get(3).itemId()}));
+
         Lambda.sqs(new DeadLetterFunction(fixture.runner), dlq, TestContext.of("dlq", 30_000));
 
-        for (ItemJob job : jobs) {
+        for (ItemJob job : List.of(jobs.get(0), jobs.get(1), jobs.get(3))) {
             JsonNode item = Json.parse(fixture.api("GET", "/items/" + job.itemId(), null).body());
             assertEquals("dead", item.path("status").asText(), item.toString());
             assertTrue(item.path("dlqAt").isTextual(), "dlq_at stamped per item: " + item);
         }
+        assertEquals("queued", Json.parse(fixture.api("GET", "/items/" + jobs.get(2).itemId(), null).body()).path("status").asText(),
+                "an item of the pack that was never claimed is not dead");
         assertEquals("handler answered 422", Json.parse(fixture.api("GET", "/items/" + jobs.get(3).itemId(), null).body()).path("lastError").asText());
     }
 

@@ -60,7 +60,7 @@ public final class DeadLetterService {
             try {
                 JsonNode body = Json.parse(message.body());
                 if (isQueue(source, queues.itemsDlq())) {
-                    // One item with its error (the worker's hand-off), or a pack the queue gave up on: each of its items dies.
+                    // One item with its error (the worker's hand-off), or a pack the queue gave up on: each of its items is judged on its own.
                     String error = Json.optionalText(body, "error");
                     if (error == null) {
                         error = message.attributes().get("error");
