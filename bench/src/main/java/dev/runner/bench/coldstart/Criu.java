@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -26,9 +28,34 @@ final class Criu {
     private static final Path BUILT = Path.of("bench/target/criu/criu");
 
     private final Path binary;
+    /** What build-criu found this machine needs ({@code criu.env} beside the binary: {@code NAME=value} lines). */
+    private final Map<String, String> environment;
 
     private Criu(Path binary) {
         this.binary = binary;
+        this.environment = environmentBeside(binary);
+    }
+
+    /**
+     * {@code criu.env} beside the binary, if any: on a machine whose hardware breakpoints never fire
+     * (some VMs), build-criu found that only {@code CRIU_FAULT=130} (step by syscall instead) works.
+     */
+    private static Map<String, String> environmentBeside(Path binary) {
+        Path file = binary.resolveSibling("criu.env");
+        Map<String, String> environment = new HashMap<>();
+        if (Files.isRegularFile(file)) {
+            try {
+                for (String line : Files.readAllLines(file)) {
+                    int equals = line.indexOf('=');
+                    if (equals > 0) {
+                        environment.put(line.substring(0, equals).trim(), line.substring(equals + 1).trim());
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + file, e);
+            }
+        }
+        return Map.copyOf(environment);
     }
 
     /** {@code configured} if given, else the one build-criu made, else {@code criu} on the PATH; empty if none runs here. */
@@ -93,8 +120,10 @@ final class Criu {
         command.addAll(List.of("-o", log, "-v2"));
         try {
             Files.createDirectories(images);
-            Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(images.resolve(log + ".out").toFile()).start();
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(images.resolve(log + ".out").toFile());
+            builder.environment().putAll(environment);
+            Process process = builder.start();
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("criu " + arguments[0] + " took over 60 s; see " + images.resolve(log));
