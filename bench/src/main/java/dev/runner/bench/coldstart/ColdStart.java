@@ -399,28 +399,51 @@ public final class ColdStart {
 
     /**
      * The restored starts: from CRIU's restore to the first answer, beside hello-world restored and
-     * hello-world started fresh (the second row). CPU is the restored process's, from the restore on.
+     * hello-world started fresh (the second row), and that time's parts, each a median: CRIU's restore
+     * (which grows with the image), from there to the restored process's first {@code /next} (the
+     * runtime client's restore hooks), and the first invocation, with what its connections took to open
+     * (each on a thread of its own, from the restore hook on: what the invocation waited for at most).
+     * CPU is the restored process's, from the restore on. The image's heap share is read from the
+     * process's memory map before the dump ({@link ImageParts}).
      */
     private static void restoredTable(List<Result> results) {
         double restoredHello = results.getFirst().median(LambdaJvm.Sample::totalMs);
         double freshHello = results.get(1).median(LambdaJvm.Sample::totalMs);
         double restoredHelloCpu = results.getFirst().median(LambdaJvm.Sample::cpuTotalMs);
         System.out.printf("| function | restore → answer ms | × hello restored | × hello fresh | CPU ms | × hello restored | restore ms"
-                + " | 1st invoke ms | 2nd invoke ms | init ms (CPU) | image MB | classes | answer |%n");
-        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
+                + " | → /next ms | 1st invoke ms | connections opened ms | 2nd invoke ms | init ms (CPU) | image MB (heap) | classes | answer |%n");
+        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|%n");
         for (Result result : results) {
             double total = result.median(LambdaJvm.Sample::totalMs);
             double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
             boolean restored = !isFreshHello(result.subject());
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %,.0f | %,.0f | %,.0f (%,.0f) | %s | %s | %s |%n",
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %s | %,.0f | %s | %,.0f | %,.0f (%,.0f) | %s | %s | %s |%n",
                     result.subject().label(), total, restored ? String.format(Locale.ROOT, "%.2f", total / restoredHello) : "–",
                     total / freshHello, cpu, restored ? String.format(Locale.ROOT, "%.2f", cpu / restoredHelloCpu) : "–",
                     restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().restoreMs())) : "–",
-                    result.median(LambdaJvm.Sample::firstInvokeMs), result.median(LambdaJvm.Sample::warmMs),
+                    restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().toFirstNextMs())) : "–",
+                    result.median(LambdaJvm.Sample::firstInvokeMs), opened(result), result.median(LambdaJvm.Sample::warmMs),
                     result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
-                    restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().imageBytes() / 1e6)) : "–",
+                    restored ? String.format(Locale.ROOT, "%,.0f (%s)", result.median(s -> s.restore().imageBytes() / 1e6),
+                            heapMb(result)) : "–",
                     restored ? result.classes() : "–", answerCell(result, 40));
         }
+    }
+
+    /** The median of what each connection took to open, by part ({@code app.Openers}' line); – if the function opens none. */
+    private static String opened(Result result) {
+        var parts = result.samples().stream().filter(s -> !s.failed()).flatMap(s -> s.openedMs().keySet().stream())
+                .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+        if (parts.isEmpty()) {
+            return "–";
+        }
+        return String.join(", ", parts.stream().map(part -> String.format(Locale.ROOT, "%s %,.0f", part,
+                result.median(s -> s.openedMs().getOrDefault(part, -1L)))).toList());
+    }
+
+    private static String heapMb(Result result) {
+        double heap = result.median(s -> s.restore().heapBytes() / 1e6);
+        return heap < 0 ? "?" : String.format(Locale.ROOT, "%,.0f", heap);
     }
 
     /** A subject's first answer, abbreviated, with its failed starts and a warning when it missed its main path. */
