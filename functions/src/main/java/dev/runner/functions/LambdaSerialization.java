@@ -30,13 +30,14 @@ import java.util.Map;
  * SQSBatchResponse} out, the HTTP API's event and answer, {@code ScheduledEvent}, the custom
  * resource's event), read and written with Jackson's data binding as the runtime interface client
  * reads and writes them for a typed handler: the same bean naming, unknown fields ignored, nulls
- * left out, and the same renames the client's mix-ins make where Lambda's JSON does not follow the
+ * left out, the same renames the client's mix-ins make where Lambda's JSON does not follow the
  * classes' getters ({@code Records}, {@code eventSourceARN}, {@code detail-type}, the custom
- * resource's PascalCase). The client's own serializer (aws-lambda-java-serialization, with its shaded
- * copy of Jackson, Joda-Time's and its own modules) is not used: the functions take their event as a
- * stream, and reading it with the Jackson they load anyway keeps its classes out of every function's
- * snapshot (docs/architecture.md). {@code LambdaSerializationTest} reads every sample event both ways
- * and compares.
+ * resource's PascalCase), and Joda-Time's module for {@code ScheduledEvent}'s time. The client's own
+ * serializer (aws-lambda-java-serialization, with its shaded copy of Jackson, Joda-Time's and its
+ * own modules) is not used: the functions take their event as a stream, and reading it with the
+ * Jackson they load anyway keeps its classes out of every function's snapshot
+ * (docs/architecture.md). {@code LambdaSerializationTest} reads every sample event both ways and
+ * compares.
  *
  * <p>Built once per type and function instance, at init, so the SnapStart hooks can prime it with a
  * canned value ({@code events/<Type>.json} beside this class) and a restored first invocation finds
@@ -55,12 +56,16 @@ public final class LambdaSerialization<T> {
             .disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
             .disable(SerializationFeature.FAIL_ON_EMPTY_BEANS)
             .serializationInclusion(JsonInclude.Include.NON_NULL)
-            .addModule(new JodaModule())
             .addMixIn(SQSEvent.class, SqsEventNames.class)
             .addMixIn(SQSEvent.SQSMessage.class, SqsMessageNames.class)
             .addMixIn(ScheduledEvent.class, ScheduledEventNames.class)
             .addMixIn(CloudFormationCustomResourceEvent.class, CustomResourceNames.class)
             .build();
+
+    /** With Joda-Time's module, for ScheduledEvent's time only: the scheduler's, not every function's classes. */
+    private static final class WithJoda {
+        static final ObjectMapper MAPPER = LambdaSerialization.MAPPER.copy().registerModule(new JodaModule());
+    }
 
     private final Class<T> type;
     private final ObjectReader reader;
@@ -68,8 +73,9 @@ public final class LambdaSerialization<T> {
 
     private LambdaSerialization(Class<T> type) {
         this.type = type;
-        this.reader = MAPPER.readerFor(type);
-        this.writer = MAPPER.writerFor(type);
+        ObjectMapper mapper = type == ScheduledEvent.class ? WithJoda.MAPPER : MAPPER;
+        this.reader = mapper.readerFor(type);
+        this.writer = mapper.writerFor(type);
     }
 
     /** The reader and writer of {@code type}; build it once, at init. */
