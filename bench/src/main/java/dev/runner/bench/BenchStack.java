@@ -17,14 +17,17 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
 
 /**
  * The whole system as the local runtime wires it from template.yaml (same pollers, batch sizes and
@@ -42,6 +45,9 @@ final class BenchStack implements AutoCloseable {
     private static final String WATCHER_ROLE = "bench_watcher";
     /** Share of the time invocations may run alone so all their threads' CPU is measured (-Dbench.aloneShare). */
     static final double ALONE_SHARE = Double.parseDouble(System.getProperty("bench.aloneShare", "0.05"));
+    /** Functions whose every invocation runs alone ({@code -Dbench.aloneAlways=RunWorkerFunction,…}): their all-thread CPU is then measured, not estimated from few samples. */
+    static final Set<String> ALWAYS_ALONE = Arrays.stream(System.getProperty("bench.aloneAlways", "").split(","))
+            .map(String::strip).filter(id -> !id.isEmpty()).collect(Collectors.toSet());
 
     final LocalRuntime runtime;
     /** On platform threads of its own: its CPU is the handler's, not the functions' virtual threads'. */
@@ -54,7 +60,7 @@ final class BenchStack implements AutoCloseable {
         env.put("RUNNER_HANDLER_SIGNING_SECRET", SIGNING_SECRET);
         env.put("RUNNER_API_KEY", "bench-key");
         runtime = LocalRuntime.start(LocalOptions.defaults(Path.of("template.yaml"), env).withFreePorts().withDemo(false),
-                new InvocationMeter(ALONE_SHARE));
+                new InvocationMeter(ALONE_SHARE, ALWAYS_ALONE));
         runtime.sqsFrontEnd().inspect(new SqsRequestCounter());
         redisClient = RedisClient.create(runtime.endpoints().redisUrl());
         prepareWatcher();

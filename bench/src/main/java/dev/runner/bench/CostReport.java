@@ -74,6 +74,7 @@ final class CostReport {
                     f.samples() > 0 ? String.format(Locale.ROOT, "%.1f ms alone", f.sampledWallNanos() / 1e6 / f.samples()) : "none alone",
                     billedMillis / f.invocations(), f.memoryMb(),
                     f.cpuNanos() / perItem, f.cpuStandardError() / perItem, f.callerCpuNanos() / perItem, f.cpuRatio(), f.samples());
+            threadKinds(f);
         }
 
         double million = 1e6 / items;
@@ -100,6 +101,21 @@ final class CostReport {
                         + " per item) at %.2f vCPU per ACU + floors $%.0f a month (0.5 ACU) and $%.0f (proxy, 8 ACU)%n",
                 aurora, acuHours * million, postgresCpuSeconds * 1e3 / items, (double) used.postgres().work() / items, VCPU_PER_ACU,
                 0.5 * AURORA_ACU_HOUR * HOURS_PER_MONTH, 8 * PROXY_ACU_HOUR * HOURS_PER_MONTH);
+    }
+
+    /**
+     * Where a function's sampled CPU went, by kind of thread (the invoking thread, virtual threads'
+     * carriers, a client's event loop, ...): the split of the all-thread ratio above.
+     */
+    private static void threadKinds(InvocationMeter.FunctionCosts f) {
+        if (f.samples() == 0 || f.sampledCpuNanos() == 0) {
+            return;
+        }
+        var line = new StringBuilder("      its samples' CPU by thread:");
+        f.sampledByThreadKind().entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .filter(kind -> kind.getValue() * 200 >= f.sampledCpuNanos())
+                .forEach(kind -> line.append(String.format(Locale.ROOT, " %s %.0f%%,", kind.getKey(), 100.0 * kind.getValue() / f.sampledCpuNanos())));
+        System.out.println(line.substring(0, line.length() - 1) + " (0.5 % and more)");
     }
 
     static long prefixed(Map<String, Long> byName, String prefix) {

@@ -22,12 +22,15 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Makes, at init, the two AWS calls the functions' first invocations make, {@code SendMessageBatch}
- * and {@code GetSecretValue}, through Runner's own clients over the SDK, once each, against a
- * server of this process's own on the loopback address that answers them with canned replies, and
- * signed with placeholder credentials: the SDK's marshalling, signing, HTTP and unmarshalling
- * classes are then loaded and initialised in a SnapStart snapshot. No request leaves the process:
- * no message is sent, no secret read, and the role's credentials are not resolved.
+ * Makes, at init, the AWS calls a function's first invocation makes, {@code GetSecretValue} (every
+ * function reads its secrets again after a restore) and {@code SendMessageBatch} (those whose main
+ * path sends to SQS), through Runner's own clients over the SDK, once each, against a server of this
+ * process's own on the loopback address that answers them with canned replies, and signed with
+ * placeholder credentials: the SDK's marshalling, signing, HTTP and unmarshalling classes are then
+ * loaded and initialised in a SnapStart snapshot. What a function's main path does not call is not
+ * primed: its classes would only make the snapshot larger, and every restore copies the snapshot in.
+ * No request leaves the process: no message is sent, no secret read, and the role's credentials are
+ * not resolved.
  */
 final class AwsSdkPriming {
 
@@ -37,13 +40,13 @@ final class AwsSdkPriming {
 
     private AwsSdkPriming() {}
 
-    /** Primes the SDK's paths; a failure is the caller's to log (the first invocation then loads them). */
-    static void run() {
-        prime();
+    /** Primes the SDK's paths, SQS's if {@code sends}; a failure is the caller's to log (the first invocation then loads them). */
+    static void run(boolean sends) {
+        prime(sends);
     }
 
-    /** Primes; how many requests its canned server answered (two). */
-    static int prime() {
+    /** Primes; how many requests its canned server answered (two if {@code sends}, else one). */
+    static int prime(boolean sends) {
         AtomicInteger answered = new AtomicInteger();
         HttpServer server;
         try {
@@ -59,9 +62,12 @@ final class AwsSdkPriming {
         try {
             URI endpoint = URI.create("http://" + server.getAddress().getAddress().getHostAddress() + ":" + server.getAddress().getPort());
             String region = System.getenv().getOrDefault("AWS_REGION", "us-east-1");
-            try (QueueClient queues = QueueClient.create(endpoint, region, PLACEHOLDER, CostTracker.NONE, QueueClient.Permit.ANY);
-                 SecretsManagerSource secrets = new SecretsManagerSource(endpoint, region, PLACEHOLDER)) {
-                queues.sendAll(endpoint + "/000000000000/runner-priming", List.of(OutgoingMessage.of(MESSAGE, "priming")));
+            if (sends) {
+                try (QueueClient queues = QueueClient.create(endpoint, region, PLACEHOLDER, CostTracker.NONE, QueueClient.Permit.ANY)) {
+                    queues.sendAll(endpoint + "/000000000000/runner-priming", List.of(OutgoingMessage.of(MESSAGE, "priming")));
+                }
+            }
+            try (SecretsManagerSource secrets = new SecretsManagerSource(endpoint, region, PLACEHOLDER)) {
                 secrets.read("runner/priming");
             }
         } finally {

@@ -63,7 +63,7 @@ final class Invocation<E, A> {
         if (Boolean.parseBoolean(System.getProperty("runner.openAtInit", "true"))) {
             snapStart = SnapStartHooks.openAndRegister(root, function, Set.of(mainPath), () -> {
                 InvocationMetrics.primePublisher();
-                AwsSdkPriming.run();
+                AwsSdkPriming.run(Set.of(mainPath).contains(Runner.Connection.QUEUES));
                 if (root != null) {
                     root.primeHandlerCalls();
                 }

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 /**
- * The event library's HTTP and SQS events, as the runtime client's serializer reads them, into the
+ * The event library's HTTP and SQS events, as the functions read them, into the
  * core's requests and messages: bodies decoded, and events with missing or null parts read as
  * ones without them.
  */

@@ -41,7 +41,8 @@ class AwsSdkPrimingTest {
         try {
             SETTINGS.forEach(name -> System.setProperty(name, name.equals("aws.containerCredentialsFullUri") ? real + "/credentials" : real));
 
-            assertEquals(2, AwsSdkPriming.prime(), "SendMessageBatch and GetSecretValue, each answered by the canned server");
+            assertEquals(2, AwsSdkPriming.prime(true), "SendMessageBatch and GetSecretValue, each answered by the canned server");
+            assertEquals(1, AwsSdkPriming.prime(false), "GetSecretValue only, for a function whose main path sends nothing");
             assertEquals(List.of(), strayRequests, "nothing reached a real endpoint or the credentials endpoint");
         } finally {
             before.forEach((name, value) -> {

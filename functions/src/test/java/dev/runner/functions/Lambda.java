@@ -25,8 +25,6 @@ import java.util.stream.Collectors;
  */
 final class Lambda {
 
-    private static final Map<Class<?>, LambdaSerialization<Object>> SERIALIZERS = new ConcurrentHashMap<>();
-
     private Lambda() {}
 
     /**
@@ -84,11 +82,11 @@ final class Lambda {
     static <R> R invoke(RequestStreamHandler function, Object event, Context context, Class<R> answerType) {
         var out = new ByteArrayOutputStream();
         try {
-            function.handleRequest(new ByteArrayInputStream(serializer(event.getClass()).write(event)), out, context);
+            function.handleRequest(new ByteArrayInputStream(RuntimeClientSerializer.write(event)), out, context);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return answerType.cast(serializer(answerType).read(new ByteArrayInputStream(out.toByteArray())));
+        return RuntimeClientSerializer.read(out.toByteArray(), answerType);
     }
 
     /** The ids a partial batch response lists as failed. */
@@ -98,10 +96,5 @@ final class Lambda {
         }
         return response.getBatchItemFailures().stream().map(SQSBatchResponse.BatchItemFailure::getItemIdentifier)
                 .collect(Collectors.toSet());
-    }
-
-    @SuppressWarnings("unchecked")
-    private static LambdaSerialization<Object> serializer(Class<?> type) {
-        return SERIALIZERS.computeIfAbsent(type, t -> (LambdaSerialization<Object>) LambdaSerialization.of(t));
     }
 }

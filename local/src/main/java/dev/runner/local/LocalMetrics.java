@@ -9,22 +9,28 @@ import org.slf4j.LoggerFactory;
 import java.util.List;
 import java.util.StringJoiner;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The metrics an invocation published, as the functions publish them in Lambda: CloudWatch EMF
  * written by Powertools on stdout ({@link InvocationMetrics#EMF_ON_STDOUT}), which the runtime
  * sends to its metrics file ({@link EmfCapture}); and, for people, a short plain line among the
  * runtime's own logs: the dimensions, each metric with its values and unit, then the properties.
+ * The EMF is written on the invocation's thread, as in Lambda; the plain line, which Lambda does not
+ * write, on a thread of the runtime's, in the order the invocations published.
  */
 final class LocalMetrics implements MetricsPublisher {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalMetrics.class);
 
+    private static final ExecutorService LINES = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("local-metrics").factory());
+
     @Override
     public void publish(List<MetricRecord> records) {
         InvocationMetrics.EMF_ON_STDOUT.publish(records);
         if (LOG.isInfoEnabled()) {
-            records.forEach(record -> LOG.info("metrics {}", line(record)));
+            LINES.execute(() -> records.forEach(record -> LOG.info("metrics {}", line(record))));
         }
     }
 

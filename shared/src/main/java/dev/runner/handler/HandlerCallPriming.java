@@ -22,7 +22,9 @@ import java.util.Map;
  * and parsed, every connection closed after. The call is screened as allowed to that loopback
  * address alone, whatever the URL policy says: it reaches no handler and touches no real data.
  * Unsigned: signing would set up the message ids' random generator, which must be seeded after a
- * restore, not shared by every environment restored from the snapshot.
+ * restore, not shared by every environment restored from the snapshot. On a virtual thread, as the
+ * calls run ({@code pipeline.Lanes}): the virtual threads' scheduler and the JDK's poller for their
+ * blocking sockets then start before the checkpoint rather than in a restored first call.
  */
 final class HandlerCallPriming {
 
@@ -33,6 +35,26 @@ final class HandlerCallPriming {
     private HandlerCallPriming() {}
 
     static void prime(HandlerTransport http) {
+        RuntimeException[] failed = new RuntimeException[1];
+        Thread call = Thread.ofVirtual().name("runner-prime-call").start(() -> {
+            try {
+                exchange(http);
+            } catch (RuntimeException e) {
+                failed[0] = e;
+            }
+        });
+        try {
+            call.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while priming the handler calls", e);
+        }
+        if (failed[0] != null) {
+            throw failed[0];
+        }
+    }
+
+    private static void exchange(HandlerTransport http) {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         HttpServer server;
         try {

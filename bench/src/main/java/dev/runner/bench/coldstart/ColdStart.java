@@ -48,7 +48,7 @@ import java.util.stream.Stream;
  *
  * <pre>
  * java -cp bench/target/runner-bench.jar dev.runner.bench.coldstart.ColdStart [--reps 5] [--only ItemWorker,Api] [--no-classes] [--baselines] [--floor]
- *      [--snapstart [--criu PATH] [--write-class-lists DIR]]
+ *      [--snapstart [--criu PATH] [--lazy-pages] [--write-class-lists DIR]]
  *      [--code functions/target/runner-functions.zip | JAR | DIR] [--jar-in-lib] [--java-tool-options "…"] [--jvm "-XX:…"]
  *      [--vs [--code …] [--jar-in-lib] [--java-tool-options "…"] [--jvm "…"]]…
  * </pre>
@@ -63,7 +63,7 @@ public final class ColdStart {
     private static final String HELLO_FRESH = "HelloFresh";
     /** The libraries' floor ({@link FloorFunction}); its rows are named Floor-metrics, Floor-metrics+postgres, … */
     static final String FLOOR = "Floor";
-    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--floor] [--snapstart [--criu PATH] [--write-class-lists DIR]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
+    private static final String USAGE = "usage: [--reps N] [--only A,B] [--no-classes] [--baselines] [--floor] [--snapstart [--criu PATH] [--lazy-pages] [--write-class-lists DIR]] [--code JAR|ZIP|DIR] [--jar-in-lib]"
             + " [--java-tool-options \"…\"] [--jvm \"…\"] [--vs <the same setup options>]…";
 
     /**
@@ -97,7 +97,7 @@ public final class ColdStart {
 
     /** The command line. */
     record Options(int reps, List<String> only, boolean classes, boolean baselines, boolean floor, boolean snapStart, Path criu,
-                   Path classLists, List<Setup> setups, Path template, Path events, Path runtime, Path work) {
+                   boolean lazyPages, Path classLists, List<Setup> setups, Path template, Path events, Path runtime, Path work) {
 
         static Options parse(String[] args) {
             int reps = 5;
@@ -107,6 +107,7 @@ public final class ColdStart {
             boolean floor = false;
             boolean snapStart = false;
             Path criu = null;
+            boolean lazyPages = false;
             Path classLists = null;
             List<Setup> setups = new ArrayList<>();
             Setup setup = Setup.asDeployed();
@@ -120,6 +121,7 @@ public final class ColdStart {
                     case "--floor" -> floor = true;
                     case "--snapstart" -> snapStart = true;
                     case "--criu" -> criu = Path.of(value(args, ++i, arg));
+                    case "--lazy-pages" -> lazyPages = true;
                     case "--write-class-lists" -> classLists = Path.of(value(args, ++i, arg));
                     case "--code" -> setup = new Setup(Path.of(value(args, ++i, arg)), setup.jarInLib(), setup.javaToolOptions(), setup.jvm());
                     case "--jar-in-lib" -> setup = new Setup(setup.code(), true, setup.javaToolOptions(), setup.jvm());
@@ -142,13 +144,16 @@ public final class ColdStart {
                 setups.replaceAll(s -> new Setup(s.code(), s.jarInLib(), s.javaToolOptions(),
                         Stream.concat(s.jvm().stream(), Stream.of("-Drunner.primeClasses=false")).toList()));
             }
+            if (lazyPages && !snapStart) {
+                throw new IllegalArgumentException("--lazy-pages is how a snapshot is restored: it needs --snapstart");
+            }
             if (floor && snapStart) {
                 throw new IllegalArgumentException("--floor measures a fresh JVM: the floor registers no SnapStart hooks");
             }
             if (reps < 1) {
                 throw new IllegalArgumentException("--reps < 1: " + reps);
             }
-            return new Options(reps, only, classes || classLists != null, baselines, floor, snapStart, criu, classLists, setups,
+            return new Options(reps, only, classes || classLists != null, baselines, floor, snapStart, criu, lazyPages, classLists, setups,
                     Path.of("template.yaml"), Path.of("events"),
                     Path.of("bench/target/lambda-runtime"), Path.of("bench/target/coldstart"));
         }
@@ -204,7 +209,8 @@ public final class ColdStart {
     static List<List<Result>> run(Options options) {
         Path work = fresh(options.work());
         LambdaJvm jvm = LambdaJvm.locate(options.runtime());
-        Criu criu = !options.snapStart() ? null : Criu.locate(options.criu()).orElseThrow(() -> new IllegalStateException(
+        Criu criu = !options.snapStart() ? null : Criu.locate(options.criu()).map(c -> options.lazyPages() ? c.lazily() : c)
+                .orElseThrow(() -> new IllegalStateException(
                 "--snapstart needs CRIU, and none runs here: build it with bench/snapstart/build-criu (as root), or give --criu PATH"));
         try (var stack = ColdStartStack.start(options.template(), options.events())) {
             List<List<Subject>> setups = new ArrayList<>();
@@ -215,8 +221,9 @@ public final class ColdStart {
                     + " interface client (%s), %d starts each (median), JVM %s with the java21 runtime's options%n",
                     runtimeClient(options.runtime()), options.reps(), Runtime.version());
             if (criu != null) {
-                System.out.printf("SnapStart's path: init for a snapshot, checkpointed at /restore/next and restored by %s;"
-                        + " timed from the restore to the first answer%n", criu.binary());
+                System.out.printf("SnapStart's path: init for a snapshot, checkpointed at /restore/next and restored by %s%s;"
+                        + " timed from the restore to the first answer%n", criu.binary(),
+                        criu.lazyPages() ? " page by page as they are touched (lazy-pages)" : ", the whole image read in first");
                 setups.forEach(subjects -> subjects.add(1, freshHello(subjects.getFirst())));
             }
 
@@ -399,28 +406,51 @@ public final class ColdStart {
 
     /**
      * The restored starts: from CRIU's restore to the first answer, beside hello-world restored and
-     * hello-world started fresh (the second row). CPU is the restored process's, from the restore on.
+     * hello-world started fresh (the second row), and that time's parts, each a median: CRIU's restore
+     * (which grows with the image), from there to the restored process's first {@code /next} (the
+     * runtime client's restore hooks), and the first invocation, with what its connections took to open
+     * (each on a thread of its own, from the restore hook on: what the invocation waited for at most).
+     * CPU is the restored process's, from the restore on. The image's heap share is read from the
+     * process's memory map before the dump ({@link ImageParts}).
      */
     private static void restoredTable(List<Result> results) {
         double restoredHello = results.getFirst().median(LambdaJvm.Sample::totalMs);
         double freshHello = results.get(1).median(LambdaJvm.Sample::totalMs);
         double restoredHelloCpu = results.getFirst().median(LambdaJvm.Sample::cpuTotalMs);
         System.out.printf("| function | restore → answer ms | × hello restored | × hello fresh | CPU ms | × hello restored | restore ms"
-                + " | 1st invoke ms | 2nd invoke ms | init ms (CPU) | image MB | classes | answer |%n");
-        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|%n");
+                + " | → /next ms | 1st invoke ms | connections opened ms | 2nd invoke ms | init ms (CPU) | image MB (heap) | classes | answer |%n");
+        System.out.printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|%n");
         for (Result result : results) {
             double total = result.median(LambdaJvm.Sample::totalMs);
             double cpu = result.median(LambdaJvm.Sample::cpuTotalMs);
             boolean restored = !isFreshHello(result.subject());
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %,.0f | %,.0f | %,.0f (%,.0f) | %s | %s | %s |%n",
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %s | %.2f | %,.0f | %s | %s | %s | %,.0f | %s | %,.0f | %,.0f (%,.0f) | %s | %s | %s |%n",
                     result.subject().label(), total, restored ? String.format(Locale.ROOT, "%.2f", total / restoredHello) : "–",
                     total / freshHello, cpu, restored ? String.format(Locale.ROOT, "%.2f", cpu / restoredHelloCpu) : "–",
                     restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().restoreMs())) : "–",
-                    result.median(LambdaJvm.Sample::firstInvokeMs), result.median(LambdaJvm.Sample::warmMs),
+                    restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().toFirstNextMs())) : "–",
+                    result.median(LambdaJvm.Sample::firstInvokeMs), opened(result), result.median(LambdaJvm.Sample::warmMs),
                     result.median(LambdaJvm.Sample::initMs), result.median(LambdaJvm.Sample::cpuInitMs),
-                    restored ? String.format(Locale.ROOT, "%,.0f", result.median(s -> s.restore().imageBytes() / 1e6)) : "–",
+                    restored ? String.format(Locale.ROOT, "%,.0f (%s)", result.median(s -> s.restore().imageBytes() / 1e6),
+                            heapMb(result)) : "–",
                     restored ? result.classes() : "–", answerCell(result, 40));
         }
+    }
+
+    /** The median of what each connection took to open, by part ({@code app.Openers}' line); – if the function opens none. */
+    private static String opened(Result result) {
+        var parts = result.samples().stream().filter(s -> !s.failed()).flatMap(s -> s.openedMs().keySet().stream())
+                .collect(java.util.stream.Collectors.toCollection(java.util.TreeSet::new));
+        if (parts.isEmpty()) {
+            return "–";
+        }
+        return String.join(", ", parts.stream().map(part -> String.format(Locale.ROOT, "%s %,.0f", part,
+                result.median(s -> s.openedMs().getOrDefault(part, -1L)))).toList());
+    }
+
+    private static String heapMb(Result result) {
+        double heap = result.median(s -> s.restore().heapBytes() / 1e6);
+        return heap < 0 ? "?" : String.format(Locale.ROOT, "%,.0f", heap);
     }
 
     /** A subject's first answer, abbreviated, with its failed starts and a warning when it missed its main path. */

@@ -5,7 +5,9 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -26,9 +28,53 @@ final class Criu {
     private static final Path BUILT = Path.of("bench/target/criu/criu");
 
     private final Path binary;
+    /** What build-criu found this machine needs ({@code criu.env} beside the binary: {@code NAME=value} lines). */
+    private final Map<String, String> environment;
+    private final boolean lazyPages;
 
     private Criu(Path binary) {
+        this(binary, environmentBeside(binary), false);
+    }
+
+    private Criu(Path binary, Map<String, String> environment, boolean lazyPages) {
         this.binary = binary;
+        this.environment = environment;
+        this.lazyPages = lazyPages;
+    }
+
+    /**
+     * This CRIU restoring on demand, as Lambda restores a snapshot: {@code criu lazy-pages} serves each
+     * page when the restored process first touches it (userfaultfd), instead of the restore reading
+     * the whole image in first; the daemon then copies the rest in the background and exits.
+     */
+    Criu lazily() {
+        return new Criu(binary, environment, true);
+    }
+
+    boolean lazyPages() {
+        return lazyPages;
+    }
+
+    /**
+     * {@code criu.env} beside the binary, if any: on a machine whose hardware breakpoints never fire
+     * (some VMs), build-criu found that only {@code CRIU_FAULT=130} (step by syscall instead) works.
+     */
+    private static Map<String, String> environmentBeside(Path binary) {
+        Path file = binary.resolveSibling("criu.env");
+        Map<String, String> environment = new HashMap<>();
+        if (Files.isRegularFile(file)) {
+            try {
+                for (String line : Files.readAllLines(file)) {
+                    int equals = line.indexOf('=');
+                    if (equals > 0) {
+                        environment.put(line.substring(0, equals).trim(), line.substring(equals + 1).trim());
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + file, e);
+            }
+        }
+        return Map.copyOf(environment);
     }
 
     /** {@code configured} if given, else the one build-criu made, else {@code criu} on the PATH; empty if none runs here. */
@@ -62,7 +108,31 @@ final class Criu {
 
     /** Restores what {@link #dump} wrote; returns once the process runs again (it is then init's child, not ours). */
     void restore(Path images) {
-        criu(images, "restore.log", "restore", "-D", images.toString(), "--tcp-established", "--restore-detached");
+        if (!lazyPages) {
+            criu(images, "restore.log", "restore", "-D", images.toString(), "--tcp-established", "--restore-detached");
+            return;
+        }
+        Process pages = start(images, "lazy-pages.log", "lazy-pages", "-D", images.toString());
+        try {
+            // The restore connects to the daemon's socket in the images directory: it must be listening first.
+            Path socket = images.resolve("lazy-pages.socket");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!Files.exists(socket) && pages.isAlive() && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            if (!Files.exists(socket)) {
+                pages.destroyForcibly();
+                throw new IllegalStateException("criu lazy-pages did not start; see " + images.resolve("lazy-pages.log"));
+            }
+            criu(images, "restore.log", "restore", "-D", images.toString(), "--tcp-established", "--restore-detached", "--lazy-pages");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            pages.destroyForcibly();
+            throw new IllegalStateException(e);
+        } catch (RuntimeException e) {
+            pages.destroyForcibly();
+            throw e;
+        }
     }
 
     /** The size of a checkpoint's image files, in bytes (CRIU's logs beside them not counted). */
@@ -87,14 +157,25 @@ final class Criu {
         }
     }
 
-    private void criu(Path images, String log, String... arguments) {
+    /** Starts {@code criu arguments…}, logging to {@code log} in {@code images}. */
+    private Process start(Path images, String log, String... arguments) {
         List<String> command = new ArrayList<>(List.of(binary.toString()));
         command.addAll(List.of(arguments));
         command.addAll(List.of("-o", log, "-v2"));
         try {
             Files.createDirectories(images);
-            Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(images.resolve(log + ".out").toFile()).start();
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(images.resolve(log + ".out").toFile());
+            builder.environment().putAll(environment);
+            return builder.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run " + binary, e);
+        }
+    }
+
+    private void criu(Path images, String log, String... arguments) {
+        try {
+            Process process = start(images, log, arguments);
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly();
                 throw new IllegalStateException("criu " + arguments[0] + " took over 60 s; see " + images.resolve(log));
@@ -103,8 +184,6 @@ final class Criu {
                 throw new IllegalStateException("criu " + arguments[0] + " failed (exit " + process.exitValue() + "); see "
                         + images.resolve(log));
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot run " + binary, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

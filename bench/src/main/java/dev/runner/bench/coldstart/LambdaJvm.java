@@ -46,10 +46,16 @@ final class LambdaJvm {
      * steadier than wall time on a shared machine.
      */
     record Sample(double totalMs, double initMs, double firstInvokeMs, double warmMs, double cpuInitMs, double cpuTotalMs,
-                  boolean failed, String answer, long startNanos, long firstNextNanos, long answeredNanos, Restore restore) {
+                  boolean failed, String answer, long startNanos, long firstNextNanos, long answeredNanos, Restore restore,
+                  Map<String, Long> openedMs) {
+
+        /** @param openedMs what the function's last {@code connections opened} line said, each part's milliseconds (-1: failed); empty if none */
+        Sample {
+            openedMs = Map.copyOf(openedMs);
+        }
 
         static Sample failed(String why, long startNanos) {
-            return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why, startNanos, 0, 0, null);
+            return new Sample(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, true, why, startNanos, 0, 0, null, Map.of());
         }
     }
 
@@ -59,10 +65,13 @@ final class LambdaJvm {
      * copies the image in from inside the restored task, which counts as the task's), its init from
      * process start to the checkpoint (SnapStart's init, off any request's path).
      *
-     * @param restoreMs  CRIU's restore, from its start until the process runs again
-     * @param imageBytes the checkpoint's size
+     * @param restoreMs      CRIU's restore, from its start until the process runs again
+     * @param toFirstNextMs  from then until the restored process asks for its first event: the runtime client's
+     *                       restore hooks (the functions' start opening their connections there, on threads of their own)
+     * @param imageBytes     the checkpoint's size
+     * @param heapBytes      the part of it that is the Java heap's pages
      */
-    record Restore(double restoreMs, long imageBytes) {}
+    record Restore(double restoreMs, double toFirstNextMs, long imageBytes, long heapBytes) {}
 
     /**
      * How a start is restored: by {@code criu}, through {@code images}; {@code whileDumped} runs
@@ -134,7 +143,7 @@ final class LambdaJvm {
         // that): Lambda's VM has the function's memory, this machine far more, and a young generation
         // 25 times too large would leave init's garbage in memory (and in a snapshot) instead of collecting it.
         command.add("-XX:MaxRAM=" + memoryMb + "m");
-        command.add("-XX:MaxHeapSize=" + memoryMb * 1024L * 85 / 100 + "k");
+        command.add("-XX:MaxHeapSize=" + maxHeapBytes(subject) / 1024 + "k");
         command.add("-XX:+UseSerialGC");
         command.add("-Xshare:auto");
         command.add("-XX:+TieredCompilation");
@@ -181,6 +190,7 @@ final class LambdaJvm {
         Process process = null;
         AtomicReference<ProcessHandle> live = new AtomicReference<>();
         AtomicLong restoreStarted = new AtomicLong();
+        AtomicLong heapBytes = new AtomicLong();
         long start = System.nanoTime();
         try {
             process = builder.start();
@@ -199,6 +209,7 @@ final class LambdaJvm {
             if (snapshot != null) {
                 session.checkpointWith(() -> {
                     cpuAtInit.set(cpuNanos(started.toHandle()));
+                    heapBytes.set(ImageParts.heapBytes(started.pid(), HEAP_TOP - maxHeapBytes(subject), HEAP_TOP));
                     snapshot.criu().dump(started.pid(), snapshot.images());
                     try {
                         // The restore takes the same pid: it must have been reaped.
@@ -227,12 +238,13 @@ final class LambdaJvm {
             long initEnd = snapshot == null ? session.firstNextNanos() : session.checkpointNanos();
             long coldFrom = snapshot == null ? start : restoreStarted.get();
             Restore restore = snapshot == null ? null
-                    : new Restore(ms(session.restoredNanos() - restoreStarted.get()), Criu.imageBytes(snapshot.images()));
+                    : new Restore(ms(session.restoredNanos() - restoreStarted.get()), ms(session.firstNextNanos() - session.restoredNanos()),
+                    Criu.imageBytes(snapshot.images()), heapBytes.get());
             return new Sample(ms(first.answeredNanos() - coldFrom), ms(initEnd - start),
                     ms(first.answeredNanos() - first.handedOutNanos()),
                     answers.size() > 1 ? ms(last.answeredNanos() - last.handedOutNanos()) : Double.NaN,
                     cpuAtInit.get() < 0 ? Double.NaN : ms(cpuAtInit.get()), cpuAtAnswer.get() < 0 ? Double.NaN : ms(cpuAtAnswer.get()),
-                    failed, first.body(), start, session.firstNextNanos(), first.answeredNanos(), restore);
+                    failed, first.body(), start, session.firstNextNanos(), first.answeredNanos(), restore, lastOpened(log));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start " + builder.command().getFirst(), e);
         } catch (InterruptedException e) {
@@ -267,6 +279,45 @@ final class LambdaJvm {
             }
             session.end();
         }
+    }
+
+    /**
+     * Where the heap's reservation ends: {@link #command} sizes the heap so that compressed oops need
+     * neither base nor shift, and the JVM then places it just under 4 GB.
+     */
+    private static final long HEAP_TOP = 1L << 32;
+
+    private static long maxHeapBytes(Subject subject) {
+        return subject.memoryMb() * 1024L * 85 / 100 * 1024;
+    }
+
+    /**
+     * Each part's milliseconds in the last {@code connections opened} line the function wrote to {@code log}
+     * ({@code app.Openers}: at init, and again after a restore); empty if it wrote none.
+     */
+    static Map<String, Long> lastOpened(Path log) {
+        String last = null;
+        try (Stream<String> lines = Files.lines(log)) {
+            last = lines.filter(line -> line.contains("\"message\":\"connections opened\"")).reduce((a, b) -> b).orElse(null);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return Map.of();
+        }
+        if (last == null) {
+            return Map.of();
+        }
+        Map<String, Long> opened = new java.util.TreeMap<>();
+        try {
+            var json = dev.runner.json.Json.parse(last);
+            for (String part : List.of("database", "redis", "queues")) {
+                // The layout writes a line's key-value fields as strings.
+                if (json.has(part) && json.path(part).asText().matches("-?[0-9]+")) {
+                    opened.put(part, Long.parseLong(json.path(part).asText()));
+                }
+            }
+        } catch (RuntimeException notJson) {
+            return Map.of();
+        }
+        return opened;
     }
 
     /** The variables Lambda sets for every function, then the function's own. */

@@ -67,7 +67,7 @@ class ColdStartIT {
 
     @Test
     void aTemplateFunctionAndTheLibrariesFloorAnswerTheirEventsOnTheEmbeddedServers() {
-        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false, true, false, null, null,
+        var options = new ColdStart.Options(1, List.of("DeadLetter"), false, false, true, false, null, false, null,
                 List.of(new ColdStart.Setup(PROJECT.resolve("functions/target/runner-functions.zip"), false, null, List.of())),
                 PROJECT.resolve("template.yaml"), PROJECT.resolve("events"), Path.of("target/lambda-runtime"), WORK);
 

@@ -14,7 +14,7 @@ import java.util.Set;
 /**
  * Which lines are written: a level for everything, and optionally other levels for logger-name
  * prefixes, {@code info}, or {@code warn,dev.runner=info,io.lettuce.core=debug} (levels trace,
- * debug, info, warn, error, off), applied to Log4j (log4j2.xml writes the lines).
+ * debug, info, warn, error, off), applied to Log4j (log4j2.properties writes the lines).
  */
 public final class LogLevels {
 

@@ -56,7 +56,25 @@ public final class InvocationMeter {
     /** One function's totals. CPU and time in nanoseconds. */
     public record FunctionCosts(String logicalId, int memoryMb, long invocations, long records, long wallNanos,
                                 long billedMillis, long callerCpuNanos, long samples, long sampledCpuNanos,
-                                long sampledCallerCpuNanos, long sampledWallNanos, long sampledBilledMillis, Moments moments) {
+                                long sampledCallerCpuNanos, long sampledWallNanos, long sampledBilledMillis, Moments moments,
+                                Map<String, Long> sampledByThreadKind) {
+
+        /**
+         * @param sampledByThreadKind the samples' CPU by the kind of thread it ran on ({@link #threadKind}): the
+         *                            invoking thread ({@link #INVOKING}), virtual threads' carriers, a client's event
+         *                            loop, ...; the parts add up to {@code sampledCpuNanos}
+         */
+        public FunctionCosts {
+            sampledByThreadKind = Map.copyOf(sampledByThreadKind);
+        }
+
+        /** As before the split by thread kind: none recorded. */
+        public FunctionCosts(String logicalId, int memoryMb, long invocations, long records, long wallNanos,
+                             long billedMillis, long callerCpuNanos, long samples, long sampledCpuNanos,
+                             long sampledCallerCpuNanos, long sampledWallNanos, long sampledBilledMillis, Moments moments) {
+            this(logicalId, memoryMb, invocations, records, wallNanos, billedMillis, callerCpuNanos, samples, sampledCpuNanos,
+                    sampledCallerCpuNanos, sampledWallNanos, sampledBilledMillis, moments, Map.of());
+        }
 
         /** All-thread CPU over caller-thread CPU, from the samples; 1 without samples. */
         public double cpuRatio() {
@@ -84,11 +102,14 @@ public final class InvocationMeter {
         }
 
         FunctionCosts minus(FunctionCosts earlier) {
+            Map<String, Long> byKind = new java.util.TreeMap<>(sampledByThreadKind);
+            earlier.sampledByThreadKind.forEach((kind, nanos) -> byKind.merge(kind, -nanos, Long::sum));
+            byKind.values().removeIf(nanos -> nanos == 0);
             return new FunctionCosts(logicalId, memoryMb, invocations - earlier.invocations, records - earlier.records,
                     wallNanos - earlier.wallNanos, billedMillis - earlier.billedMillis, callerCpuNanos - earlier.callerCpuNanos,
                     samples - earlier.samples, sampledCpuNanos - earlier.sampledCpuNanos,
                     sampledCallerCpuNanos - earlier.sampledCallerCpuNanos, sampledWallNanos - earlier.sampledWallNanos,
-                    sampledBilledMillis - earlier.sampledBilledMillis, moments.minus(earlier.moments));
+                    sampledBilledMillis - earlier.sampledBilledMillis, moments.minus(earlier.moments), byKind);
         }
     }
 
@@ -119,10 +140,25 @@ public final class InvocationMeter {
         }
     }
 
+    /** The thread kind of the invoking thread, in {@link FunctionCosts#sampledByThreadKind}. */
+    public static final String INVOKING = "invoking thread";
+    /** The thread kind of virtual threads' carriers: the virtual threads functions start run there. */
+    public static final String VIRTUAL = "virtual threads (carriers)";
+
+    /** What a thread is for, from its name without its number: {@code lettuce-nioEventLoop-4-2} is {@code lettuce-nioEventLoop}. */
+    static String threadKind(Thread thread) {
+        if ("CarrierThreads".equals(thread.getThreadGroup() == null ? null : thread.getThreadGroup().getName())) {
+            return VIRTUAL;
+        }
+        String kind = thread.getName().replaceAll("[-#_ ]*[0-9]+([-#_ ][0-9]+)*$", "");
+        return kind.isEmpty() ? "(unnamed)" : kind;
+    }
+
     /** How long a sample may wait for the running invocations to end (every new one waits meanwhile). */
     private static final java.time.Duration DRAIN_LIMIT = java.time.Duration.ofMillis(100);
 
     private final double aloneShare;
+    private final Set<String> alwaysAlone;
     private final long started = System.nanoTime();
     private final ThreadGroup functions = new ThreadGroup("runner-functions");
     /** Threads of the functions' group that call functions (pollers, API workers, ticks): not the functions' own. */
@@ -135,10 +171,20 @@ public final class InvocationMeter {
 
     /** @param aloneShare at most this share of the time is spent running sampled invocations alone; 0 = no samples */
     public InvocationMeter(double aloneShare) {
+        this(aloneShare, Set.of());
+    }
+
+    /**
+     * @param alwaysAlone functions (logical ids) whose every invocation is sampled alone, however long the others take
+     *                    to finish and whatever the share: for a function of few, long invocations (the run worker's
+     *                    fetches), which the share's draining limit would otherwise never sample
+     */
+    public InvocationMeter(double aloneShare, Set<String> alwaysAlone) {
         if (aloneShare < 0 || aloneShare > 1) {
             throw new IllegalArgumentException("alone share must be within 0..1: " + aloneShare);
         }
         this.aloneShare = aloneShare;
+        this.alwaysAlone = Set.copyOf(alwaysAlone);
     }
 
     /** The group of the threads that run functions' code; threads they create inherit it. */
@@ -191,13 +237,18 @@ public final class InvocationMeter {
         Accumulator accumulator = byFunction.computeIfAbsent(logicalId, id -> new Accumulator(id, memoryMb));
         // Each function gets an equal part of the time alone, so a slow one cannot starve the others of samples.
         double budget = aloneShare * (System.nanoTime() - started) / byFunction.size();
-        boolean sampled = aloneShare > 0 && accumulator.aloneNanos() < budget
+        boolean always = alwaysAlone.contains(logicalId);
+        long waitStart = System.nanoTime();
+        boolean sampled = always ? takeSamplingTurn()
+                : aloneShare > 0 && accumulator.aloneNanos() < budget
                 && (accumulator.samples() < 3 || ThreadLocalRandom.current().nextInt(4) == 0)
                 && sampling.compareAndSet(false, true); // one at a time: the time alone adds up
-        long waitStart = System.nanoTime();
         Lock lock;
         // The others must finish first, and new ones wait meanwhile: a long one running would stall everything, so give up after a while.
-        if (sampled && tryLock(exclusive.writeLock())) {
+        if (sampled && always) {
+            exclusive.writeLock().lock();
+            lock = exclusive.writeLock();
+        } else if (sampled && tryLock(exclusive.writeLock())) {
             lock = exclusive.writeLock();
         } else {
             if (sampled) {
@@ -211,7 +262,7 @@ public final class InvocationMeter {
             lock.lock();
         }
         try {
-            Map<Long, Long> othersBefore = sampled ? functionThreadsCpu() : Map.of();
+            Map<Long, ThreadCpu> othersBefore = sampled ? functionThreadsCpu() : Map.of();
             long callerBefore = THREADS.getCurrentThreadCpuTime();
             long start = System.nanoTime();
             try {
@@ -220,10 +271,14 @@ public final class InvocationMeter {
                 long wall = System.nanoTime() - start;
                 long caller = Math.max(0, THREADS.getCurrentThreadCpuTime() - callerBefore);
                 long all = caller;
+                Map<String, Long> byKind = Map.of();
                 if (sampled) {
-                    all += othersSince(othersBefore);
+                    byKind = othersSince(othersBefore);
+                    all += byKind.values().stream().mapToLong(Long::longValue).sum();
+                    byKind = new java.util.HashMap<>(byKind);
+                    byKind.merge(INVOKING, caller, Long::sum);
                 }
-                accumulator.add(records, wall, caller, sampled, all);
+                accumulator.add(records, wall, caller, sampled, all, byKind);
             }
         } finally {
             lock.unlock();
@@ -234,6 +289,14 @@ public final class InvocationMeter {
                 sampling.set(false);
             }
         }
+    }
+
+    /** Waits for the sampling in progress, if any, to end, and takes the next turn. */
+    private boolean takeSamplingTurn() {
+        while (!sampling.compareAndSet(false, true)) {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+        return true;
     }
 
     /** The write lock, if the invocations running now end within {@link #DRAIN_LIMIT}. */
@@ -253,8 +316,11 @@ public final class InvocationMeter {
         return new Snapshot(Collections.unmodifiableMap(functions), alone.get());
     }
 
+    /** One thread's CPU at an instant, with its kind. */
+    private record ThreadCpu(String kind, long nanos) {}
+
     /** CPU of every thread functions' code may run on but the current one and the callers, by thread id. */
-    private Map<Long, Long> functionThreadsCpu() {
+    private Map<Long, ThreadCpu> functionThreadsCpu() {
         Thread current = Thread.currentThread();
         List<Thread> threads = new ArrayList<>();
         for (Thread thread : allThreads()) {
@@ -271,20 +337,24 @@ public final class InvocationMeter {
             ids[i] = threads.get(i).threadId();
         }
         long[] cpu = THREADS.getThreadCpuTime(ids);
-        Map<Long, Long> byId = new java.util.HashMap<>(ids.length * 2);
+        Map<Long, ThreadCpu> byId = new java.util.HashMap<>(ids.length * 2);
         for (int i = 0; i < ids.length; i++) {
             if (cpu[i] >= 0) {
-                byId.put(ids[i], cpu[i]);
+                byId.put(ids[i], new ThreadCpu(threadKind(threads.get(i)), cpu[i]));
             }
         }
         return byId;
     }
 
-    /** CPU those threads used since {@code before}; threads started meanwhile count from zero. */
-    private long othersSince(Map<Long, Long> before) {
-        long used = 0;
+    /** CPU those threads used since {@code before}, by thread kind; threads started meanwhile count from zero. */
+    private Map<String, Long> othersSince(Map<Long, ThreadCpu> before) {
+        Map<String, Long> used = new java.util.HashMap<>();
         for (var entry : functionThreadsCpu().entrySet()) {
-            used += Math.max(0, entry.getValue() - before.getOrDefault(entry.getKey(), 0L));
+            ThreadCpu earlier = before.get(entry.getKey());
+            long nanos = Math.max(0, entry.getValue().nanos() - (earlier == null ? 0 : earlier.nanos()));
+            if (nanos > 0) {
+                used.merge(entry.getValue().kind(), nanos, Long::sum);
+            }
         }
         return used;
     }
@@ -322,7 +392,9 @@ public final class InvocationMeter {
             this.memoryMb = memoryMb;
         }
 
-        synchronized void add(int records, long wall, long caller, boolean sampled, long all) {
+        private final Map<String, Long> sampledByThreadKind = new java.util.TreeMap<>();
+
+        synchronized void add(int records, long wall, long caller, boolean sampled, long all, Map<String, Long> byKind) {
             invocations++;
             this.records += records;
             wallNanos += wall;
@@ -337,12 +409,13 @@ public final class InvocationMeter {
                 sampledWallNanos += wall;
                 sampledBilledMillis += billed;
                 moments = moments.plus(all, caller);
+                byKind.forEach((kind, nanos) -> sampledByThreadKind.merge(kind, nanos, Long::sum));
             }
         }
 
         synchronized FunctionCosts costs() {
             return new FunctionCosts(logicalId, memoryMb, invocations, records, wallNanos, billedMillis, callerCpuNanos,
-                    samples, sampledCpuNanos, sampledCallerCpuNanos, sampledWallNanos, sampledBilledMillis, moments);
+                    samples, sampledCpuNanos, sampledCallerCpuNanos, sampledWallNanos, sampledBilledMillis, moments, sampledByThreadKind);
         }
 
         synchronized long samples() {

@@ -41,6 +41,33 @@ class InvocationMeterTest {
         assertTrue(costs.callerCpuNanos() < BURN_NANOS, "the caller itself only waited: " + costs.callerCpuNanos());
         assertTrue(costs.cpuNanos() >= 3 * BURN_NANOS * 0.9, "the helper's CPU is the function's: " + costs.cpuNanos());
         assertTrue(meter.snapshot().aloneNanos() > 0);
+        long helper = costs.sampledByThreadKind().entrySet().stream().filter(kind -> kind.getKey().startsWith("pool-"))
+                .mapToLong(java.util.Map.Entry::getValue).sum();
+        assertTrue(helper >= 3 * BURN_NANOS * 0.9, "the split names the helper's kind of thread: " + costs.sampledByThreadKind());
+        assertEquals(costs.sampledCpuNanos(), costs.sampledByThreadKind().values().stream().mapToLong(Long::longValue).sum(),
+                "the kinds add up to the samples' CPU");
+        assertTrue(costs.sampledByThreadKind().containsKey(InvocationMeter.INVOKING), costs.sampledByThreadKind().toString());
+    }
+
+    @Test
+    void aThreadsKindIsItsNameWithoutItsNumbers() {
+        assertEquals("lettuce-nioEventLoop", InvocationMeter.threadKind(new Thread("lettuce-nioEventLoop-4-2")));
+        assertEquals("runner housekeeper", InvocationMeter.threadKind(new Thread("runner housekeeper")));
+        assertEquals("(unnamed)", InvocationMeter.threadKind(new Thread("7")));
+    }
+
+    @Test
+    void aFunctionNamedAlwaysAloneIsSampledEveryTimeWhateverTheShare() throws Exception {
+        var meter = new InvocationMeter(0, java.util.Set.of("Fn"));
+        ExecutorService caller = Executors.newSingleThreadExecutor(meter.callerThreads("poller"));
+        try {
+            for (int i = 0; i < 5; i++) {
+                caller.submit(invoke(meter, () -> null)).get();
+            }
+        } finally {
+            caller.shutdown();
+        }
+        assertEquals(5, meter.snapshot().functions().get("Fn").samples(), "a share of 0 samples nothing, but Fn always runs alone");
     }
 
     @Test
