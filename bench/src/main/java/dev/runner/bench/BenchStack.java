@@ -53,6 +53,8 @@ final class BenchStack implements AutoCloseable {
         Map<String, String> env = new HashMap<>(environment);
         env.put("RUNNER_HANDLER_SIGNING_SECRET", SIGNING_SECRET);
         env.put("RUNNER_API_KEY", "bench-key");
+        // Postgres commits as Aurora's do (fsync, synchronous_commit, full_page_writes): every figure pays a commit's cost.
+        env.putIfAbsent("RUNNER_PG_DURABLE", System.getProperty("bench.pgDurable", "true"));
         runtime = LocalRuntime.start(LocalOptions.defaults(Path.of("template.yaml"), env).withFreePorts().withDemo(false),
                 new InvocationMeter(ALONE_SHARE));
         runtime.sqsFrontEnd().inspect(new SqsRequestCounter());

@@ -15,6 +15,7 @@ import dev.runner.pipeline.Scheduler;
 import dev.runner.run.Run;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStatus;
+import dev.runner.store.Database;
 import dev.runner.testing.FakeHandler;
 import dev.runner.testing.HostileHandler;
 import dev.runner.trigger.Trigger;
@@ -323,16 +324,37 @@ class IntegrityIT {
     }
 
     @Test
-    void theTickForgetsWebhookDeliveriesOlderThanTheDedupWindow() {
+    void theTickForgetsDeliveriesPastTheirWindow() {
         fixture.runner.database().update("""
-                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id, received_at)
-                values ('old-tenant', 'crm', 'leads', 'e-1', now() - interval '2 minutes'), ('old-tenant', 'crm', 'leads', 'e-2', now())""");
+                insert into delivery_ids (tenant_id, integration_key, delivery_id, kept_until)
+                values ('old-tenant', 'crm', 'd-1', now() - interval '1 second'), ('old-tenant', 'crm', 'd-2', now() + interval '1 hour')""");
 
         fixture.runner.scheduler().tick(Instant.now());
 
-        List<String> left = fixture.runner.database().query("select external_id from webhook_deliveries where tenant_id = 'old-tenant'",
+        List<String> left = fixture.runner.database().query("select delivery_id from delivery_ids where tenant_id = 'old-tenant'",
                 row -> row.getString(1));
-        assertEquals(List.of("e-2"), left);
+        assertEquals(List.of("d-2"), left);
+    }
+
+    /**
+     * webhook_deliveries is retired (V13) but the functions of the version before still write it during a rollout:
+     * their statement, as they send it, finds every externalId new (the rule now) and leaves no row behind.
+     */
+    @Test
+    void theRetiredItemDedupTableTellsTheVersionBeforeThatEveryItemIsNewAndKeepsNothing() {
+        String previousVersionsStatement = """
+                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id)
+                select ?, ?, ?, unnest(?::text[])
+                on conflict (tenant_id, integration_key, handler_key, external_id) do update set received_at = now()
+                    where webhook_deliveries.received_at < now() - make_interval(secs => ?)
+                returning external_id
+                """;
+        for (int round = 0; round < 2; round++) {
+            List<String> fresh = fixture.runner.database().query(previousVersionsStatement, row -> row.getString(1),
+                    "rollout-tenant", "crm", "leads", Database.array("text", new String[] {"e-1", "e-2"}), 86400.0);
+            assertEquals(List.of("e-1", "e-2"), fresh.stream().sorted().toList(), "round " + round);
+        }
+        assertEquals(List.of(0L), fixture.runner.database().query("select count(*) from webhook_deliveries", row -> row.getLong(1)));
     }
 
     @Test

@@ -1,36 +1,35 @@
-package dev.runner.pipeline;
+package dev.runner.intake;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.delivery.DeliveryIds;
-import dev.runner.delivery.DeliveryStore;
 import dev.runner.dlq.DeadLetterStore;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.IntegrationType;
+import dev.runner.integration.Integrations;
+import dev.runner.integration.TenantIntegration;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.queue.QueueMessage;
 import dev.runner.trigger.Trigger;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.UUID;
+import java.util.Optional;
 
 /**
  * The ingest queue (docs/ingest.md): external producers send one item per message, each bound to its tenant by a
- * signature or by its producer's SenderId ({@link IngestBinding}). What arrives in one batch becomes one run per
- * (tenant, integration, handler) with trigger queue, on the items-queue tier. SQS delivers at least once, so a
- * message is deduplicated by its identity (signed webhook-id or SQS message id) per tenant integration, and its item
- * by externalId per handler, within the dedup window: a redelivery makes no second run and no new item ids. A
- * message that is not a valid envelope, is not bound, or names what does not exist is kept in dead_letters with the
- * reason and acknowledged: never dropped, never retried in vain. Only the messages a failure touches are retried or
- * kept, never their neighbours.
+ * signature or by its producer's SenderId ({@link IngestBinding}). A batch's messages are accepted together through
+ * the event intake ({@link EventIntake}: one statement, one send); those of one (tenant, integration, handler) share
+ * a run with trigger queue, on the items-queue tier. SQS delivers at least once, so a message is deduplicated by its
+ * identity (signed webhook-id or SQS message id) per tenant integration within the dedup window: a redelivery makes no
+ * second run and no new item ids. A new message carrying an externalId seen before is an update of that record and is
+ * processed. A message that is not a valid envelope, is not bound, or names what does not exist is kept in
+ * dead_letters with the reason and acknowledged: never dropped, never retried in vain. Only the messages a failure
+ * touches are retried or kept, never their neighbours.
  */
 public final class IngestService {
 
@@ -64,10 +63,11 @@ public final class IngestService {
         }
     }
 
-    private record Group(String tenantId, String integrationKey, String handlerKey) {}
-
     /** A bound message: its envelope and the identity it is deduplicated by. */
-    private record Accepted(QueueMessage message, Envelope envelope, String deliveryId) {}
+    private record Bound(QueueMessage message, Envelope envelope, String deliveryId) {}
+
+    /** A bound message whose handler exists: what the intake takes. */
+    private record Ready(QueueMessage message, EventIntake.Delivery delivery) {}
 
     /** What became of a batch: ids of messages to retry, messages to keep in dead_letters (and the letters). */
     private record Outcome(List<String> retry, List<QueueMessage> rejected, List<DeadLetterStore.DeadLetter> letters) {
@@ -78,18 +78,18 @@ public final class IngestService {
         }
     }
 
-    private final RunService runs;
+    private final EventIntake intake;
+    private final Integrations integrations;
     private final DeadLetterStore deadLetters;
-    private final DeliveryStore deliveries;
     private final IngestBinding binding;
     private final RunnerConfig.Webhooks settings;
 
     /** @param settings the webhooks' settings, whose dedup window ingest messages share */
-    public IngestService(RunService runs, DeadLetterStore deadLetters, DeliveryStore deliveries, IngestBinding binding,
+    public IngestService(EventIntake intake, Integrations integrations, DeadLetterStore deadLetters, IngestBinding binding,
                          RunnerConfig.Webhooks settings) {
-        this.runs = runs;
+        this.intake = intake;
+        this.integrations = integrations;
         this.deadLetters = deadLetters;
-        this.deliveries = deliveries;
         this.binding = binding;
         this.settings = settings;
     }
@@ -97,11 +97,14 @@ public final class IngestService {
     /** Returns the ids of messages to retry: those a store or queue failure touched, and nothing else. */
     public List<String> process(List<QueueMessage> messages) {
         Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
-        Map<Group, List<Accepted>> groups = new LinkedHashMap<>();
+        List<Bound> bound = new ArrayList<>();
         for (QueueMessage message : messages) {
-            accept(message, groups, outcome);
+            bind(message, bound, outcome);
         }
-        groups.forEach((group, accepted) -> start(group, accepted, outcome));
+        List<Ready> ready = resolve(bound, outcome);
+        if (!ready.isEmpty()) {
+            accept(ready, outcome);
+        }
         if (!outcome.letters().isEmpty()) {
             try {
                 deadLetters.keep(outcome.letters());
@@ -116,8 +119,8 @@ public final class IngestService {
         return outcome.retry();
     }
 
-    /** Reads and binds one message into its group, or rejects it; a lookup that fails retries this message only. */
-    private void accept(QueueMessage message, Map<Group, List<Accepted>> groups, Outcome outcome) {
+    /** Reads and binds one message, or rejects it; a lookup that fails retries this message only. */
+    private void bind(QueueMessage message, List<Bound> bound, Outcome outcome) {
         if (message.messageId() == null || message.messageId().isBlank()) {
             outcome.reject(message, "message without a messageId");
             return;
@@ -129,87 +132,88 @@ public final class IngestService {
             outcome.reject(message, "invalid envelope: " + e.getMessage());
             return;
         }
-        IngestBinding.Binding bound;
+        IngestBinding.Binding binding;
         try {
-            bound = binding.bind(message, envelope.tenantId(), envelope.integrationKey());
+            binding = this.binding.bind(message, envelope.tenantId(), envelope.integrationKey());
         } catch (RuntimeException e) {
             LOG.error("ingest binding failed, will retry", "messageId", message.messageId(), "error", e);
             outcome.retry().add(message.messageId());
             return;
         }
-        switch (bound) {
+        switch (binding) {
             case IngestBinding.Binding.Unbound unbound -> outcome.reject(message, unbound.reason());
-            case IngestBinding.Binding.Bound ok -> groups.computeIfAbsent(
-                    new Group(envelope.tenantId(), envelope.integrationKey(), envelope.handlerKey()), g -> new ArrayList<>())
-                    .add(new Accepted(message, envelope, ok.deliveryId()));
+            case IngestBinding.Binding.Bound ok -> bound.add(new Bound(message, envelope, ok.deliveryId()));
         }
     }
 
     /**
-     * One run for the group. When the store refuses the group's data, each message is tried on its own, so that
-     * the one it refuses is kept in dead_letters and its neighbours go through; any other failure (Postgres or SQS
-     * unreachable) retries the group's messages, and only them.
+     * The handler of each bound message's tenant integration, through the cached lookups (misses too, for 5 s): a
+     * batch of messages for a few tenants reads each once. One whose integration is missing, disabled or without
+     * the handler is rejected; one whose lookup fails is retried.
      */
-    private void start(Group group, List<Accepted> accepted, Outcome outcome) {
-        HandlerSpec handler;
-        try {
-            handler = runs.requireHandler(group.tenantId(), group.integrationKey(), group.handlerKey());
-        } catch (RunService.RunRefused e) {
-            accepted.forEach(a -> outcome.reject(a.message(), e.getMessage()));
-            return;
-        } catch (RuntimeException e) {
-            LOG.error("ingest lookup failed, will retry", "tenantId", group.tenantId(), "error", e);
-            accepted.forEach(a -> outcome.retry().add(a.message().messageId()));
-            return;
+    private List<Ready> resolve(List<Bound> bound, Outcome outcome) {
+        List<Ready> ready = new ArrayList<>();
+        for (Bound one : bound) {
+            Envelope envelope = one.envelope();
+            Optional<TenantIntegration> tenant;
+            Optional<HandlerSpec> handler;
+            try {
+                tenant = integrations.tenantIntegrationCached(envelope.tenantId(), envelope.integrationKey());
+                handler = integrations.handlerOrRefresh(envelope.integrationKey(), envelope.handlerKey());
+            } catch (RuntimeException e) {
+                LOG.error("ingest lookup failed, will retry", "messageId", one.message().messageId(), "error", e);
+                outcome.retry().add(one.message().messageId());
+                continue;
+            }
+            if (tenant.isEmpty()) {
+                outcome.reject(one.message(), "tenant " + envelope.tenantId() + " has no integration " + envelope.integrationKey());
+            } else if (!tenant.get().enabled()) {
+                outcome.reject(one.message(), "integration " + envelope.integrationKey() + " is disabled for tenant " + envelope.tenantId());
+            } else if (handler.isEmpty()) {
+                outcome.reject(one.message(), "integration " + envelope.integrationKey() + " has no handler " + envelope.handlerKey());
+            } else {
+                ready.add(new Ready(one.message(), new EventIntake.Delivery(envelope.tenantId(), envelope.integrationKey(),
+                        handler.get(), one.deliveryId(), settings.dedupWindow(),
+                        List.of(new ItemStore.NewItem(envelope.externalId(), envelope.payload())))));
+            }
         }
+        return ready;
+    }
+
+    /**
+     * The batch's messages in one accept. When the store refuses the data, each message is tried on its own, so
+     * that the one it refuses is kept in dead_letters and its neighbours go through; any other failure (Postgres or
+     * SQS unreachable) retries them.
+     */
+    private void accept(List<Ready> ready, Outcome outcome) {
         try {
-            startRun(group, handler, accepted);
+            logAccepted(intake.accept(Trigger.QUEUE, ready.stream().map(Ready::delivery).toList()));
+            return;
         } catch (RuntimeException e) {
             if (!refusesData(e)) {
-                LOG.error("ingest failed, will retry", "tenantId", group.tenantId(), "messages", accepted.size(), "error", e);
-                accepted.forEach(a -> outcome.retry().add(a.message().messageId()));
+                LOG.error("ingest failed, will retry", "messages", ready.size(), "error", e);
+                ready.forEach(r -> outcome.retry().add(r.message().messageId()));
                 return;
             }
-            for (Accepted one : accepted) {
-                try {
-                    startRun(group, handler, List.of(one));
-                } catch (RuntimeException alone) {
-                    if (refusesData(alone)) {
-                        outcome.reject(one.message(), "refused by the store: " + alone.getMessage());
-                    } else {
-                        LOG.error("ingest failed, will retry", "messageId", one.message().messageId(), "error", alone);
-                        outcome.retry().add(one.message().messageId());
-                    }
+        }
+        for (Ready one : ready) {
+            try {
+                logAccepted(intake.accept(Trigger.QUEUE, List.of(one.delivery())));
+            } catch (RuntimeException alone) {
+                if (refusesData(alone)) {
+                    outcome.reject(one.message(), "refused by the store: " + alone.getMessage());
+                } else {
+                    LOG.error("ingest failed, will retry", "messageId", one.message().messageId(), "error", alone);
+                    outcome.retry().add(one.message().messageId());
                 }
             }
         }
     }
 
-    private void startRun(Group group, HandlerSpec handler, List<Accepted> accepted) {
-        Map<String, Accepted> byDelivery = new LinkedHashMap<>();
-        accepted.forEach(a -> byDelivery.putIfAbsent(a.deliveryId(), a));
-        List<ItemStore.NewItem> items = byDelivery.values().stream()
-                .map(a -> new ItemStore.NewItem(a.envelope().externalId(), a.envelope().payload())).toList();
-        RunService.Started started = runs.startWithItems(group.tenantId(), group.integrationKey(), handler, Trigger.QUEUE, items,
-                (connection, runId, candidates) -> unseen(connection, group, runId, byDelivery));
-        LOG.info("ingested", "runId", started.runId(), "tenantId", group.tenantId(), "messages", accepted.size(),
-                "items", started.enqueued(), "duplicates", accepted.size() - started.enqueued());
-    }
-
-    /** Records the messages' identities, then the items of the new ones, and keeps the items not seen. Two statements. */
-    private List<ItemStore.NewItem> unseen(Connection connection, Group group, UUID runId, Map<String, Accepted> byDelivery)
-            throws SQLException {
-        Set<String> newDeliveries = deliveries.recordDeliveries(connection, group.tenantId(), group.integrationKey(),
-                byDelivery.keySet(), runId, settings.dedupWindow());
-        List<ItemStore.NewItem> candidates = byDelivery.values().stream()
-                .filter(a -> newDeliveries.contains(a.deliveryId()))
-                .map(a -> new ItemStore.NewItem(a.envelope().externalId(), a.envelope().payload())).toList();
-        if (candidates.isEmpty()) {
-            return List.of();
-        }
-        Set<String> fresh = deliveries.recordUnseen(connection, group.tenantId(), group.integrationKey(), group.handlerKey(),
-                candidates.stream().map(ItemStore.NewItem::externalId).toList(), settings.dedupWindow());
-        return candidates.stream().filter(item -> fresh.contains(item.externalId())).toList();
+    private static void logAccepted(List<EventIntake.Accepted> accepted) {
+        long fresh = accepted.stream().filter(EventIntake.Accepted::fresh).count();
+        LOG.info("ingested", "messages", accepted.size(), "items", fresh, "duplicates", accepted.size() - fresh,
+                "runs", accepted.stream().filter(EventIntake.Accepted::fresh).map(EventIntake.Accepted::runId).distinct().count());
     }
 
     /**
