@@ -2,8 +2,19 @@
 -- it. Behind RDS Proxy every statement goes unnamed and is parsed and planned on every call; a
 -- PL/pgSQL function keeps its statements' plans for the database connection's life (as V11's do).
 -- Security invoker (the default): the caller's grants on the tables apply. A later change is a
--- create or replace that keeps these arguments and results: the functions of the version before
--- still call them while a deploy rolls out.
+-- create or replace that keeps these arguments and results, and their plan_cache_mode (below): the
+-- functions of the version before still call them while a deploy rolls out.
+--
+-- Each function is planned once per connection, and by key:
+-- - plan_cache_mode = force_generic_plan: a function's statements take their arrays as parameters,
+--   whose length a generic plan guesses (ten rows an unnest) while a custom plan counts it; for the
+--   batches these see (one to twenty rows) the guess costs more on paper than the count, so Postgres
+--   kept choosing a custom plan, that is, planned every statement again on every call, as if it were
+--   sent unnamed (the claim's planning took about twice its execution);
+-- - enable_seqscan = off: every statement here finds its rows by key (a primary key, or an item's
+--   run), so a sequential scan is only ever chosen where statistics say a table is nearly empty (a
+--   new database, before autovacuum's first analyze), and the generic plan, kept for the connection,
+--   would go on scanning the table as it grows. IntakePlansIT reads the plans.
 
 -- Accepts deliveries (a webhook, or an ingest batch's messages): each is recorded in delivery_ids
 -- unless it was seen within its window, and only a new one makes its run and its items; a delivery
@@ -25,6 +36,7 @@ create or replace function runner_accept_deliveries(
         owed_send_id uuid, settled_send_ids uuid[])
     returns table (delivery integer, fresh boolean, run_id uuid)
     language plpgsql volatile
+    set plan_cache_mode = force_generic_plan set enable_seqscan = off
 as $$
 #variable_conflict use_column
 declare
@@ -94,6 +106,7 @@ create or replace function runner_record_and_complete(item_ids uuid[], statuses 
                                                       handoffs boolean[], visible_in integer[], run_ids uuid[])
     returns table (run_id uuid, tenant_id text, created_at timestamptz, finished_at timestamptz)
     language plpgsql volatile
+    set plan_cache_mode = force_generic_plan set enable_seqscan = off
 as $$
 #variable_conflict use_column
 begin
@@ -103,3 +116,8 @@ begin
     end if;
 end
 $$;
+
+-- The item batch's functions (V11), planned once per connection as these are (above).
+alter function runner_claim_items(uuid[], double precision) set plan_cache_mode = force_generic_plan set enable_seqscan = off;
+alter function runner_record_results(uuid[], text[], text[], integer[], boolean[], integer[]) set plan_cache_mode = force_generic_plan set enable_seqscan = off;
+alter function runner_complete_runs(uuid[]) set plan_cache_mode = force_generic_plan set enable_seqscan = off;

@@ -307,10 +307,14 @@ final class BenchStack implements AutoCloseable {
         }
     }
 
-    /** Statements Postgres ran (pg_stat_statements, the benchmark's own left out): all, and transaction control among them. */
-    record PgStatements(long all, long transactionControl) {
+    /**
+     * Statements Postgres ran (pg_stat_statements, the benchmark's own left out): all, and transaction control among
+     * them; and the transactions it ended in Runner's database (pg_stat_database, commits and rollbacks: the
+     * benchmark's own few reads of the meters included).
+     */
+    record PgStatements(long all, long transactionControl, long transactions) {
         PgStatements minus(PgStatements earlier) {
-            return new PgStatements(all - earlier.all, transactionControl - earlier.transactionControl);
+            return new PgStatements(all - earlier.all, transactionControl - earlier.transactionControl, transactions - earlier.transactions);
         }
 
         long work() {
@@ -368,9 +372,18 @@ final class BenchStack implements AutoCloseable {
                 from pg_stat_statements s join pg_roles r on r.oid = s.userid
                 where r.rolname <> ?""")) {
             statement.setString(1, WATCHER_ROLE);
+            long all;
+            long control;
             try (var rows = statement.executeQuery()) {
                 rows.next();
-                return new PgStatements(rows.getLong(1), rows.getLong(2));
+                all = rows.getLong(1);
+                control = rows.getLong(2);
+            }
+            try (var transactions = watcher.prepareStatement(
+                    "select xact_commit + xact_rollback from pg_stat_database where datname = current_database()");
+                 var rows = transactions.executeQuery()) {
+                rows.next();
+                return new PgStatements(all, control, rows.getLong(1));
             }
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(e);
