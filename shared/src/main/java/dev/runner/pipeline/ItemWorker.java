@@ -30,7 +30,9 @@ import java.util.function.LongSupplier;
  * handler, then {@link AdmissionStep admission} (park what is disabled or paused, admit through
  * Redis), {@link ClaimStep claiming} (Postgres), {@link CallStep calling} the handlers and
  * reporting to the guard, and {@link SettleStep settling}. What one all-success batch costs:
- * 3 Postgres statements (claim, record, complete), one handler call per {@code batch_size} items
+ * 2 Postgres statements (claim; record, which completes the runs it ended) and a third, the
+ * completion check after the record, when a run may still have items ending elsewhere (a big
+ * run's), one handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
  * report), no SQS request of its own (receive and delete belong to the event source mapping).
  *
