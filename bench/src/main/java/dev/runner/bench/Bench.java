@@ -309,6 +309,11 @@ public final class Bench {
             System.out.printf("  with backlog: p50 %.0f ms, p95 %.0f ms, p99 %.0f ms (backlog of %d schedule items, %d still queued after the webhooks)%n",
                     withBacklog[0], withBacklog[1], withBacklog[2], backlog, waiting);
             System.out.printf("  ratio: p50 %.2f, p99 %.2f%n", withBacklog[0] / alone[0], withBacklog[2] / alone[2]);
+            // Where the time went: until the item worker claimed the item (send, tier, poller, admission), then the call.
+            List<Double> claimAlone = stack.webhookClaimDelays("hook-alone-");
+            List<Double> claimWith = stack.webhookClaimDelays("hook-with-");
+            System.out.printf("  accepted -> claimed (Postgres's clock): alone p50 %.0f ms, p99 %.0f ms; with backlog p50 %.0f ms, p99 %.0f ms%n",
+                    percentile(claimAlone, 50), percentile(claimAlone, 99), percentile(claimWith, 50), percentile(claimWith, 99));
             System.out.printf("  cost over the window from the schedule's firing to the last webhook item: %d items succeeded in %.1f s%n",
                     processed, used.nanoTime() / 1e9);
             CostReport.print((int) processed, used);

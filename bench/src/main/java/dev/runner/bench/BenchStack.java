@@ -186,6 +186,29 @@ final class BenchStack implements AutoCloseable {
     }
 
     /** Items of scheduled runs in one status, read past the meters. */
+    /**
+     * For the webhook items whose externalId starts with {@code prefix}: milliseconds from the item's insert (the
+     * accept's transaction) to its claim (the item worker's), by Postgres's clock. What a webhook waited before its
+     * worker took it: the send, the tier, the poller, the invocation's admission.
+     */
+    List<Double> webhookClaimDelays(String prefix) {
+        List<Double> delays = new java.util.ArrayList<>();
+        asSuperuser("read the webhook items' claim times", admin -> {
+            try (var statement = admin.prepareStatement("""
+                    select extract(epoch from e.claimed_at - e.created_at) * 1000 from execution_items e join runs r using (run_id)
+                    where r.trigger = 'webhook' and e.external_id like ? and e.claimed_at is not null""")) {
+                statement.setString(1, prefix + "%");
+                try (var rows = statement.executeQuery()) {
+                    while (rows.next()) {
+                        delays.add(rows.getDouble(1));
+                    }
+                }
+            }
+        });
+        delays.sort(Double::compare);
+        return delays;
+    }
+
     long scheduleItems(String status) {
         return scalar("select count(*) from execution_items e join runs r using (run_id) where r.trigger = 'schedule' and e.status = ?",
                 null, status);

@@ -42,7 +42,14 @@ final class WebhookStormBench {
         int tenants = Integer.getInteger("w10.tenants", 1_000);
         int inFlight = Integer.getInteger("w10.inFlight", 32);
         int warmup = Integer.getInteger("w10.warmup", 1_000);
-        try (var stack = new BenchStack(Map.of())) {
+        Map<String, String> env = new HashMap<>();
+        // -Dw10.env=NAME=VALUE,…: variables for every function (an experiment: RUNNER_DATABASE_POOL_SIZE=16, say).
+        for (String pair : System.getProperty("w10.env", "").split(",")) {
+            if (pair.contains("=")) {
+                env.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
+            }
+        }
+        try (var stack = new BenchStack(env)) {
             stack.integration("w10", "orders", true, Json.object().put("batch_size", 10), List.of(), SECRET);
             stack.tenantIntegrations("w10-tenant-", tenants, "w10", SECRET);
             if (warmup > 0) {

@@ -82,6 +82,23 @@ class IntakeCostIT {
                 "a run per tenant in each of the two batches");
     }
 
+    /** The same batch for tenants not read yet: their tenant integrations are read with one statement, then the accept's. */
+    @Test
+    void anIngestBatchOfTenNewTenantsReadsThemWithOneStatement() {
+        List<PipelineFixture.Integration> tenants = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            tenants.add(fixture.integration(true));
+            fixture.runner.integrations().handlerOrRefresh(tenants.getLast().integrationKey(), tenants.getLast().handlerKey());
+        }
+        CostMeter.Costs before = fixture.costs.snapshot();
+
+        ingest(tenants, "cold");
+
+        CostMeter.Costs used = fixture.costs.snapshot().minus(before);
+        assertEquals(2, used.sqlStatements(), "one lookup for the batch's tenants, one accept");
+        assertEquals(1, used.sqsRequests());
+    }
+
     private static void ingest(List<PipelineFixture.Integration> tenants, String tag) {
         List<SQSEvent.SQSMessage> records = new ArrayList<>();
         tenants.forEach(tenant -> records.add(IngestIT.signed(tenant, tag + "-" + UUID.randomUUID())));

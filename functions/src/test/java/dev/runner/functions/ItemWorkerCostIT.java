@@ -91,6 +91,37 @@ class ItemWorkerCostIT {
         }
     }
 
+    /**
+     * Ten tenants' one-item runs in one batch, none of their tenant integrations cached yet: the worker reads them with
+     * one statement for the batch (is any disabled?), then claims and records: three statements, not one per tenant.
+     */
+    @Test
+    void aBatchOfTenTenantsItemsReadsTheirTenantIntegrationsWithOneStatement() {
+        List<PipelineFixture.Integration> tenants = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            tenants.add(fixture.integration(true));
+        }
+        var function = new ItemWorkerFunction(fixture.runner);
+        List<ItemJob> warm = new ArrayList<>();
+        tenants.forEach(tenant -> warm.addAll(oneItemRuns(tenant, 1)));
+        // A first batch reads the handlers' types and signing keys, as a steady state's caches hold them ...
+        Lambda.sqs(function, batch(warm), TestContext.of("items", 60_000));
+        List<ItemJob> jobs = new ArrayList<>();
+        for (PipelineFixture.Integration tenant : tenants) {
+            jobs.addAll(oneItemRuns(tenant, 1));
+            // ... and each tenant integration saved again, which forgets it: what is counted is the tenants' lookup.
+            assertEquals(200, fixture.api("PUT", "/tenants/" + tenant.tenantId() + "/integrations/" + tenant.integrationKey(),
+                    Json.object().put("enabled", true)).status());
+        }
+        CostMeter.Costs before = fixture.costs.snapshot();
+
+        var response = Lambda.sqs(function, batch(jobs), TestContext.of("items", 60_000));
+
+        CostMeter.Costs used = fixture.costs.snapshot().minus(before);
+        assertTrue(response.getBatchItemFailures().isEmpty());
+        assertEquals(3, used.sqlStatements(), "the tenants' lookup, the claim, the record with the runs' completion");
+    }
+
     /** {@code n} runs of one item each, as webhooks leave them (delivery, run, item), the items' messages not sent. */
     private static List<ItemJob> oneItemRuns(PipelineFixture.Integration integration, int n) {
         List<DeliveryStore.Offered> deliveries = new ArrayList<>();

@@ -63,6 +63,9 @@ public final class IngestService {
         }
     }
 
+    /** A message and its envelope. */
+    private record Read(QueueMessage message, Envelope envelope) {}
+
     /** A bound message: its envelope and the identity it is deduplicated by. */
     private record Bound(QueueMessage message, Envelope envelope, String deliveryId) {}
 
@@ -97,9 +100,14 @@ public final class IngestService {
     /** Returns the ids of messages to retry: those a store or queue failure touched, and nothing else. */
     public List<String> process(List<QueueMessage> messages) {
         Outcome outcome = new Outcome(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
-        List<Bound> bound = new ArrayList<>();
+        List<Read> read = new ArrayList<>();
         for (QueueMessage message : messages) {
-            bind(message, bound, outcome);
+            read(message, read, outcome);
+        }
+        prefetch(read);
+        List<Bound> bound = new ArrayList<>();
+        for (Read one : read) {
+            bind(one, bound, outcome);
         }
         List<Ready> ready = resolve(bound, outcome);
         if (!ready.isEmpty()) {
@@ -119,19 +127,37 @@ public final class IngestService {
         return outcome.retry();
     }
 
-    /** Reads and binds one message, or rejects it; a lookup that fails retries this message only. */
-    private void bind(QueueMessage message, List<Bound> bound, Outcome outcome) {
+    /** Reads one message's envelope, or rejects it. */
+    private static void read(QueueMessage message, List<Read> read, Outcome outcome) {
         if (message.messageId() == null || message.messageId().isBlank()) {
             outcome.reject(message, "message without a messageId");
             return;
         }
-        Envelope envelope;
         try {
-            envelope = Envelope.fromJson(Json.parse(message.body()));
+            read.add(new Read(message, Envelope.fromJson(Json.parse(message.body()))));
         } catch (RuntimeException e) {
             outcome.reject(message, "invalid envelope: " + e.getMessage());
-            return;
         }
+    }
+
+    /**
+     * The batch's tenant integrations read into the cache with one statement, so that binding and resolving each
+     * message find them there: ten messages for ten tenants are one lookup, not ten. A failure here is left to the
+     * per-message lookups, which retry only the messages they touch.
+     */
+    private void prefetch(List<Read> read) {
+        try {
+            integrations.tenantIntegrationsCached(read.stream()
+                    .map(one -> new Integrations.TenantKey(one.envelope().tenantId(), one.envelope().integrationKey())).distinct().toList());
+        } catch (RuntimeException e) {
+            LOG.warn("ingest lookup failed; each message is looked up on its own", "error", e);
+        }
+    }
+
+    /** Binds one message, or rejects it; a lookup that fails retries this message only. */
+    private void bind(Read read, List<Bound> bound, Outcome outcome) {
+        QueueMessage message = read.message();
+        Envelope envelope = read.envelope();
         IngestBinding.Binding binding;
         try {
             binding = this.binding.bind(message, envelope.tenantId(), envelope.integrationKey());

@@ -4,7 +4,11 @@ import dev.runner.json.Json;
 import dev.runner.schedule.ScheduleStore;
 import dev.runner.store.Database;
 
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,14 +51,30 @@ public final class IntegrationStore {
 
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select enabled, webhook_secrets, settings::text, schedules::text
+                select tenant_id, integration_key, enabled, webhook_secrets, settings::text, schedules::text
                 from tenant_integrations where tenant_id = ? and integration_key = ?
-                """, row -> {
-            Map<String, String> schedules = new LinkedHashMap<>();
-            Json.parse(row.getString(4)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
-            return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1), List.of((String[]) row.getArray(2).getArray()),
-                    Json.parse(row.getString(3)), schedules);
-        }, tenantId, integrationKey);
+                """, IntegrationStore::tenantIntegration, tenantId, integrationKey);
+    }
+
+    /** The tenant integrations of {@code keys} that exist, in one statement. */
+    public Map<Integrations.TenantKey, TenantIntegration> tenantIntegrations(Collection<Integrations.TenantKey> keys) {
+        Map<Integrations.TenantKey, TenantIntegration> found = new HashMap<>();
+        db.query("""
+                select t.tenant_id, t.integration_key, t.enabled, t.webhook_secrets, t.settings::text, t.schedules::text
+                from tenant_integrations t join unnest(?::text[], ?::text[]) as k(tenant_id, integration_key)
+                    on t.tenant_id = k.tenant_id and t.integration_key = k.integration_key
+                """, row -> found.put(new Integrations.TenantKey(row.getString(1), row.getString(2)), tenantIntegration(row)),
+                Database.array("text", keys.stream().map(Integrations.TenantKey::tenantId).toArray()),
+                Database.array("text", keys.stream().map(Integrations.TenantKey::integrationKey).toArray()));
+        return found;
+    }
+
+    /** From the columns tenant_id, integration_key, enabled, webhook_secrets, settings, schedules. */
+    private static TenantIntegration tenantIntegration(ResultSet row) throws SQLException {
+        Map<String, String> schedules = new LinkedHashMap<>();
+        Json.parse(row.getString(6)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
+        return new TenantIntegration(row.getString(1), row.getString(2), row.getBoolean(3), List.of((String[]) row.getArray(4).getArray()),
+                Json.parse(row.getString(5)), schedules);
     }
 
     /**

@@ -56,4 +56,25 @@ class LookupCacheTest {
         cache.get("known-a", lookup);
         assertEquals(5, lookups.get(), "read again after an invalidation");
     }
+
+    @Test
+    void manyKeysAreLookedUpTogetherOnlyForWhatIsNotCachedAndAbsentOnesAreCachedToo() {
+        var cache = new LookupCache<String, String>(Duration.ofSeconds(5), FOUND, ABSENT, clock);
+        cache.get("known-a", lookup);
+        java.util.List<java.util.Set<String>> asked = new java.util.ArrayList<>();
+        Function<java.util.Set<String>, java.util.Map<String, String>> many = keys -> {
+            asked.add(keys);
+            java.util.Map<String, String> found = new java.util.HashMap<>();
+            keys.stream().filter(key -> key.startsWith("known-")).forEach(key -> found.put(key, "value of " + key));
+            return found;
+        };
+
+        var answers = cache.getAll(java.util.List.of("known-a", "known-b", "missing"), many);
+        var again = cache.getAll(java.util.List.of("known-a", "known-b", "missing"), many);
+
+        assertEquals(java.util.List.of(java.util.Set.of("known-b", "missing")), asked, "one lookup, of the keys not cached");
+        assertEquals(java.util.Map.of("known-a", Optional.of("value of known-a"), "known-b", Optional.of("value of known-b"),
+                "missing", Optional.empty()), answers);
+        assertEquals(answers, again);
+    }
 }
