@@ -55,7 +55,7 @@ class ArchitectureTest {
                 .layer("Domain").definedBy("dev.runner.integration..", "dev.runner.run..", "dev.runner.item..", "dev.runner.dlq..",
                         "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..", "dev.runner.handler..",
                         "dev.runner.apikey..", "dev.runner.delivery..", "dev.runner.outbox..", "dev.runner.bulk..")
-                .layer("Pipeline").definedBy("dev.runner.pipeline..")
+                .layer("Pipeline").definedBy("dev.runner.pipeline..", "dev.runner.intake..")
                 .layer("Edge").definedBy("dev.runner.api..", "dev.runner.webhook..")
                 .layer("Composition").definedBy("dev.runner.app..")
                 .whereLayer("Composition").mayNotBeAccessedByAnyLayer()
@@ -76,7 +76,7 @@ class ArchitectureTest {
     /** Domain results are reasons; only the edges turn them into status codes and HTTP answers. */
     @Test
     void transportStaysAtTheEdges() {
-        noClasses().that().resideInAnyPackage("dev.runner.pipeline..", "dev.runner.integration..", "dev.runner.run..",
+        noClasses().that().resideInAnyPackage("dev.runner.pipeline..", "dev.runner.intake..", "dev.runner.integration..", "dev.runner.run..",
                         "dev.runner.item..", "dev.runner.dlq..", "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..",
                         "dev.runner.handler..", "dev.runner.apikey..", "dev.runner.delivery..")
                 .should().dependOnClassesThat().resideInAPackage("dev.runner.http..")

@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
  * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [w8] [w9] [faults]</pre>
+ * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [w8] [w9] [w10] [faults]</pre>
  *
  * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
@@ -47,9 +47,9 @@ public final class Bench {
     public static void main(String[] args) {
         Set<String> workloads = new LinkedHashSet<>(args.length == 0 ? List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7") : Arrays.asList(args));
         System.out.println(jitMode());
-        System.out.println(Boolean.parseBoolean(System.getenv("RUNNER_PG_DURABLE"))
-                ? "Postgres: durable (RUNNER_PG_DURABLE=true: fsync, synchronous_commit and full-page writes on, as on RDS)"
-                : "Postgres: not durable (fsync and synchronous_commit off); RUNNER_PG_DURABLE=true measures with commits on disk, as on RDS");
+        System.out.println(BenchStack.pgDurable()
+                ? "Postgres: durable (fsync, synchronous_commit and full-page writes on, as on RDS)"
+                : "Postgres: not durable (fsync and synchronous_commit off; RUNNER_PG_DURABLE=false or -Dbench.pgDurable=false)");
         warmUp();
         for (String workload : workloads) {
             switch (workload) {
@@ -64,8 +64,9 @@ public final class Bench {
                 case "w7b" -> IsolationBench.failingNeighbour();
                 case "w8" -> soak();
                 case "w9" -> TenantScaleBench.tenants();
+                case "w10" -> WebhookStormBench.storm();
                 case "faults" -> faults();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, faults)");
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, faults)");
             }
         }
         System.exit(0);
@@ -319,6 +320,11 @@ public final class Bench {
             System.out.printf("  with backlog: p50 %.0f ms, p95 %.0f ms, p99 %.0f ms (backlog of %d schedule items, %d still queued after the webhooks)%n",
                     withBacklog[0], withBacklog[1], withBacklog[2], backlog, waiting);
             System.out.printf("  ratio: p50 %.2f, p99 %.2f%n", withBacklog[0] / alone[0], withBacklog[2] / alone[2]);
+            // Where the time went: until the item worker claimed the item (send, tier, poller, admission), then the call.
+            List<Double> claimAlone = stack.webhookClaimDelays("hook-alone-");
+            List<Double> claimWith = stack.webhookClaimDelays("hook-with-");
+            System.out.printf("  accepted -> claimed (Postgres's clock): alone p50 %.0f ms, p99 %.0f ms; with backlog p50 %.0f ms, p99 %.0f ms%n",
+                    percentile(claimAlone, 50), percentile(claimAlone, 99), percentile(claimWith, 50), percentile(claimWith, 99));
             System.out.printf("  cost over the window from the schedule's firing to the last webhook item: %d items succeeded in %.1f s%n",
                     processed, used.nanoTime() / 1e9);
             CostReport.print((int) processed, used);

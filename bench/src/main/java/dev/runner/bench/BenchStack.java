@@ -59,12 +59,20 @@ final class BenchStack implements AutoCloseable {
         Map<String, String> env = new HashMap<>(environment);
         env.put("RUNNER_HANDLER_SIGNING_SECRET", SIGNING_SECRET);
         env.put("RUNNER_API_KEY", "bench-key");
+        // Postgres commits as Aurora's do (fsync, synchronous_commit, full_page_writes): every figure pays a commit's cost.
+        env.putIfAbsent("RUNNER_PG_DURABLE", Boolean.toString(pgDurable()));
         runtime = LocalRuntime.start(LocalOptions.defaults(Path.of("template.yaml"), env).withFreePorts().withDemo(false),
                 new InvocationMeter(ALONE_SHARE, ALWAYS_ALONE));
         runtime.sqsFrontEnd().inspect(new SqsRequestCounter());
         redisClient = RedisClient.create(runtime.endpoints().redisUrl());
         prepareWatcher();
         postmaster = postmasterProcess();
+    }
+
+    /** Whether the stack's Postgres commits durably: RUNNER_PG_DURABLE if set, else -Dbench.pgDurable, else true. */
+    static boolean pgDurable() {
+        String value = System.getenv("RUNNER_PG_DURABLE");
+        return Boolean.parseBoolean(value != null ? value : System.getProperty("bench.pgDurable", "true"));
     }
 
     /** The embedded Postgres server's process, whose CPU (and its backends') is read from /proc; a restart makes a new one. */
@@ -206,6 +214,29 @@ final class BenchStack implements AutoCloseable {
     }
 
     /** Items of scheduled runs in one status, read past the meters. */
+    /**
+     * For the webhook items whose externalId starts with {@code prefix}: milliseconds from the item's insert (the
+     * accept's transaction) to its claim (the item worker's), by Postgres's clock. What a webhook waited before its
+     * worker took it: the send, the tier, the poller, the invocation's admission.
+     */
+    List<Double> webhookClaimDelays(String prefix) {
+        List<Double> delays = new java.util.ArrayList<>();
+        asSuperuser("read the webhook items' claim times", admin -> {
+            try (var statement = admin.prepareStatement("""
+                    select extract(epoch from e.claimed_at - e.created_at) * 1000 from execution_items e join runs r using (run_id)
+                    where r.trigger = 'webhook' and e.external_id like ? and e.claimed_at is not null""")) {
+                statement.setString(1, prefix + "%");
+                try (var rows = statement.executeQuery()) {
+                    while (rows.next()) {
+                        delays.add(rows.getDouble(1));
+                    }
+                }
+            }
+        });
+        delays.sort(Double::compare);
+        return delays;
+    }
+
     long scheduleItems(String status) {
         return scalar("select count(*) from execution_items e join runs r using (run_id) where r.trigger = 'schedule' and e.status = ?",
                 null, status);
@@ -327,10 +358,14 @@ final class BenchStack implements AutoCloseable {
         }
     }
 
-    /** Statements Postgres ran (pg_stat_statements, the benchmark's own left out): all, and transaction control among them. */
-    record PgStatements(long all, long transactionControl) {
+    /**
+     * Statements Postgres ran (pg_stat_statements, the benchmark's own left out): all, and transaction control among
+     * them; and the transactions it ended in Runner's database (pg_stat_database, commits and rollbacks: the
+     * benchmark's own few reads of the meters included).
+     */
+    record PgStatements(long all, long transactionControl, long transactions) {
         PgStatements minus(PgStatements earlier) {
-            return new PgStatements(all - earlier.all, transactionControl - earlier.transactionControl);
+            return new PgStatements(all - earlier.all, transactionControl - earlier.transactionControl, transactions - earlier.transactions);
         }
 
         long work() {
@@ -388,9 +423,18 @@ final class BenchStack implements AutoCloseable {
                 from pg_stat_statements s join pg_roles r on r.oid = s.userid
                 where r.rolname <> ?""")) {
             statement.setString(1, WATCHER_ROLE);
+            long all;
+            long control;
             try (var rows = statement.executeQuery()) {
                 rows.next();
-                return new PgStatements(rows.getLong(1), rows.getLong(2));
+                all = rows.getLong(1);
+                control = rows.getLong(2);
+            }
+            try (var transactions = watcher.prepareStatement(
+                    "select xact_commit + xact_rollback from pg_stat_database where datname = current_database()");
+                 var rows = transactions.executeQuery()) {
+                rows.next();
+                return new PgStatements(all, control, rows.getLong(1));
             }
         } catch (java.sql.SQLException e) {
             throw new IllegalStateException(e);

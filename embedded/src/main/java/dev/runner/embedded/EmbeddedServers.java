@@ -76,6 +76,7 @@ public final class EmbeddedServers implements AutoCloseable {
     private EmbeddedPostgres postgres;
     private TlsCertificates postgresCertificates;
     private RedisServer redis;
+    private boolean durable;
 
     private EmbeddedServers() {}
 
@@ -86,7 +87,16 @@ public final class EmbeddedServers implements AutoCloseable {
 
     /** @param sqsFrontEnd whether the SQS endpoint is the front end (the local runtime) or ElasticMQ's REST server itself */
     public static EmbeddedServers start(Ports ports, boolean sqsFrontEnd) {
+        return start(ports, sqsFrontEnd, false);
+    }
+
+    /**
+     * @param durable whether Postgres commits as durably as Aurora does (fsync, synchronous_commit and full_page_writes
+     *                on: what the benchmarks measure), or as a throwaway server (all three off: what the tests run on)
+     */
+    public static EmbeddedServers start(Ports ports, boolean sqsFrontEnd, boolean durable) {
         var servers = new EmbeddedServers();
+        servers.durable = durable;
         try {
             servers.startAll(ports, sqsFrontEnd);
             return servers;
@@ -177,8 +187,6 @@ public final class EmbeddedServers implements AutoCloseable {
 
     /** Starts Postgres on its port over its data directory: initdb only when the directory is new. */
     private EmbeddedPostgres startPostgres() {
-        // RUNNER_PG_DURABLE=true: commits wait for their WAL on disk, as on RDS (benchmarks that compare with a durable store).
-        String durability = Boolean.parseBoolean(System.getenv("RUNNER_PG_DURABLE")) ? "on" : "off";
         try {
             return EmbeddedPostgres.builder()
                     .setPort(postgresPort)
@@ -187,9 +195,10 @@ public final class EmbeddedServers implements AutoCloseable {
                     .setPGStartupWait(Duration.ofSeconds(60))
                     // A throwaway server: durability is not worth an fsync per commit here. A restart
                     // is a clean shutdown (a checkpoint), so it loses no committed row all the same.
-                    .setServerConfig("fsync", durability)
-                    .setServerConfig("synchronous_commit", durability)
-                    .setServerConfig("full_page_writes", durability)
+                    // Durable: as Aurora commits, so that what a benchmark measures pays what a commit costs there.
+                    .setServerConfig("fsync", durable ? "on" : "off")
+                    .setServerConfig("synchronous_commit", durable ? "on" : "off")
+                    .setServerConfig("full_page_writes", durable ? "on" : "off")
                     .setServerConfig("max_connections", "300")
                     // Counts what the server ran, per statement (benchmarks; CREATE EXTENSION pg_stat_statements to read it).
                     .setServerConfig("shared_preload_libraries", "pg_stat_statements")

@@ -8,7 +8,7 @@ import dev.runner.app.Grants;
 import dev.runner.app.Runner;
 import dev.runner.config.QueueRole;
 import dev.runner.config.SecretRole;
-import dev.runner.pipeline.IngestService;
+import dev.runner.intake.IngestService;
 
 import java.io.IOException;
 import java.io.InputStream;

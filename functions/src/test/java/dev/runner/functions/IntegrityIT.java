@@ -1,9 +1,12 @@
 package dev.runner.functions;
 
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSBatchResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.app.Runner;
+import dev.runner.cost.CostTracker;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.item.ItemJob;
@@ -15,6 +18,7 @@ import dev.runner.pipeline.Scheduler;
 import dev.runner.run.Run;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStatus;
+import dev.runner.store.Database;
 import dev.runner.testing.FakeHandler;
 import dev.runner.testing.HostileHandler;
 import dev.runner.trigger.Trigger;
@@ -92,6 +96,86 @@ class IntegrityIT {
 
         assertTrue(tick.runsCompleted() >= 1, "tick: " + tick);
         assertEquals(RunStatus.COMPLETED, fixture.runner.runStore().find(runId).orElseThrow().status());
+    }
+
+    /**
+     * Two workers end the two items of a run, each record's check made while the other's end is not yet committed (held
+     * so: each commit waits on a lock the test holds until both records have run). Neither record can see the run whole,
+     * so neither ends it; the check each worker makes once its own has committed does (the later one sees both).
+     */
+    @Test
+    void aRunWhoseLastItemsTwoWorkersEndAtOnceCompletesWithoutTheSweep() throws Exception {
+        var integration = fixture.integration(true);
+        UUID runId = storedRun(integration, 2);
+        List<ItemJob> jobs = fixture.runner.itemStore().queued(itemIds(runId));
+        String hold = "hold_" + runId.toString().replace("-", "");
+        fixture.runner.database().update("""
+                create function %s() returns trigger language plpgsql as $$
+                begin perform pg_advisory_xact_lock_shared(4711); return null; end $$
+                """.formatted(hold));
+        fixture.runner.database().update("""
+                create constraint trigger %1$s after update on execution_items deferrable initially deferred for each row
+                when (new.run_id = '%2$s' and new.status = 'succeeded') execute function %1$s()
+                """.formatted(hold, runId));
+        // The test's own connections: the workers' pool is theirs. The lock's goes first, so a failure releases the workers.
+        try (var workers = Executors.newFixedThreadPool(2);
+             var watcher = Database.connect(fixture.stack.config().database(), 2, CostTracker.NONE);
+             var lock = watcher.dataSource().getConnection()) {
+            lock.setAutoCommit(false);
+            lock.createStatement().execute("select pg_advisory_xact_lock(4711)");
+            List<Future<SQSBatchResponse>> batches = new ArrayList<>();
+            for (ItemJob job : jobs) {
+                batches.add(workers.submit(() -> Lambda.sqs(new ItemWorkerFunction(fixture.runner), ItemWorkerCostIT.batch(List.of(job)),
+                        TestContext.of("items", 60_000))));
+            }
+            await().atMost(Duration.ofSeconds(20)).until(() -> watcher.query(
+                    "select count(*) from pg_locks where locktype = 'advisory' and objid = 4711 and not granted", row -> row.getLong(1))
+                    .getFirst() == 2);
+            assertEquals(List.of("running"), watcher.query("select status from runs where run_id = ?", row -> row.getString(1), runId));
+            lock.commit();
+            for (Future<SQSBatchResponse> batch : batches) {
+                assertTrue(batch.get().getBatchItemFailures().isEmpty());
+            }
+        } finally {
+            fixture.runner.database().update("drop trigger %s on execution_items".formatted(hold));
+            fixture.runner.database().update("drop function %s()".formatted(hold));
+        }
+
+        assertEquals(RunStatus.COMPLETED, fixture.runner.runStore().find(runId).orElseThrow().status());
+    }
+
+    /**
+     * The accept's statement fails part-way (Postgres refusing the owed send's row, as a failover would cut it): nothing
+     * of the delivery is kept, not even its identity, so the sender's retry is taken as new and processed once.
+     */
+    @Test
+    void aWebhookWhoseAcceptFailsInPostgresLeavesNoTraceAndItsRetryIsProcessedOnce() {
+        var integration = fixture.integration(true);
+        var event = fixture.webhookEvent(integration, "{\"externalId\":\"cut\"}");
+        String trigger = "cut_" + integration.tenantId().replaceAll("[^A-Za-z0-9]", "_");
+        fixture.runner.database().update("""
+                create function %s() returns trigger language plpgsql as $$
+                begin raise exception 'cut for the test' using errcode = '57P01'; end $$
+                """.formatted(trigger));
+        fixture.runner.database().update("create trigger %s before insert on pending_sends for each row execute function %s()"
+                .formatted(trigger, trigger));
+        APIGatewayV2HTTPResponse failed;
+        try {
+            failed = fixture.webhook(event);
+        } finally {
+            fixture.runner.database().update("drop trigger %s on pending_sends".formatted(trigger));
+            fixture.runner.database().update("drop function %s()".formatted(trigger));
+        }
+        assertEquals(503, failed.getStatusCode(), failed.getBody());
+        assertEquals(List.of(0L, 0L, 0L), List.of(count("delivery_ids", integration), count("runs", integration),
+                count("execution_items", integration)), "deliveries, runs, items");
+
+        APIGatewayV2HTTPResponse retried = fixture.webhook(event);
+
+        assertEquals(202, retried.getStatusCode(), retried.getBody());
+        UUID runId = UUID.fromString(Json.parse(retried.getBody()).path("runId").asText());
+        fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(20));
+        assertEquals(1, fixture.handlers.itemCalls(integration.handlerKey()).size());
     }
 
     @Test
@@ -323,16 +407,37 @@ class IntegrityIT {
     }
 
     @Test
-    void theTickForgetsWebhookDeliveriesOlderThanTheDedupWindow() {
+    void theTickForgetsDeliveriesPastTheirWindow() {
         fixture.runner.database().update("""
-                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id, received_at)
-                values ('old-tenant', 'crm', 'leads', 'e-1', now() - interval '2 minutes'), ('old-tenant', 'crm', 'leads', 'e-2', now())""");
+                insert into delivery_ids (tenant_id, integration_key, delivery_id, kept_until)
+                values ('old-tenant', 'crm', 'd-1', now() - interval '1 second'), ('old-tenant', 'crm', 'd-2', now() + interval '1 hour')""");
 
         fixture.runner.scheduler().tick(Instant.now());
 
-        List<String> left = fixture.runner.database().query("select external_id from webhook_deliveries where tenant_id = 'old-tenant'",
+        List<String> left = fixture.runner.database().query("select delivery_id from delivery_ids where tenant_id = 'old-tenant'",
                 row -> row.getString(1));
-        assertEquals(List.of("e-2"), left);
+        assertEquals(List.of("d-2"), left);
+    }
+
+    /**
+     * webhook_deliveries is retired (V13) but the functions of the version before still write it during a rollout:
+     * their statement, as they send it, finds every externalId new (the rule now) and leaves no row behind.
+     */
+    @Test
+    void theRetiredItemDedupTableTellsTheVersionBeforeThatEveryItemIsNewAndKeepsNothing() {
+        String previousVersionsStatement = """
+                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id)
+                select ?, ?, ?, unnest(?::text[])
+                on conflict (tenant_id, integration_key, handler_key, external_id) do update set received_at = now()
+                    where webhook_deliveries.received_at < now() - make_interval(secs => ?)
+                returning external_id
+                """;
+        for (int round = 0; round < 2; round++) {
+            List<String> fresh = fixture.runner.database().query(previousVersionsStatement, row -> row.getString(1),
+                    "rollout-tenant", "crm", "leads", Database.array("text", new String[] {"e-1", "e-2"}), 86400.0);
+            assertEquals(List.of("e-1", "e-2"), fresh.stream().sorted().toList(), "round " + round);
+        }
+        assertEquals(List.of(0L), fixture.runner.database().query("select count(*) from webhook_deliveries", row -> row.getLong(1)));
     }
 
     @Test
@@ -421,6 +526,11 @@ class IntegrityIT {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    private static long count(String table, PipelineFixture.Integration integration) {
+        return fixture.runner.database().query("select count(*) from " + table + " where tenant_id = ?", row -> row.getLong(1),
+                integration.tenantId()).getFirst();
+    }
 
     /** A running run with {@code n} stored items and no message sent for them: what a lost send leaves. */
     @Test

@@ -2,6 +2,7 @@ package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import dev.runner.cost.CostMeter;
+import dev.runner.delivery.DeliveryStore;
 import dev.runner.integration.Direction;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemMessage;
@@ -13,6 +14,7 @@ import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -118,6 +120,83 @@ class ItemWorkerCostIT {
         }
         event.setRecords(records);
         return event;
+    }
+
+    /**
+     * Event items: a batch of ten webhooks' items, each its own run of one item. Claim and record are
+     * one statement each for the batch whatever the runs, and each run is completed by the record itself: no
+     * completion statement of its own.
+     */
+    @Test
+    void aBatchOfTenOneItemRunsCostsTwoStatementsAndCompletesEveryRun() {
+        var integration = fixture.integration(true);
+        List<ItemJob> warm = oneItemRuns(integration, 10);
+        var function = new ItemWorkerFunction(fixture.runner);
+        Lambda.sqs(function, batch(warm), TestContext.of("items", 60_000));
+        List<ItemJob> jobs = oneItemRuns(integration, 10);
+        CostMeter.Costs before = fixture.costs.snapshot();
+
+        var response = Lambda.sqs(function, batch(jobs), TestContext.of("items", 60_000));
+
+        CostMeter.Costs used = fixture.costs.snapshot().minus(before);
+        System.out.printf("item worker, 10 one-item runs: %d Postgres statements, %d handler calls, %d Redis round trips%n",
+                used.sqlStatements(), used.handlerCalls(), used.redisRoundTrips());
+        assertTrue(response.getBatchItemFailures().isEmpty());
+        assertEquals(2, used.sqlStatements(), "claim, and record with the runs' completion");
+        for (ItemJob job : jobs) {
+            assertEquals("completed", fixture.runner.runStore().find(job.runId()).orElseThrow().status().wireName());
+        }
+    }
+
+    /**
+     * Ten tenants' one-item runs in one batch, none of their tenant integrations cached yet: the worker reads them with
+     * one statement for the batch (is any disabled?), then claims and records: three statements, not one per tenant.
+     */
+    @Test
+    void aBatchOfTenTenantsItemsReadsTheirTenantIntegrationsWithOneStatement() {
+        List<PipelineFixture.Integration> tenants = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            tenants.add(fixture.integration(true));
+        }
+        var function = new ItemWorkerFunction(fixture.runner);
+        List<ItemJob> warm = new ArrayList<>();
+        tenants.forEach(tenant -> warm.addAll(oneItemRuns(tenant, 1)));
+        // A first batch reads the handlers' types and signing keys, as a steady state's caches hold them ...
+        Lambda.sqs(function, batch(warm), TestContext.of("items", 60_000));
+        List<ItemJob> jobs = new ArrayList<>();
+        for (PipelineFixture.Integration tenant : tenants) {
+            jobs.addAll(oneItemRuns(tenant, 1));
+            // ... and each tenant integration saved again, which forgets it: what is counted is the tenants' lookup.
+            assertEquals(200, fixture.api("PUT", "/tenants/" + tenant.tenantId() + "/integrations/" + tenant.integrationKey(),
+                    Json.object().put("enabled", true)).status());
+        }
+        CostMeter.Costs before = fixture.costs.snapshot();
+
+        var response = Lambda.sqs(function, batch(jobs), TestContext.of("items", 60_000));
+
+        CostMeter.Costs used = fixture.costs.snapshot().minus(before);
+        assertTrue(response.getBatchItemFailures().isEmpty());
+        assertEquals(3, used.sqlStatements(), "the tenants' lookup, the claim, the record with the runs' completion");
+    }
+
+    /** {@code n} runs of one item each, as webhooks leave them (delivery, run, item), the items' messages not sent. */
+    private static List<ItemJob> oneItemRuns(PipelineFixture.Integration integration, int n) {
+        List<DeliveryStore.Offered> deliveries = new ArrayList<>();
+        List<DeliveryStore.NewRun> runs = new ArrayList<>();
+        List<DeliveryStore.NewItem> items = new ArrayList<>();
+        List<ItemJob> jobs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            UUID runId = UUID.randomUUID();
+            UUID itemId = UUID.randomUUID();
+            deliveries.add(new DeliveryStore.Offered(integration.tenantId(), integration.integrationKey(), "msg_" + UUID.randomUUID(),
+                    Duration.ofDays(1), runId));
+            runs.add(new DeliveryStore.NewRun(runId, integration.handlerKey(), Direction.INBOUND, Trigger.WEBHOOK));
+            items.add(new DeliveryStore.NewItem(itemId, i, "event-" + i, "{}"));
+            jobs.add(new ItemJob(runId, itemId, integration.tenantId(), integration.integrationKey(), integration.handlerKey(),
+                    Direction.INBOUND, Trigger.WEBHOOK, "event-" + i, 0, 0));
+        }
+        new DeliveryStore(fixture.runner.database()).accept(deliveries, runs, items, UUID.randomUUID(), List.of());
+        return jobs;
     }
 
     /** The events/ sample's record, once per job: a batch as the event source mapping hands it over. */

@@ -58,7 +58,8 @@ class LostSendIT {
     static void start() {
         fixture.pump.close();
         refusing = fixture.root(Map.of("RUNNER_QUEUE_ITEMS_MANUAL", fixture.stack.url("items-manual") + "-gone",
-                "RUNNER_QUEUE_RUNS_MANUAL", fixture.stack.url("runs-manual") + "-gone")).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS);
+                "RUNNER_QUEUE_RUNS_MANUAL", fixture.stack.url("runs-manual") + "-gone",
+                "RUNNER_QUEUE_ITEMS_WEBHOOK", fixture.stack.url("items-webhook") + "-gone")).serve(ApiFunction.GRANTS).serve(WebhookFunction.GRANTS);
         scheduler = fixture.root(Map.of()).serve(SchedulerFunction.GRANTS);
     }
 
@@ -122,6 +123,54 @@ class LostSendIT {
             return visible("runs-manual") >= backlog + 1;
         });
         assertTrue(runIdsOn("runs-manual").contains(runId.toString()), "the owed RunJob is on its tier");
+    }
+
+    @Test
+    void aWebhookWhoseSendFailedAfterTheCommitIsAcceptedAndItsItemSentByTheSweep() {
+        var integration = fixture.integration(true);
+        long backlog = keepBusy("items-webhook");
+
+        var answer = Lambda.http(new WebhookFunction(refusing), fixture.webhookEvent(integration, "{\"externalId\":\"owed\"}"),
+                TestContext.of("webhook", 30_000));
+
+        assertEquals(202, answer.getStatusCode(), "committed: not a failure the sender would retry; " + answer.getBody());
+        String itemId = fixture.runner.database().query("select item_id from execution_items where tenant_id = ?",
+                row -> row.getObject(1, UUID.class).toString(), integration.tenantId()).getFirst();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            scheduler.scheduler().tick(Instant.now());
+            return visible("items-webhook") >= backlog + 1;
+        });
+        assertTrue(itemIdsOn("items-webhook").contains(itemId), "the owed item is on its tier");
+    }
+
+    /** The record that a webhook's item is owed goes with the next accept's statement once the item went out. */
+    @Test
+    void theRecordOfASentWebhookIsDeletedByTheNextAccept() {
+        var integration = fixture.integration(true);
+        assertEquals(202, fixture.webhook(fixture.webhookEvent(integration, "{\"externalId\":\"first\"}")).getStatusCode());
+        UUID first = itemOf(integration, "first");
+        assertEquals(1, owedRecordsNaming(first), "sent, its record kept for the next accept to delete");
+
+        assertEquals(202, fixture.webhook(fixture.webhookEvent(integration, "{\"externalId\":\"second\"}")).getStatusCode());
+
+        assertEquals(0, owedRecordsNaming(first), "deleted by the next accept's statement");
+        assertEquals(1, owedRecordsNaming(itemOf(integration, "second")));
+    }
+
+    /** The last accept's record, found by the sweep once its item has been claimed: deleted, the item not sent again. */
+    @Test
+    void aRecordNoAcceptFollowedIsDeletedByTheSweepWithoutSendingAClaimedItemAgain() {
+        var integration = fixture.integration(true);
+        assertEquals(202, fixture.webhook(fixture.webhookEvent(integration, "{\"externalId\":\"last\"}")).getStatusCode());
+        UUID item = itemOf(integration, "last");
+        fixture.runner.database().update("update execution_items set status = 'succeeded', finished_at = now() where item_id = ?", item);
+        fixture.runner.database().update("update pending_sends set tried_at = now() - interval '1 minute' where ? = any(ids)", item);
+        long held = held("items-webhook");
+
+        scheduler.scheduler().tick(Instant.now());
+
+        assertEquals(0, owedRecordsNaming(item));
+        assertEquals(held, held("items-webhook"), "no copy of a claimed item's message");
     }
 
     @Test
@@ -193,6 +242,16 @@ class LostSendIT {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    private static UUID itemOf(PipelineFixture.Integration integration, String externalId) {
+        return fixture.runner.database().query("select item_id from execution_items where tenant_id = ? and external_id = ?",
+                row -> row.getObject(1, UUID.class), integration.tenantId(), externalId).getFirst();
+    }
+
+    private static long owedRecordsNaming(UUID itemId) {
+        return fixture.runner.database().query("select count(*) from pending_sends where ? = any(ids)", row -> row.getLong(1), itemId)
+                .getFirst();
+    }
 
     private static ObjectNode runRequest(String tenantId, String integrationKey, String handlerKey) {
         return Json.object().put("tenantId", tenantId).put("integrationKey", integrationKey).put("handlerKey", handlerKey);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.http.ApiResponse;
 import dev.runner.json.Json;
 import dev.runner.security.StandardWebhooks;
+import dev.runner.testing.FakeHandler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -14,14 +15,21 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -65,6 +73,73 @@ class WebhookDeliveryIT {
         assertEquals(first.path("runId").asText(), again.path("runId").asText());
         assertEquals(1, again.path("duplicates").asInt());
         assertEquals(1, runs(integration.tenantId()));
+    }
+
+    /**
+     * Issue 31's repro: ten deliveries, each its own webhook-id, each an update of one record: every one is processed
+     * (the rule was once per externalId per handler for 24 h, and the nine later updates were answered as duplicates).
+     */
+    @Test
+    void tenNewDeliveriesUpdatingOneRecordAreEachProcessed() {
+        var integration = fixture.integration(false);
+        List<String> runIds = new ArrayList<>();
+        for (int n = 0; n < 10; n++) {
+            JsonNode answer = accepted(fixture.webhook(fixture.webhookEvent(integration, "{\"externalId\":\"contact-28\",\"n\":" + n + "}")));
+            assertEquals(0, answer.path("duplicates").asInt(), "update " + n);
+            runIds.add(answer.path("runId").asText());
+        }
+
+        assertEquals(10, Set.copyOf(runIds).size(), "a run per delivery");
+        await().atMost(Duration.ofSeconds(30)).until(() -> processedNs(integration).size() == 10);
+        assertEquals(Set.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9), Set.copyOf(processedNs(integration)));
+    }
+
+    @Test
+    void elementsOfOneDeliveryAreToldApartByExternalId() {
+        var integration = fixture.integration(false);
+        JsonNode answer = accepted(fixture.webhook(fixture.webhookEvent(integration,
+                "[{\"externalId\":\"a\",\"v\":1},{\"externalId\":\"a\",\"v\":2},{\"externalId\":\"b\"}]")));
+        assertEquals(3, answer.path("accepted").asInt());
+        assertEquals(1, answer.path("duplicates").asInt(), "the second a is the first's duplicate");
+        assertEquals(2, items(integration.tenantId()));
+    }
+
+    @Test
+    void theSameDeliverySentConcurrentlyIsProcessedOnce() throws Exception {
+        var integration = fixture.integration(false);
+        var event = fixture.webhookEvent(integration, "{\"externalId\":\"raced\"}", "msg_" + UUID.randomUUID());
+        List<Callable<JsonNode>> senders = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            senders.add(() -> accepted(fixture.webhook(event)));
+        }
+        List<JsonNode> answers = new ArrayList<>();
+        try (var pool = Executors.newFixedThreadPool(8)) {
+            for (Future<JsonNode> answer : pool.invokeAll(senders)) {
+                answers.add(answer.get());
+            }
+        }
+
+        assertEquals(1, answers.stream().filter(a -> a.path("duplicates").asInt() == 0).count(), "one new, seven repeats: " + answers);
+        assertEquals(1, answers.stream().map(a -> a.path("runId").asText()).distinct().count(), "every answer names the one run");
+        assertEquals(1, runs(integration.tenantId()));
+        assertEquals(1, items(integration.tenantId()));
+    }
+
+    @Test
+    void aBodyOfMoreItemsThanTheLimitIsRefusedNamingIt() {
+        var integration = fixture.integration(false);
+        StringBuilder body = new StringBuilder("[");
+        for (int i = 0; i <= 1000; i++) {
+            body.append(i == 0 ? "" : ",").append("{\"externalId\":\"").append(i).append("\"}");
+        }
+        APIGatewayV2HTTPResponse response = fixture.webhook(fixture.webhookEvent(integration, body.append("]").toString()));
+
+        assertEquals(413, response.getStatusCode(), response.getBody());
+        JsonNode error = Json.parse(response.getBody());
+        assertEquals("too_many_items", error.path("error").asText());
+        assertTrue(error.path("message").asText().contains("1000") && error.path("message").asText().contains("RUNNER_MAX_ITEMS_PER_DELIVERY"),
+                error.toString());
+        assertEquals(0, runs(integration.tenantId()));
     }
 
     @Test
@@ -130,6 +205,12 @@ class WebhookDeliveryIT {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /** The n of each payload the handler was called with. */
+    private static List<Integer> processedNs(PipelineFixture.Integration integration) {
+        return fixture.handlers.itemCalls(integration.handlerKey()).stream().flatMap(call -> FakeHandler.items(call).stream())
+                .map(item -> item.path("payload").path("n").asInt()).toList();
+    }
 
     /** The integration's type with a second handler, at the same fake handler service. */
     private static PipelineFixture.Integration withSecondHandler(PipelineFixture.Integration integration) {

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -121,14 +122,14 @@ class WebhookRejectionIT {
     }
 
     @Test
-    void aRepeatedItemIsAcceptedButNotProcessedTwice() {
+    void aNewDeliveryOfAnItemSeenBeforeIsAnUpdateAndMakesARunOfItsOwn() {
         var first = fixture.webhook(fixture.webhookEvent(integration, "{\"externalId\":\"evt-42\"}"));
         var second = fixture.webhook(fixture.webhookEvent(integration, "{\"externalId\":\"evt-42\"}"));
         assertEquals(202, first.getStatusCode());
         assertEquals(202, second.getStatusCode());
         assertEquals(0, Json.parse(first.getBody()).path("duplicates").asInt());
-        assertEquals(1, Json.parse(second.getBody()).path("duplicates").asInt());
-        assertTrue(Json.parse(second.getBody()).path("runId").isNull(), "nothing new, no run: " + second.getBody());
+        assertEquals(0, Json.parse(second.getBody()).path("duplicates").asInt(), "a new webhook-id is new work: " + second.getBody());
+        assertNotEquals(Json.parse(first.getBody()).path("runId"), Json.parse(second.getBody()).path("runId"));
     }
 
     @Test

@@ -80,6 +80,23 @@ public record LocalOptions(Path template, Map<String, String> parameterOverrides
                 scheduleTick, on);
     }
 
+    /**
+     * RUNNER_PG_DURABLE: whether embedded Postgres commits as durably as Aurora (fsync, synchronous_commit and
+     * full_page_writes on). Off unless set: its data directory is deleted when the runtime stops, so durability
+     * protects nothing here and costs a disk flush per commit; the benchmarks turn it on (docs/local-runtime.md).
+     */
+    public boolean postgresDurable() {
+        String value = environment.get("RUNNER_PG_DURABLE");
+        if (value == null || value.isBlank()) {
+            return false;
+        }
+        return switch (value.trim()) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException("RUNNER_PG_DURABLE must be true or false: " + value);
+        };
+    }
+
     private static int port(Map<String, String> environment, String name, int fallback) {
         String value = environment.get(name);
         if (value == null || value.isBlank()) {

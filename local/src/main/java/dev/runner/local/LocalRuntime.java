@@ -336,7 +336,8 @@ public final class LocalRuntime implements AutoCloseable {
     }
 
     private void startServers() {
-        servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()), true);
+        servers = EmbeddedServers.start(new EmbeddedServers.Ports(options.postgresPort(), options.redisPort(), options.sqsPort()), true,
+                options.postgresDurable());
         int postgresPort = URI.create(servers.endpoints().jdbcUrl().substring("jdbc:".length())).getPort();
         postgresUrl = "jdbc:postgresql://127.0.0.1:" + postgresPort + "/postgres?" + servers.postgresTls();
         useLocalAwsDefaults();

@@ -95,7 +95,11 @@ public final class RunnerApi {
      * base64 or any other secret's UTF-8 bytes.
      */
     public Answer webhook(String tenantId, String integrationKey, String secret, String body) {
-        String id = "msg_" + java.util.UUID.randomUUID();
+        return webhook(tenantId, integrationKey, secret, body, "msg_" + java.util.UUID.randomUUID());
+    }
+
+    /** The same, as delivery {@code id}: a sender sends a delivery it retries, or sends again, under its first id. */
+    public Answer webhook(String tenantId, String integrationKey, String secret, String body, String id) {
         String timestamp = Long.toString(Instant.now().getEpochSecond());
         byte[] key = secret.startsWith("whsec_") ? java.util.Base64.getDecoder().decode(secret.substring(6))
                 : secret.getBytes(StandardCharsets.UTF_8);

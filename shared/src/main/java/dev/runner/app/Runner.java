@@ -21,6 +21,9 @@ import dev.runner.handler.HandlerUrlPolicy;
 import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.IntegrationStore;
 import dev.runner.integration.Integrations;
+import dev.runner.intake.EventIntake;
+import dev.runner.intake.IngestBinding;
+import dev.runner.intake.IngestService;
 import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
@@ -30,8 +33,6 @@ import dev.runner.packing.ItemPacker;
 import dev.runner.pipeline.DeadLetterService;
 import dev.runner.pipeline.DeliveredRuns;
 import dev.runner.pipeline.FetchStep;
-import dev.runner.pipeline.IngestBinding;
-import dev.runner.pipeline.IngestService;
 import dev.runner.pipeline.ItemDispatcher;
 import dev.runner.pipeline.AdmissionStep;
 import dev.runner.pipeline.CallStep;
@@ -154,8 +155,9 @@ public final class Runner implements AutoCloseable {
                 new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
                 new SettleStep(config(), itemStore(), runStore(), queues(), metrics()));
     });
+    private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), clock()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
-            runService(), deliveryStore.get(), clock()));
+            intake.get(), clock()));
     // A bulk action's budget is wall time, whatever clock the root runs on.
     private final Part<BulkActions> bulk = part("bulk", () -> new BulkActions(new BulkActionStore(database()), itemStore(), runStore(),
             pauseStore.get(), dispatcher.get(), BulkActions.Settings.of(config(), Clock.systemUTC())));
@@ -172,10 +174,11 @@ public final class Runner implements AutoCloseable {
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
             new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
-            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC())),
+            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
+                    Clock.systemUTC()),
             bulk.get()));
-    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
-            deliveryStore.get(), new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
+    private final Part<IngestService> ingest = part("ingest", () -> new IngestService(intake.get(), integrations(), deadLetterStore(),
+            new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config(), itemStore(),
             runStore(), deadLetterStore(), metrics()));

@@ -4,7 +4,12 @@ import com.github.benmanes.caffeine.cache.Cache;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
@@ -36,6 +41,38 @@ public final class LookupCache<K, V> {
             absent.put(key, Boolean.TRUE);
         }
         return read;
+    }
+
+    /**
+     * The answers for {@code keys}, as cached, the others as {@code lookup} gives them now (one call for all the keys
+     * not cached; a key it leaves out is absent), then cached.
+     */
+    public Map<K, Optional<V>> getAll(Collection<K> keys, Function<Set<K>, Map<K, V>> lookup) {
+        Map<K, Optional<V>> answers = new LinkedHashMap<>();
+        Set<K> missing = new LinkedHashSet<>();
+        for (K key : keys) {
+            V value = found.getIfPresent(key);
+            if (value != null) {
+                answers.put(key, Optional.of(value));
+            } else if (absent.getIfPresent(key) != null) {
+                answers.put(key, Optional.empty());
+            } else {
+                missing.add(key);
+            }
+        }
+        if (!missing.isEmpty()) {
+            Map<K, V> read = lookup.apply(missing);
+            for (K key : missing) {
+                V value = read.get(key);
+                if (value != null) {
+                    found.put(key, value);
+                } else {
+                    absent.put(key, Boolean.TRUE);
+                }
+                answers.put(key, Optional.ofNullable(value));
+            }
+        }
+        return answers;
     }
 
     /** Forgets the key: the next lookup reads it again. */

@@ -185,11 +185,13 @@ public record RunnerConfig(
     public record TenantLimit(int perMinute, Duration shortestDeferral) {}
 
     /**
-     * @param dedupWindow           a delivery or item seen within it is not processed again (at least the signature tolerance)
+     * @param dedupWindow           a delivery seen within it is not processed again (at least the signature tolerance)
      * @param untimedDeliveryWindow how long the delivery id of a scheme whose signature carries no timestamp is kept: a
      *                              capture of it verifies forever, so it is remembered as long as its run (RUNNER_RETAIN_RUNS)
+     * @param maxItemsPerDelivery   the most items one webhook body or ingest message may carry (RUNNER_MAX_ITEMS_PER_DELIVERY)
      */
-    public record Webhooks(int maxBodyBytes, Duration signatureTolerance, Duration dedupWindow, Duration untimedDeliveryWindow) {
+    public record Webhooks(int maxBodyBytes, Duration signatureTolerance, Duration dedupWindow, Duration untimedDeliveryWindow,
+                           int maxItemsPerDelivery) {
 
         /** How long a delivery id verified under {@code scheme} is remembered. */
         public Duration deliveryWindow(WebhookScheme scheme) {
@@ -294,7 +296,8 @@ public record RunnerConfig(
                         Duration.ofMillis(read.positiveInt("RUNNER_TENANT_DEFER_MS", 5000))),
                 Duration.ofSeconds(read.positiveInt("RUNNER_TYPES_CACHE_TTL_S", 60)),
                 new Webhooks(read.positiveInt("RUNNER_WEBHOOK_MAX_BYTES", 1024 * 1024),
-                        tolerance, dedupWindow, max(dedupWindow, retention.runs())),
+                        tolerance, dedupWindow, max(dedupWindow, retention.runs()),
+                        read.positiveInt("RUNNER_MAX_ITEMS_PER_DELIVERY", 1000)),
                 Duration.ofMillis(read.positiveInt("RUNNER_RUN_TIME_RESERVE_MS", 10000)),
                 Duration.ofMillis(read.positiveInt("RUNNER_ITEM_CLAIM_LEASE_MS", 120000)),
                 read.positiveInt("RUNNER_DATABASE_POOL_SIZE", 4),

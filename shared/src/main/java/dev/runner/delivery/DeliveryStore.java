@@ -1,21 +1,34 @@
 package dev.runner.delivery;
 
+import dev.runner.integration.Direction;
 import dev.runner.store.Database;
+import dev.runner.trigger.Trigger;
 
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.Optional;
-import java.util.Set;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.UUID;
 
 /**
- * What arrived recently, so that a repeat within the dedup window is not processed twice: deliveries by their
- * identity per tenant integration (delivery_ids), and items by their externalId per handler (webhook_deliveries,
- * named for the webhooks that first used it; ingest messages share it).
+ * Deliveries that arrived recently (delivery_ids), by their identity per tenant integration, so that one sent again
+ * within its window is not processed twice; and the accept that records them together with what a new one makes:
+ * its run, its items and the record of the messages they are owed, in one statement
+ * ({@code runner_accept_deliveries}, db/migration/V12__event_intake.sql).
  */
 public final class DeliveryStore {
+
+    /** A delivery offered: its identity, remembered for {@code kept}, and the run it makes when it is new. */
+    public record Offered(String tenantId, String integrationKey, String deliveryId, Duration kept, UUID runId) {}
+
+    /** A run a new delivery makes (several deliveries may share one). */
+    public record NewRun(UUID runId, String handlerKey, Direction direction, Trigger trigger) {}
+
+    /** An item of a delivery: {@code delivery} is its position in the offered list; externalIds are unique per run. */
+    public record NewItem(UUID itemId, int delivery, String externalId, String payloadJson) {}
+
+    /** What became of an offered delivery: new, or seen within its window; its run (the first arrival's, for a repeat; may be null). */
+    public record Outcome(boolean fresh, UUID runId) {}
 
     private final Database db;
 
@@ -24,66 +37,85 @@ public final class DeliveryStore {
     }
 
     /**
-     * Records the items of a handler and returns the externalIds not seen within {@code window}, inside
-     * the caller's transaction (the run that carries them commits with them). One statement.
+     * Records the offered deliveries, and for the new ones their runs (running) and items (queued), with the messages
+     * those items are owed recorded under {@code owedSendId} (OutboxStore's pending_sends); deletes the owed rows of
+     * {@code settledSendIds}, whose messages went out. One statement, one transaction. Returns an outcome per offered
+     * delivery, in their order.
      */
-    public Set<String> recordUnseen(Connection connection, String tenantId, String integrationKey, String handlerKey,
-                                    Collection<String> externalIds, Duration window) throws SQLException {
-        return Set.copyOf(db.query(connection, """
-                insert into webhook_deliveries (tenant_id, integration_key, handler_key, external_id)
-                select ?, ?, ?, unnest(?::text[])
-                on conflict (tenant_id, integration_key, handler_key, external_id) do update set received_at = now()
-                    where webhook_deliveries.received_at < now() - make_interval(secs => ?)
-                returning external_id
-                """, row -> row.getString(1), tenantId, integrationKey, handlerKey,
-                Database.array("text", externalIds.stream().distinct().toArray()), (double) window.toSeconds()));
+    public List<Outcome> accept(List<Offered> deliveries, List<NewRun> runs, List<NewItem> items, UUID owedSendId,
+                                List<UUID> settledSendIds) {
+        int d = deliveries.size();
+        String[] tenants = new String[d];
+        String[] integrations = new String[d];
+        String[] ids = new String[d];
+        UUID[] deliveryRuns = new UUID[d];
+        Double[] kept = new Double[d];
+        for (int i = 0; i < d; i++) {
+            Offered offered = deliveries.get(i);
+            tenants[i] = offered.tenantId();
+            integrations[i] = offered.integrationKey();
+            ids[i] = offered.deliveryId();
+            deliveryRuns[i] = offered.runId();
+            kept[i] = offered.kept().toMillis() / 1000.0;
+        }
+        int r = runs.size();
+        UUID[] runIds = new UUID[r];
+        String[] handlers = new String[r];
+        String[] directions = new String[r];
+        String[] triggers = new String[r];
+        Integer[] priorities = new Integer[r];
+        for (int i = 0; i < r; i++) {
+            NewRun run = runs.get(i);
+            runIds[i] = run.runId();
+            handlers[i] = run.handlerKey();
+            directions[i] = run.direction().wireName();
+            triggers[i] = run.trigger().wireName();
+            priorities[i] = run.trigger().priority();
+        }
+        int n = items.size();
+        UUID[] itemIds = new UUID[n];
+        Integer[] itemDeliveries = new Integer[n];
+        String[] externalIds = new String[n];
+        String[] payloads = new String[n];
+        for (int i = 0; i < n; i++) {
+            NewItem item = items.get(i);
+            itemIds[i] = item.itemId();
+            itemDeliveries[i] = item.delivery() + 1;
+            externalIds[i] = item.externalId();
+            payloads[i] = item.payloadJson();
+        }
+        Outcome[] outcomes = new Outcome[d];
+        db.query("""
+                select delivery, fresh, run_id from runner_accept_deliveries(?::text[], ?::text[], ?::text[], ?::uuid[], ?::float8[],
+                    ?::uuid[], ?::text[], ?::text[], ?::text[], ?::int[], ?::uuid[], ?::int[], ?::text[], ?::text[], ?::uuid, ?::uuid[])
+                """, row -> outcomes[row.getInt(1) - 1] = new Outcome(row.getBoolean(2), row.getObject(3, UUID.class)),
+                Database.array("text", tenants), Database.array("text", integrations), Database.array("text", ids),
+                Database.array("uuid", deliveryRuns), Database.array("float8", kept), Database.array("uuid", runIds),
+                Database.array("text", handlers), Database.array("text", directions), Database.array("text", triggers),
+                Database.array("int4", priorities), Database.array("uuid", itemIds), Database.array("int4", itemDeliveries),
+                Database.array("text", externalIds), Database.array("text", payloads), owedSendId,
+                Database.array("uuid", settledSendIds.toArray()));
+        List<Outcome> answered = new ArrayList<>(Arrays.asList(outcomes));
+        if (answered.contains(null)) {
+            throw new IllegalStateException("runner_accept_deliveries answered " + answered.stream().filter(o -> o != null).count()
+                    + " of " + d + " deliveries");
+        }
+        return answered;
     }
 
     /**
-     * Records deliveries of a tenant integration under the run they would make, each kept for {@code window}, and
-     * returns the ids not seen within their windows (a row recorded before kept_until: within this one), inside the
-     * caller's transaction: a delivery whose run rolls back is not recorded either. One statement.
-     */
-    public Set<String> recordDeliveries(Connection connection, String tenantId, String integrationKey,
-                                        Collection<String> deliveryIds, UUID runId, Duration window) throws SQLException {
-        return Set.copyOf(db.query(connection, """
-                insert into delivery_ids (tenant_id, integration_key, delivery_id, run_id, kept_until)
-                select ?, ?, unnest(?::text[]), ?, now() + make_interval(secs => ?)
-                on conflict (tenant_id, integration_key, delivery_id) do update
-                    set received_at = now(), run_id = excluded.run_id, kept_until = excluded.kept_until
-                    where coalesce(delivery_ids.kept_until, delivery_ids.received_at + make_interval(secs => ?)) < now()
-                returning delivery_id
-                """, row -> row.getString(1), tenantId, integrationKey,
-                Database.array("text", deliveryIds.stream().distinct().toArray()), runId, (double) window.toSeconds(),
-                (double) window.toSeconds()));
-    }
-
-    /** The run a delivery's first arrival made, if it made one (none when all its items were repeats). */
-    public Optional<UUID> runOf(String tenantId, String integrationKey, String deliveryId) {
-        return db.queryOne("""
-                select d.run_id from delivery_ids d join runs r on r.run_id = d.run_id
-                where d.tenant_id = ? and d.integration_key = ? and d.delivery_id = ?
-                """, row -> row.getObject(1, UUID.class), tenantId, integrationKey, deliveryId);
-    }
-
-    /**
-     * Forgets items that arrived longer than {@code window} ago, and deliveries past their own window (one recorded
-     * before that was kept per delivery: past {@code window}): a repeat after it is processed again anyway. At most
-     * {@code limit} rows of each kind; returns how many.
+     * Forgets deliveries past their own window (one recorded before kept_until existed: past {@code window}): one sent
+     * again after it is processed again anyway. At most {@code limit} rows; returns how many.
      */
     public int purge(Duration window, int limit) {
-        int items = db.update("""
-                delete from webhook_deliveries where ctid in (
-                    select ctid from webhook_deliveries where received_at < now() - make_interval(secs => ?) limit ?)
-                """, (double) window.toSeconds(), limit);
-        int deliveries = db.update("""
-                delete from delivery_ids where ctid in (
-                    select ctid from delivery_ids where kept_until < now() limit ?)
+        int kept = db.update("""
+                delete from delivery_ids where ctid = any(array(
+                    select ctid from delivery_ids where kept_until < now() order by kept_until limit ?))
                 """, limit);
-        int unbounded = db.update("""
-                delete from delivery_ids where ctid in (
-                    select ctid from delivery_ids where kept_until is null and received_at < now() - make_interval(secs => ?) limit ?)
-                """, (double) window.toSeconds(), limit);
-        return items + deliveries + unbounded;
+        int unbounded = kept == limit ? 0 : db.update("""
+                delete from delivery_ids where ctid = any(array(
+                    select ctid from delivery_ids where kept_until is null and received_at < now() - make_interval(secs => ?) limit ?))
+                """, (double) window.toSeconds(), limit - kept);
+        return kept + unbounded;
     }
 }

@@ -8,6 +8,8 @@ import java.sql.Array;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,25 +73,39 @@ public final class IntegrationStore {
      */
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select enabled, null::text[], settings::text, schedules::text
+                select tenant_id, integration_key, enabled, null::text[], settings::text, schedules::text
                 from tenant_integrations where tenant_id = ? and integration_key = ?
-                """, row -> tenantIntegration(tenantId, integrationKey, row), tenantId, integrationKey);
+                """, IntegrationStore::tenantIntegration, tenantId, integrationKey);
+    }
+
+    /** The tenant integrations of {@code keys} that exist, without their webhook secrets, in one statement. */
+    public Map<Integrations.TenantKey, TenantIntegration> tenantIntegrations(Collection<Integrations.TenantKey> keys) {
+        Map<Integrations.TenantKey, TenantIntegration> found = new HashMap<>();
+        db.query("""
+                select t.tenant_id, t.integration_key, t.enabled, null::text[], t.settings::text, t.schedules::text
+                from tenant_integrations t join unnest(?::text[], ?::text[]) as k(tenant_id, integration_key)
+                    on t.tenant_id = k.tenant_id and t.integration_key = k.integration_key
+                """, row -> found.put(new Integrations.TenantKey(row.getString(1), row.getString(2)), tenantIntegration(row)),
+                Database.array("text", keys.stream().map(Integrations.TenantKey::tenantId).toArray()),
+                Database.array("text", keys.stream().map(Integrations.TenantKey::integrationKey).toArray()));
+        return found;
     }
 
     /** The tenant integration with its webhook secrets: for the webhook and ingest checks, and the management API. */
     public Optional<Stored> stored(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select enabled, webhook_secrets, settings::text, schedules::text, operator_disabled
+                select tenant_id, integration_key, enabled, webhook_secrets, settings::text, schedules::text, operator_disabled
                 from tenant_integrations where tenant_id = ? and integration_key = ?
-                """, row -> new Stored(tenantIntegration(tenantId, integrationKey, row), row.getBoolean(5)), tenantId, integrationKey);
+                """, row -> new Stored(tenantIntegration(row), row.getBoolean(7)), tenantId, integrationKey);
     }
 
-    private static TenantIntegration tenantIntegration(String tenantId, String integrationKey, ResultSet row) throws SQLException {
+    /** From the columns tenant_id, integration_key, enabled, webhook_secrets (null when not read), settings, schedules. */
+    private static TenantIntegration tenantIntegration(ResultSet row) throws SQLException {
         Map<String, String> schedules = new LinkedHashMap<>();
-        Json.parse(row.getString(4)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
-        Array secrets = row.getArray(2);
-        return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1),
-                secrets == null ? null : List.of((String[]) secrets.getArray()), Json.parse(row.getString(3)), schedules);
+        Json.parse(row.getString(6)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
+        Array secrets = row.getArray(4);
+        return new TenantIntegration(row.getString(1), row.getString(2), row.getBoolean(3),
+                secrets == null ? null : List.of((String[]) secrets.getArray()), Json.parse(row.getString(5)), schedules);
     }
 
     /**

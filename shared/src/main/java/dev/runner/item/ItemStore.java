@@ -3,6 +3,7 @@ package dev.runner.item;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.integration.Direction;
 import dev.runner.json.Json;
+import dev.runner.run.CompletedRun;
 import dev.runner.run.RunRef;
 import dev.runner.store.Database;
 import dev.runner.store.Ids;
@@ -154,8 +155,19 @@ public final class ItemStore {
      * is a zero-row update); waiting items only while queued or retrying.
      */
     public void record(List<Result> results) {
+        record(results, List.of());
+    }
+
+    /**
+     * Writes every result of a batch and, in the same statement, ends each of {@code runsToCheck} whose items have all
+     * ended ({@code runner_record_and_complete}, db/migration/V12__event_intake.sql): a run whose last items this batch
+     * ended (a webhook's run of one item) needs no statement of its own. Returns the runs it ended; one of
+     * {@code runsToCheck} it did not end may still end by another worker's items, and is checked again once this
+     * has committed (RunStore.completeIfDone).
+     */
+    public List<CompletedRun> record(List<Result> results, Collection<UUID> runsToCheck) {
         if (results.isEmpty()) {
-            return;
+            return List.of();
         }
         int n = results.size();
         UUID[] ids = new UUID[n];
@@ -190,10 +202,12 @@ public final class ItemStore {
                 case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
             }
         }
-        // A query, not an update: the function answers with the rows it changed, which the conditions make harmless to ignore.
-        db.query("select runner_record_results(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[])",
-                row -> row.getInt(1), Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
-                Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn));
+        return db.query("""
+                select run_id, tenant_id, created_at, finished_at
+                from runner_record_and_complete(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[], ?::uuid[])
+                """, CompletedRun::of, Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
+                Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn),
+                Database.array("uuid", runsToCheck.toArray()));
     }
 
     /** A dead item as the DLQ consumer ends it. {@code error} null keeps the last error recorded. */

@@ -72,8 +72,11 @@ public final class AdmissionStep {
         groups.values().forEach(members -> members.forEach(item ->
                 byTenant.computeIfAbsent(List.of(item.job().tenantId(), item.job().integrationKey()), k -> new ArrayList<>()).add(item)));
         Set<UUID> parked = new LinkedHashSet<>();
+        // One lookup for the batch's tenants not cached: a batch of event items may hold ten tenants.
+        Map<Integrations.TenantKey, Optional<TenantIntegration>> tenants = integrations.tenantIntegrationsCached(
+                byTenant.keySet().stream().map(key -> new Integrations.TenantKey(key.get(0), key.get(1))).toList());
         byTenant.forEach((key, members) -> {
-            Optional<TenantIntegration> tenant = integrations.tenantIntegrationCached(key.get(0), key.get(1));
+            Optional<TenantIntegration> tenant = tenants.get(new Integrations.TenantKey(key.get(0), key.get(1)));
             if (tenant.isPresent() && !tenant.get().enabled()) {
                 parked.addAll(pauses.parkDisabled(members.stream().map(Item::itemId).toList(), key.get(0), key.get(1)));
             }

@@ -34,8 +34,10 @@ import java.util.function.LongSupplier;
  * handler, then {@link AdmissionStep admission} (park what is disabled or paused, admit through
  * Redis), {@link ClaimStep claiming} (Postgres), {@link CallStep calling} the handlers and
  * reporting to the guard, and {@link SettleStep settling}; a limited handler's items in
- * {@link #waves waves}. What one all-success batch costs: 3 Postgres statements (claim, record,
- * complete; a claim more per further wave), one handler call per {@code batch_size} items
+ * {@link #waves waves}. What one all-success batch costs: 2 Postgres statements (claim, a claim
+ * more per further wave; record, which completes the runs it ended) and a third, the completion
+ * check after the record, when a run may still have items ending elsewhere (a big run's), one
+ * handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
  * report), no SQS request of its own (receive and delete belong to the event source mapping) when
  * nothing goes again.

@@ -15,6 +15,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * The settling step of {@link ItemWorker}: {@link Settlement} plans what the batch's fates mean,
@@ -50,7 +51,8 @@ public final class SettleStep {
             queues.sendAll(itemsDlq, plan.toDlq());
             LOG.warn("sent to DLQ", "items", plan.toDlq().size());
         }
-        items.record(plan.results());
+        // Runs whose last items this batch ended are ended by the record itself; the others are checked after it.
+        List<UUID> ended = runs.ended(items.record(plan.results(), plan.runsToCheck()));
         Set<String> failed = new LinkedHashSet<>();
         plan.resends().forEach((queueUrl, resends) -> {
             try {
@@ -61,8 +63,10 @@ public final class SettleStep {
                 resends.forEach(resend -> failed.addAll(resend.originalMessageIds()));
             }
         });
-        if (!plan.runsToCheck().isEmpty()) {
-            runs.completeIfDone(plan.runsToCheck());
+        Set<UUID> stillOpen = new LinkedHashSet<>(plan.runsToCheck());
+        ended.forEach(stillOpen::remove);
+        if (!stillOpen.isEmpty()) {
+            runs.completeIfDone(stillOpen);
         }
         Settlement.Tally tally = plan.tally();
         if (tally.deferredTotal() > 0) {

@@ -35,17 +35,17 @@ public final class RunStore {
         this.metrics = metrics;
     }
 
-    /** A run a completion statement ended: what its duration metric needs, from the statement's own RETURNING. */
-    private record Completed(UUID runId, String tenantId, Duration duration) {
-        static Completed of(ResultSet row) throws SQLException {
-            return new Completed(row.getObject(1, UUID.class), row.getString(2),
-                    Duration.between(row.getTimestamp(3).toInstant(), row.getTimestamp(4).toInstant()));
-        }
+    private List<UUID> reported(List<CompletedRun> completed) {
+        completed.forEach(run -> metrics.runCompleted(run.runId(), run.tenantId(), run.duration()));
+        return completed.stream().map(CompletedRun::runId).toList();
     }
 
-    private List<UUID> reported(List<Completed> completed) {
-        completed.forEach(run -> metrics.runCompleted(run.runId(), run.tenantId(), run.duration()));
-        return completed.stream().map(Completed::runId).toList();
+    /**
+     * Runs another statement ended (the item batch's record, ItemStore.record): told to the metrics as this store's
+     * own completions are. Returns their ids.
+     */
+    public List<UUID> ended(List<CompletedRun> completed) {
+        return reported(completed);
     }
 
     /** Inserts a run; false when its schedule fire key already made one (an overlapping tick). Null key: always inserted. */
@@ -120,7 +120,7 @@ public final class RunStore {
             return List.of();
         }
         return reported(db.query("select run_id, tenant_id, created_at, finished_at from runner_complete_runs(?::uuid[])",
-                Completed::of, Database.array("uuid", runIds.toArray())));
+                CompletedRun::of, Database.array("uuid", runIds.toArray())));
     }
 
     /** The runs of {@code runIds} still queued: those whose owed RunJob (OutboxStore) must still start them. */
@@ -170,7 +170,7 @@ public final class RunStore {
                     order by c.updated_at limit ? for update skip locked)
                 select run_id, tenant_id, created_at, finished_at
                 from runner_complete_runs((select coalesce(array_agg(run_id), '{}') from picked))
-                """, Completed::of, (double) quiet.toSeconds(), limit));
+                """, CompletedRun::of, (double) quiet.toSeconds(), limit));
     }
 
     /**

@@ -3,17 +3,16 @@ package dev.runner.webhook;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.config.RunnerConfig;
 import dev.runner.delivery.DeliveryIds;
-import dev.runner.delivery.DeliveryStore;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.integration.IntegrationType;
 import dev.runner.integration.Integrations;
 import dev.runner.integration.TenantIntegration;
+import dev.runner.intake.EventIntake;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
-import dev.runner.pipeline.RunService;
 import dev.runner.security.StandardWebhooks;
 import dev.runner.security.WebhookDecoy;
 import dev.runner.security.WebhookScheme;
@@ -24,17 +23,12 @@ import dev.runner.trigger.Trigger;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.Set;
-import java.util.UUID;
 
 /**
  * {@code POST /webhooks/{tenantId}/{integrationKey}/{handlerKey}} (docs/webhooks.md): checks come cheapest first
@@ -42,8 +36,9 @@ import java.util.UUID;
  * an unknown tenant, an unknown or disabled integration, one without a secret and a bad signature all get the same
  * 401 and body, after the same work (an HMAC against a decoy secret when there is no real one), so that the answer
  * tells a prober nothing; the reason goes to the log line only. A verified delivery is identified
- * ({@link #deliveryId}) and deduplicated per tenant integration, its items per handler by externalId; what is new
- * becomes one run with trigger webhook, processed on the highest tier.
+ * ({@link #deliveryId}) and deduplicated per tenant integration; a new one becomes one run with trigger webhook,
+ * processed on the highest tier, whatever externalIds it carries (a record seen before is an update of it), through
+ * the event intake's one statement and one send ({@link EventIntake}).
  */
 public final class WebhookService {
 
@@ -72,18 +67,15 @@ public final class WebhookService {
 
     private final RunnerConfig.Webhooks settings;
     private final Integrations integrations;
-    private final RunService runs;
-    private final DeliveryStore deliveries;
+    private final EventIntake intake;
     private final Clock clock;
     /** Checks every delivery, so that a refusal costs the same work whether its destination exists or not. */
     private final WebhookDecoy decoy = new WebhookDecoy();
 
-    public WebhookService(RunnerConfig.Webhooks settings, Integrations integrations, RunService runs, DeliveryStore deliveries,
-                          Clock clock) {
+    public WebhookService(RunnerConfig.Webhooks settings, Integrations integrations, EventIntake intake, Clock clock) {
         this.settings = settings;
         this.integrations = integrations;
-        this.runs = runs;
-        this.deliveries = deliveries;
+        this.intake = intake;
         this.clock = clock;
     }
 
@@ -129,18 +121,20 @@ public final class WebhookService {
         }
         JsonNode body = Json.parse(request.body());
         List<ItemStore.NewItem> items = items(body, request.header("x-event-id"));
-        String deliveryId = deliveryId(taken.get().scheme(), taken.get().verified(), body, request.body());
-        RunService.Started started = runs.startWithItems(tenantId, integrationKey, handler.get(), Trigger.WEBHOOK, items,
-                (connection, runId, candidates) -> unseen(connection, tenantId, integrationKey, handlerKey, deliveryId,
-                        settings.deliveryWindow(taken.get().scheme()), runId, candidates));
-        UUID runId = started.runId() != null ? started.runId() : deliveries.runOf(tenantId, integrationKey, deliveryId).orElse(null);
-        int duplicates = started.accepted() - started.enqueued();
+        if (items.size() > settings.maxItemsPerDelivery()) {
+            return ApiResponse.error(413, "too_many_items", "the body carries " + items.size() + " items; the limit is "
+                    + settings.maxItemsPerDelivery() + " per delivery (RUNNER_MAX_ITEMS_PER_DELIVERY)");
+        }
+        WebhookScheme scheme = taken.get().scheme();
+        String deliveryId = deliveryId(scheme, taken.get().verified(), body, request.body());
+        EventIntake.Accepted accepted = intake.accept(Trigger.WEBHOOK, List.of(new EventIntake.Delivery(tenantId, integrationKey,
+                handler.get(), deliveryId, settings.deliveryWindow(scheme), items))).getFirst();
         LOG.info("webhook accepted", "tenantId", tenantId, "integrationKey", integrationKey, "deliveryId", deliveryId,
-                "runId", runId, "items", started.accepted(), "duplicates", duplicates);
+                "runId", accepted.runId(), "items", accepted.accepted(), "duplicates", accepted.duplicates(), "repeat", !accepted.fresh());
         return ApiResponse.json(202, Json.object()
-                .put("runId", runId == null ? null : runId.toString())
-                .put("accepted", started.accepted())
-                .put("duplicates", duplicates));
+                .put("runId", accepted.runId() == null ? null : accepted.runId().toString())
+                .put("accepted", accepted.accepted())
+                .put("duplicates", accepted.duplicates()));
     }
 
     /** Who a delivery is for and how it is signed, answered as one: taken, or empty (the reason logged). */
@@ -248,21 +242,6 @@ public final class WebhookService {
             items.add(new ItemStore.NewItem(id, element));
         }
         return items;
-    }
-
-    /**
-     * Records the delivery, and when it is new, its items, keeping those not seen within the dedup window.
-     * Two statements; a repeated delivery stops after the first and records nothing else.
-     */
-    private List<ItemStore.NewItem> unseen(Connection connection, String tenantId, String integrationKey, String handlerKey,
-                                           String deliveryId, Duration deliveryWindow, UUID runId, List<ItemStore.NewItem> items)
-            throws SQLException {
-        if (deliveries.recordDeliveries(connection, tenantId, integrationKey, List.of(deliveryId), runId, deliveryWindow).isEmpty()) {
-            return List.of();
-        }
-        Set<String> fresh = deliveries.recordUnseen(connection, tenantId, integrationKey, handlerKey,
-                items.stream().map(ItemStore.NewItem::externalId).toList(), settings.dedupWindow());
-        return items.stream().filter(item -> fresh.contains(item.externalId())).toList();
     }
 
     /** A path part as a log field: keys as they are, anything else (made up by a prober) cut short. */

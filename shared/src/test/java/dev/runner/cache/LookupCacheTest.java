@@ -4,7 +4,12 @@ import dev.runner.redis.TestClock;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
@@ -55,5 +60,26 @@ class LookupCacheTest {
         cache.invalidate("known-a");
         cache.get("known-a", lookup);
         assertEquals(5, lookups.get(), "read again after an invalidation");
+    }
+
+    @Test
+    void manyKeysAreLookedUpTogetherOnlyForWhatIsNotCachedAndAbsentOnesAreCachedToo() {
+        var cache = new LookupCache<String, String>(Duration.ofSeconds(5), FOUND, ABSENT, clock);
+        cache.get("known-a", lookup);
+        List<Set<String>> asked = new ArrayList<>();
+        Function<Set<String>, Map<String, String>> many = keys -> {
+            asked.add(keys);
+            Map<String, String> found = new HashMap<>();
+            keys.stream().filter(key -> key.startsWith("known-")).forEach(key -> found.put(key, "value of " + key));
+            return found;
+        };
+
+        var answers = cache.getAll(List.of("known-a", "known-b", "missing"), many);
+        var again = cache.getAll(List.of("known-a", "known-b", "missing"), many);
+
+        assertEquals(List.of(Set.of("known-b", "missing")), asked, "one lookup, of the keys not cached");
+        assertEquals(Map.of("known-a", Optional.of("value of known-a"), "known-b", Optional.of("value of known-b"),
+                "missing", Optional.empty()), answers);
+        assertEquals(answers, again);
     }
 }

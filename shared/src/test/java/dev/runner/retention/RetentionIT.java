@@ -3,8 +3,10 @@ package dev.runner.retention;
 import dev.runner.config.RunnerConfig;
 import dev.runner.cost.CostTracker;
 import dev.runner.delivery.DeliveryStore;
+import dev.runner.integration.Direction;
 import dev.runner.store.Database;
 import dev.runner.testing.TestStack;
+import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -94,13 +96,11 @@ class RetentionIT {
     }
 
     @Test
-    void aDeliveryIdIsKeptForItsOwnWindowAndOnesFromBeforeForTheDedupWindow() throws SQLException {
+    void aDeliveryIdIsKeptForItsOwnWindowAndOnesFromBeforeForTheDedupWindow() {
         DeliveryStore deliveries = new DeliveryStore(db);
         String tenant = "ret-" + UUID.randomUUID();
-        try (Connection connection = db.dataSource().getConnection()) {
-            deliveries.recordDeliveries(connection, tenant, "crm", List.of("untimed"), null, Duration.ofDays(30));
-            deliveries.recordDeliveries(connection, tenant, "crm", List.of("timed"), null, Duration.ofDays(1));
-        }
+        assertTrue(offer(deliveries, tenant, "untimed", Duration.ofDays(30)));
+        assertTrue(offer(deliveries, tenant, "timed", Duration.ofDays(1)));
         db.update("update delivery_ids set received_at = now() - interval '2 days', kept_until = kept_until - interval '2 days'"
                 + " where tenant_id = ?", tenant);
         db.update("insert into delivery_ids (tenant_id, integration_key, delivery_id, received_at) values (?, 'crm', 'legacy', now() - interval '2 days')",
@@ -110,10 +110,16 @@ class RetentionIT {
 
         assertEquals(Set.of("untimed"), Set.copyOf(db.query("select delivery_id from delivery_ids where tenant_id = ?",
                 row -> row.getString(1), tenant)));
-        try (Connection connection = db.dataSource().getConnection()) {
-            assertEquals(Set.of(), deliveries.recordDeliveries(connection, tenant, "crm", List.of("untimed"), null, Duration.ofDays(30)),
-                    "a capture replayed after the dedup window is still a repeat");
-        }
+        assertTrue(!offer(deliveries, tenant, "untimed", Duration.ofDays(30)), "a capture replayed after the dedup window is still a repeat");
+        assertTrue(offer(deliveries, tenant, "timed", Duration.ofDays(1)), "a delivery past its window is new again");
+    }
+
+    /** Offers one delivery of one item through the intake's statement; whether it was new. */
+    static boolean offer(DeliveryStore deliveries, String tenant, String deliveryId, Duration kept) {
+        UUID run = UUID.randomUUID();
+        return deliveries.accept(List.of(new DeliveryStore.Offered(tenant, "crm", deliveryId, kept, run)),
+                List.of(new DeliveryStore.NewRun(run, "h", Direction.INBOUND, Trigger.WEBHOOK)),
+                List.of(new DeliveryStore.NewItem(UUID.randomUUID(), 0, "e-1", "{}")), UUID.randomUUID(), List.of()).getFirst().fresh();
     }
 
     /**

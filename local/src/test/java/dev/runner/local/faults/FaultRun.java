@@ -7,6 +7,7 @@ import dev.runner.local.LocalOptions;
 import dev.runner.local.LocalRuntime;
 import dev.runner.local.RunnerApi;
 import dev.runner.local.demo.DemoIntegration;
+import dev.runner.security.StandardWebhooks;
 import dev.runner.trigger.Trigger;
 
 import java.io.PrintStream;
@@ -22,6 +23,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -33,11 +35,13 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
- * The fault run (issue 7): a workload of thousands of items over many tenants, webhook runs and
- * manual runs, on a local runtime wired from template.yaml, while Redis and Postgres restart under
- * it, handlers flap and hang, and messages are delivered again. Then it reads what Runner recorded
- * and counts what went wrong: items lost (accepted, no row), stuck (not ended, or dead without
- * dlq_at, or runs not ended), marked succeeded twice, or succeeded without the handler ever saying so.
+ * The fault run (issue 7): a workload of thousands of items over many tenants, webhook runs, ingest
+ * messages and manual runs, on a local runtime wired from template.yaml, while Redis and Postgres
+ * restart under it, handlers flap and hang, and messages are delivered again: SQS's copies, and
+ * webhooks and ingest messages sent again by their senders under the same id. Then it reads what
+ * Runner recorded and counts what went wrong: items lost (accepted, no row), stuck (not ended, or
+ * dead without dlq_at, or runs not ended), marked succeeded twice, deliveries made twice, or items
+ * succeeded without the handler ever saying so.
  * It asserts nothing: {@code FaultRunIT} does, the benchmarks print the same {@link Figures}.
  *
  * <p>Timings are the defaults scaled down so the run takes a couple of minutes: 200 ms
@@ -49,8 +53,8 @@ public final class FaultRun {
 
     /** How big the run is and how hard it is hit. */
     public record Plan(int tenants, int manualRunsPerTenant, int pagesPerRun, int pageSize, int webhooksPerTenant,
-                       int itemsPerWebhook, int rejectEvery, Duration submitOver, Duration redisDown, Duration postgresDown,
-                       Duration handlerWindow, double flapShare, double hangShare, Duration settleWithin) {
+                       int itemsPerWebhook, int ingestPerTenant, int rejectEvery, Duration submitOver, Duration redisDown,
+                       Duration postgresDown, Duration handlerWindow, double flapShare, double hangShare, Duration settleWithin) {
 
         public Plan {
             if (tenants < INTEGRATIONS.size()) {
@@ -61,19 +65,20 @@ public final class FaultRun {
             }
         }
 
-        /** 4,320 items over 24 tenants: 24 manual runs of 100 items, 96 webhooks of 20; one fault of each kind. */
+        /** 4,416 items over 24 tenants: 24 manual runs of 100 items, 96 webhooks of 20, 96 ingest messages; one fault of each kind. */
         public static Plan standard() {
-            return new Plan(24, 1, 4, 25, 4, 20, 50, Duration.ofSeconds(15), Duration.ofSeconds(3), Duration.ofSeconds(3),
+            return new Plan(24, 1, 4, 25, 4, 20, 4, 50, Duration.ofSeconds(15), Duration.ofSeconds(3), Duration.ofSeconds(3),
                     Duration.ofSeconds(4), 0.15, 0.03, Duration.ofMinutes(3));
         }
 
         public Plan withTenants(int count) {
-            return new Plan(count, manualRunsPerTenant, pagesPerRun, pageSize, webhooksPerTenant, itemsPerWebhook, rejectEvery,
-                    submitOver, redisDown, postgresDown, handlerWindow, flapShare, hangShare, settleWithin);
+            return new Plan(count, manualRunsPerTenant, pagesPerRun, pageSize, webhooksPerTenant, itemsPerWebhook, ingestPerTenant,
+                    rejectEvery, submitOver, redisDown, postgresDown, handlerWindow, flapShare, hangShare, settleWithin);
         }
 
         long items() {
-            return (long) tenants * ((long) manualRunsPerTenant * pagesPerRun * pageSize + (long) webhooksPerTenant * itemsPerWebhook);
+            return (long) tenants * ((long) manualRunsPerTenant * pagesPerRun * pageSize + (long) webhooksPerTenant * itemsPerWebhook
+                    + ingestPerTenant);
         }
     }
 
@@ -83,19 +88,20 @@ public final class FaultRun {
      * @param faults             faults injected, by kind, in the order they were planned
      * @param clientRetries      requests (webhooks, POST /runs) answered 5xx or cut during an outage and sent again
      * @param refused            requests never accepted (a 4xx, or still failing after a minute and a half)
-     * @param lost               accepted items with no row: webhook items, and items of manual runs that did not fail
+     * @param lost               accepted items with no row: webhook and ingest items, and items of manual runs that did not fail
      * @param stuckItems         items neither succeeded nor dead when the run stopped waiting
      * @param deadWithoutDlqAt   dead items whose dlq_at is not set
      * @param runsNotEnded       runs of the fault run's tenants without finished_at
      * @param duplicates         items Runner marked succeeded more than once, or wrote to after it did
+     * @param madeTwice          deliveries (webhooks, ingest messages) whose items Runner made more than once
      * @param phantomSuccesses   items recorded succeeded that the handler never answered as succeeded
      * @param handlerRepeats     items the handler was called for more than once (allowed: at-least-once)
      * @param handlerWorkedTwice items the handler did successfully more than once (allowed; Runner still recorded one success)
      */
-    public record Figures(int tenants, long acceptedItems, long webhookItems, long manualItems, int webhookRuns, int manualRuns,
-                          Map<String, Long> itemsByStatus, Map<String, Long> runsByStatus, Map<String, Long> faults,
+    public record Figures(int tenants, long acceptedItems, long webhookItems, long ingestItems, long manualItems, int webhookRuns,
+                          int manualRuns, Map<String, Long> itemsByStatus, Map<String, Long> runsByStatus, Map<String, Long> faults,
                           long clientRetries, long refused, long lost, long stuckItems, long deadWithoutDlqAt, long runsNotEnded,
-                          long duplicates, long phantomSuccesses, long handlerRepeats, long handlerWorkedTwice,
+                          long duplicates, long madeTwice, long phantomSuccesses, long handlerRepeats, long handlerWorkedTwice,
                           Duration took, Duration settledAfterLastFault) {
 
         public long stuck() {
@@ -109,14 +115,16 @@ public final class FaultRun {
         /** The figures as the fault run prints them. */
         public String describe() {
             StringBuilder out = new StringBuilder();
-            out.append(String.format("Fault run: %,d items accepted (%,d from %d manual runs, %,d from %d webhooks) over %d tenants, %d integrations%n",
-                    acceptedItems, manualItems, manualRuns, webhookItems, webhookRuns, tenants, INTEGRATIONS.size()));
+            out.append(String.format("Fault run: %,d items accepted (%,d from %d manual runs, %,d from %d webhooks, %,d ingest messages)"
+                    + " over %d tenants, %d integrations%n",
+                    acceptedItems, manualItems, manualRuns, webhookItems, webhookRuns, ingestItems, tenants, INTEGRATIONS.size()));
             out.append("  faults injected:\n");
             faults.forEach((kind, count) -> out.append(String.format("    %-44s %,d%n", kind, count)));
             out.append(String.format("  clients: %,d requests sent again after a 5xx or a cut connection, %d never accepted%n", clientRetries, refused));
             out.append(String.format("  items: %s; runs: %s%n", itemsByStatus, runsByStatus));
-            out.append(String.format("  lost %d, stuck %d (items not ended %d, dead without dlq_at %d, runs not ended %d), duplicates %d, phantom successes %d%n",
-                    lost, stuck(), stuckItems, deadWithoutDlqAt, runsNotEnded, duplicates, phantomSuccesses));
+            out.append(String.format("  lost %d, stuck %d (items not ended %d, dead without dlq_at %d, runs not ended %d), duplicates %d,"
+                    + " deliveries made twice %d, phantom successes %d%n",
+                    lost, stuck(), stuckItems, deadWithoutDlqAt, runsNotEnded, duplicates, madeTwice, phantomSuccesses));
             out.append(String.format("  handler side (allowed, at-least-once): %,d items called more than once, %,d done successfully more than once%n",
                     handlerRepeats, handlerWorkedTwice));
             out.append(String.format("  time: %.1f s from the first request until every run ended; %.1f s after the last fault%n",
@@ -155,6 +163,8 @@ public final class FaultRun {
     private static final String ITEM_COPIES = "item messages delivered again";
     private static final String DEAD_COPIES = "dead-letter messages delivered again";
     private static final String RUN_COPIES = "RunJobs delivered again";
+    private static final String WEBHOOKS_AGAIN = "webhooks sent again (same webhook-id)";
+    private static final String INGEST_COPIES = "ingest messages delivered again";
 
     private final Plan plan;
     private final PrintStream log;
@@ -164,6 +174,10 @@ public final class FaultRun {
     /** Requests done with: accepted, or given up on. */
     private final LongAdder answered = new LongAdder();
     private final Set<List<String>> acceptedWebhookItems = ConcurrentHashMap.newKeySet();
+    private final Set<List<String>> acceptedIngestItems = ConcurrentHashMap.newKeySet();
+    /** What a sender may send again: accepted webhooks as they went (their id too), and ingest messages as sent. */
+    private final List<Runnable> webhooksToSendAgain = new CopyOnWriteArrayList<>();
+    private final List<Runnable> ingestToSendAgain = new CopyOnWriteArrayList<>();
     private final Set<UUID> acceptedManualRuns = ConcurrentHashMap.newKeySet();
     private final LongAdder webhookRuns = new LongAdder();
 
@@ -172,7 +186,7 @@ public final class FaultRun {
         this.log = log;
         for (String kind : List.of(String.format(REDIS_RESTARTS, plan.redisDown().toSeconds()),
                 String.format(POSTGRES_RESTARTS, plan.postgresDown().toSeconds()), OUTAGE_WINDOWS, OUTAGE_CALLS, FLAPPED_CALLS,
-                HANG_WINDOWS, HUNG_CALLS, ITEM_COPIES, DEAD_COPIES, RUN_COPIES)) {
+                HANG_WINDOWS, HUNG_CALLS, ITEM_COPIES, DEAD_COPIES, RUN_COPIES, WEBHOOKS_AGAIN, INGEST_COPIES)) {
             faults.put(kind, new LongAdder());
         }
     }
@@ -237,7 +251,7 @@ public final class FaultRun {
         ScheduledExecutorService copies = Executors.newSingleThreadScheduledExecutor();
         long started = System.nanoTime();
         try {
-            List<Runnable> requests = requests(api);
+            List<Runnable> requests = requests(api, redelivery);
             long interval = plan.submitOver().toNanos() / Math.max(1, requests.size());
             List<Future<?>> sent = new ArrayList<>();
             for (int i = 0; i < requests.size(); i++) {
@@ -309,10 +323,10 @@ public final class FaultRun {
         progress(started, "Postgres is back");
     }
 
-    /** Webhooks and manual runs, interleaved over tenants, each sent until it is accepted. */
-    private List<Runnable> requests(RunnerApi api) {
+    /** Webhooks, ingest messages and manual runs, interleaved over tenants, each sent until it is accepted. */
+    private List<Runnable> requests(RunnerApi api, Redelivery redelivery) {
         List<Runnable> requests = new ArrayList<>();
-        int rounds = Math.max(plan.webhooksPerTenant(), plan.manualRunsPerTenant());
+        int rounds = Math.max(Math.max(plan.webhooksPerTenant(), plan.manualRunsPerTenant()), plan.ingestPerTenant());
         int itemNumber = 0;
         for (int round = 0; round < rounds; round++) {
             for (int t = 0; t < plan.tenants(); t++) {
@@ -333,6 +347,13 @@ public final class FaultRun {
                     String json = Json.write(body);
                     requests.add(() -> sendWebhook(api, tenant, integration, json, externalIds));
                 }
+                if (round < plan.ingestPerTenant()) {
+                    String externalId = "q" + round;
+                    String envelope = Json.write(Json.object().put("tenantId", tenant).put("integrationKey", integration)
+                            .put("handlerKey", HANDLER).put("externalId", externalId)
+                            .set("payload", Json.object().put("reject", itemNumber++ % plan.rejectEvery() == 0)));
+                    requests.add(() -> sendIngest(redelivery, tenant, integration, envelope, externalId));
+                }
             }
         }
         return requests;
@@ -346,12 +367,24 @@ public final class FaultRun {
         }
     }
 
+    /** A sender retries a delivery under its first webhook-id, as Standard Webhooks senders do. */
     private void sendWebhook(RunnerApi api, String tenant, String integration, String body, List<String> externalIds) {
-        RunnerApi.Answer answer = untilAccepted(() -> api.webhook(tenant, integration, SECRET, body));
+        String id = "msg_" + UUID.randomUUID();
+        RunnerApi.Answer answer = untilAccepted(() -> api.webhook(tenant, integration, SECRET, body, id));
         if (answer != null) {
             webhookRuns.increment();
-            externalIds.forEach(id -> acceptedWebhookItems.add(List.of(tenant, integration, id)));
+            externalIds.forEach(externalId -> acceptedWebhookItems.add(List.of(tenant, integration, externalId)));
+            webhooksToSendAgain.add(() -> api.webhook(tenant, integration, SECRET, body, id));
         }
+    }
+
+    /** A producer's signed message on the ingest queue; a copy of it later is SQS's second delivery, or the producer's retry. */
+    private void sendIngest(Redelivery redelivery, String tenant, String integration, String envelope, String externalId) {
+        Map<String, String> signed = StandardWebhooks.headers(List.of(SECRET), "msg_" + UUID.randomUUID(),
+                java.time.Instant.now().getEpochSecond(), envelope.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        redelivery.ingest(envelope, signed);
+        acceptedIngestItems.add(List.of(tenant, integration, externalId));
+        ingestToSendAgain.add(() -> redelivery.ingest(envelope, signed));
     }
 
     /** What a sender does during an outage: a 5xx or a cut connection is sent again; a 4xx is final. Null if never accepted. */
@@ -392,9 +425,21 @@ public final class FaultRun {
             count(ITEM_COPIES, items.size());
             count(DEAD_COPIES, dead.size());
             count(RUN_COPIES, runs.size());
+            count(WEBHOOKS_AGAIN, sendAgain(webhooksToSendAgain, 2));
+            count(INGEST_COPIES, sendAgain(ingestToSendAgain, 3));
         } catch (SQLException | RuntimeException e) {
             // Postgres is down (the restart fault), or a copy could not be sent: the next round tries again.
         }
+    }
+
+    /** Sends {@code n} of these again, at random; returns how many went. */
+    private static int sendAgain(List<Runnable> sent, int n) {
+        int went = 0;
+        for (int i = 0; i < n && !sent.isEmpty(); i++) {
+            sent.get(java.util.concurrent.ThreadLocalRandom.current().nextInt(sent.size())).run();
+            went++;
+        }
+        return went;
     }
 
     /** Waits until every item and run has ended; gives up after the plan's settle time. */
@@ -436,7 +481,8 @@ public final class FaultRun {
     private Figures figures(FlakyHandlerService handler, RunnerRecords records, RunnerRecords.Standing standing, Duration took,
                             Duration afterLastFault) throws SQLException {
         Set<List<String>> rows = records.itemKeys();
-        long lost = acceptedWebhookItems.stream().filter(key -> !rows.contains(key)).count();
+        long lost = acceptedWebhookItems.stream().filter(key -> !rows.contains(key)).count()
+                + acceptedIngestItems.stream().filter(key -> !rows.contains(key)).count();
         Map<UUID, String> runStatuses = records.runStatuses(acceptedManualRuns);
         Map<UUID, Set<String>> fetched = records.externalIdsByRun(acceptedManualRuns);
         Set<String> expected = new HashSet<>();
@@ -464,11 +510,11 @@ public final class FaultRun {
         Map<String, Long> faultCounts = new LinkedHashMap<>();
         faults.forEach((kind, count) -> faultCounts.put(kind, count.sum()));
         long manualItems = (long) acceptedManualRuns.size() * plan.pagesPerRun() * plan.pageSize();
-        return new Figures(plan.tenants(), manualItems + acceptedWebhookItems.size(), acceptedWebhookItems.size(), manualItems,
-                webhookRuns.intValue(), acceptedManualRuns.size(), new TreeMap<>(standing.itemsByStatus()),
-                new TreeMap<>(standing.runsByStatus()), faultCounts, clientRetries.sum(), refused.sum(), lost,
-                standing.openItems(), standing.deadWithoutDlqAt(), standing.openRuns(), records.markedSucceededTwice(), phantoms,
-                repeats, workedTwice, took, afterLastFault);
+        return new Figures(plan.tenants(), manualItems + acceptedWebhookItems.size() + acceptedIngestItems.size(),
+                acceptedWebhookItems.size(), acceptedIngestItems.size(), manualItems, webhookRuns.intValue(), acceptedManualRuns.size(),
+                new TreeMap<>(standing.itemsByStatus()), new TreeMap<>(standing.runsByStatus()), faultCounts, clientRetries.sum(),
+                refused.sum(), lost, standing.openItems(), standing.deadWithoutDlqAt(), standing.openRuns(), records.markedSucceededTwice(),
+                records.deliveriesMadeTwice(), phantoms, repeats, workedTwice, took, afterLastFault);
     }
 
     /** Returns once this share of the {@code total} requests has been accepted (or given up on). */

@@ -10,6 +10,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
@@ -24,7 +25,8 @@ import java.util.Map;
 /**
  * The fault run's own SQS client on the runtime's queues: it sends copies of messages Runner
  * already sent (SQS delivers at least once: a copy is what a second delivery looks like to the
- * functions), and it shortens visibility timeouts as a shorter function Timeout would.
+ * functions), plays the ingest queue's producers, and shortens visibility timeouts as a shorter
+ * function Timeout would.
  */
 final class Redelivery implements AutoCloseable {
 
@@ -104,6 +106,13 @@ final class Redelivery implements AutoCloseable {
             byQueue.computeIfAbsent(queue(tier), q -> new ArrayList<>()).add(Json.write(job.toJson()));
         }
         byQueue.forEach(this::send);
+    }
+
+    /** A message on the ingest queue with these string attributes (a producer's signed message, or a copy of one). */
+    void ingest(String body, Map<String, String> attributes) {
+        Map<String, MessageAttributeValue> values = new LinkedHashMap<>();
+        attributes.forEach((name, value) -> values.put(name, MessageAttributeValue.builder().dataType("String").stringValue(value).build()));
+        sqs.sendMessage(b -> b.queueUrl(queue("-ingest")).messageBody(body).messageAttributes(values));
     }
 
     private void send(String queueUrl, List<String> bodies) {

@@ -129,6 +129,21 @@ final class RunnerRecords implements AutoCloseable {
         return keys;
     }
 
+    /**
+     * Deliveries (webhooks, ingest messages) processed more than once: an externalId the fault run sends in one
+     * delivery only, with more than one item row. A delivery sent again must be answered, not made again.
+     */
+    long deliveriesMadeTwice() throws SQLException {
+        long[] count = {0};
+        query("""
+                select count(*) from (
+                    select 1 from execution_items e join runs r on r.run_id = e.run_id
+                    where e.tenant_id like ? and r.trigger in ('webhook', 'queue')
+                    group by e.tenant_id, e.integration_key, e.external_id having count(*) > 1) twice
+                """, row -> count[0] = row.getLong(1), tenantPattern);
+        return count[0];
+    }
+
     /** The externalIds of each run's items. */
     Map<UUID, Set<String>> externalIdsByRun(Set<UUID> runIds) throws SQLException {
         Map<UUID, Set<String>> byRun = new HashMap<>();

@@ -1,4 +1,4 @@
-package dev.runner.pipeline;
+package dev.runner.intake;
 
 import dev.runner.delivery.DeliveryIds;
 import dev.runner.delivery.IngestProducers;
