@@ -6,6 +6,10 @@ import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
 import dev.runner.bulk.BulkActionStore;
 import dev.runner.cache.TypesCache;
+import dev.runner.callback.CallbackStore;
+import dev.runner.callback.CallbackUrls;
+import dev.runner.callback.HeldLeases;
+import dev.runner.callback.PendingWaits;
 import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
 import dev.runner.cost.CostTracker;
@@ -36,6 +40,7 @@ import dev.runner.pipeline.FetchStep;
 import dev.runner.pipeline.ItemDispatcher;
 import dev.runner.pipeline.AdmissionStep;
 import dev.runner.pipeline.CallStep;
+import dev.runner.pipeline.CallbackCompletion;
 import dev.runner.pipeline.CallTimes;
 import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
@@ -63,6 +68,7 @@ import dev.runner.secrets.Secrets;
 import dev.runner.secrets.SecretsManagerSource;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
+import dev.runner.webhook.CallbackEndpoint;
 import dev.runner.webhook.WebhookService;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 
@@ -146,14 +152,25 @@ public final class Runner implements AutoCloseable {
             runDispatcher.get(), new DeliveredRuns(runStore(), itemStore(), dispatcher.get(), clock()), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), integrations(), queues(), deadLetterStore(),
             new FetchStep(config().runTimeReserve(), runStore(), itemStore(), integrations(), handlers(), dispatcher.get())));
+    // Callbacks (issue 31): the URLs given to handlers, where pending items wait, and their late answers settled.
+    private final Part<CallbackUrls> callbackUrls = part("callbackUrls", () -> new CallbackUrls(config().callbacks().baseUrl(),
+            secretAdapters().callbackKey(), clock()));
+    private final Part<CallbackStore> callbackStore = part("callbackStore", () -> new CallbackStore(database()));
+    private final Part<HeldLeases> heldLeases = part("heldLeases", () -> new HeldLeases(redis(), keys.get(), clock()));
+    private final Part<SettleStep> settling = part("settling", () -> new SettleStep(config(), itemStore(), runStore(), queues(), metrics(),
+            new PendingWaits(callbackStore.get(), heldLeases.get(), integrations(), clock())));
+    private final Part<CallbackCompletion> callbacks = part("callbacks", () -> new CallbackCompletion(callbackStore.get(),
+            heldLeases.get(), settling.get()));
+    private final Part<CallbackEndpoint> callbackEndpoint = part("callbackEndpoint", () -> new CallbackEndpoint(callbackUrls.get(),
+            callbacks.get()));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
         CallTimes callTimes = new CallTimes();
         return new ItemWorker(integrations(), deadLetterStore(),
                 new AdmissionStep(guard(), pauseStore.get(), integrations(), callTimes, config().laneWait(),
                         config().tenantLimit().shortestDeferral()),
                 new ClaimStep(itemStore(), config().itemClaimLease()),
-                new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
-                new SettleStep(config(), itemStore(), runStore(), queues(), metrics()));
+                new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral(), callbackUrls.get()),
+                settling.get());
     });
     private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), clock()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
@@ -173,10 +190,12 @@ public final class Runner implements AutoCloseable {
             ingestProducers.get(), signingKeys.get(), config(), clock())));
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
-            new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
-            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
-                    Clock.systemUTC()),
-            bulk.get()));
+            new Scheduler.SweepParts(new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(),
+                    dispatcher.get()),
+                    bulk.get(),
+                    new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
+                            Clock.systemUTC()),
+                    callbacks.get())));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(intake.get(), integrations(), deadLetterStore(),
             new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));
@@ -276,6 +295,9 @@ public final class Runner implements AutoCloseable {
     public RunWorker runWorker() { return runWorker.get(); }
     public ItemWorker itemWorker() { return itemWorker.get(); }
     public WebhookService webhooks() { return webhooks.get(); }
+    public CallbackEndpoint callbackEndpoint() { return callbackEndpoint.get(); }
+    public CallbackCompletion callbacks() { return callbacks.get(); }
+    public CallbackUrls callbackUrls() { return callbackUrls.get(); }
     public ManagementApi api() { return api.get(); }
     public Scheduler scheduler() { return scheduler.get(); }
     public IngestService ingest() { return ingest.get(); }

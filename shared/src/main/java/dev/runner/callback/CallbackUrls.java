@@ -5,6 +5,8 @@ import dev.runner.security.Hmac;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.UUID;
@@ -38,22 +40,36 @@ public final class CallbackUrls {
 
     private final String base;
     private final byte[] key;
+    private final Clock clock;
 
     /**
      * @param base where the callback route is served from outside (RUNNER_CALLBACK_BASE_URL), without a trailing slash
-     * @param key  the callback key (RUNNER_CALLBACK_KEY_SECRET's value): never a key handlers hold
+     * @param key  the callback key (RUNNER_CALLBACK_KEY_SECRET's value): never a key handlers hold; null = none, when no
+     *             base is set either (no URL is given out, and every token is unknown)
      */
-    public CallbackUrls(String base, String key) {
-        if (key == null || key.length() < 16) {
+    public CallbackUrls(String base, String key, Clock clock) {
+        if (key == null && base != null) {
+            throw new IllegalStateException("RUNNER_CALLBACK_BASE_URL is set, but no callback key: set RUNNER_CALLBACK_KEY_SECRET");
+        }
+        if (key != null && key.length() < 16) {
             throw new IllegalArgumentException("the callback key must have at least 16 characters");
         }
+        if (base != null && !base.startsWith("https://") && !base.startsWith("http://")) {
+            throw new IllegalStateException("RUNNER_CALLBACK_BASE_URL must be an http(s) URL: " + base);
+        }
         this.base = base == null ? null : base.replaceAll("/+$", "");
-        this.key = key.getBytes(StandardCharsets.UTF_8);
+        this.key = key == null ? null : key.getBytes(StandardCharsets.UTF_8);
+        this.clock = clock;
     }
 
     /** Whether URLs can be given out: a base is configured. */
     public boolean issuing() {
         return base != null;
+    }
+
+    /** The URL for {@code itemId}'s attempt {@code attempt}, valid from now for {@code valid} (rounded up to the second). */
+    public URI url(UUID itemId, int attempt, Duration valid) {
+        return url(itemId, attempt, Instant.ofEpochSecond(clock.instant().plus(valid).getEpochSecond() + 1));
     }
 
     /** The URL for {@code itemId}'s attempt {@code attempt}, valid until {@code expiresAt}. */
@@ -70,9 +86,10 @@ public final class CallbackUrls {
         return signed + "." + ENCODER.encodeToString(signature(signed));
     }
 
-    /** What {@code token} names, as of {@code now}: its signature checked in constant time before anything it says is believed. */
-    public Verdict verify(String token, Instant now) {
-        if (token == null) {
+    /** What {@code token} names, as of now: its signature checked in constant time before anything it says is believed. */
+    public Verdict verify(String token) {
+        Instant now = clock.instant();
+        if (token == null || key == null) {
             return new Verdict.Unknown();
         }
         var match = TOKEN.matcher(token);

@@ -18,11 +18,25 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
      * @param ratePerMinute     items per minute; 0 = unlimited
      * @param batchSize         items per {@code /process-batch} call
      * @param timeoutMs         per handler call
+     * @param callbackTimeoutMs how long an item answered pending may wait for its callback (docs/handler-contract.md, callbacks)
+     * @param pendingHoldsLease whether an item answered pending keeps a concurrency lease while it waits
      */
-    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs) {
+    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs, long callbackTimeoutMs,
+                          boolean pendingHoldsLease) {
+        /** One hour: most partner jobs that finish later (imports, exports) finish within it; a longer one says so. */
+        public static final long DEFAULT_CALLBACK_TIMEOUT_MS = 3_600_000;
+        /** Seven days: a callback URL lives no longer, and a pending item keeps its run open no longer. */
+        public static final long MAX_CALLBACK_TIMEOUT_MS = 7 * 86_400_000L;
         public static final Configs DEFAULTS = new Configs(0, 0, 10, 10_000);
 
+        public Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs) {
+            this(concurrency, ratePerMinute, batchSize, timeoutMs, DEFAULT_CALLBACK_TIMEOUT_MS, false);
+        }
+
         public Configs {
+            if (callbackTimeoutMs < 1_000 || callbackTimeoutMs > MAX_CALLBACK_TIMEOUT_MS) {
+                throw new IllegalArgumentException("configs.callback_timeout_ms must be 1000.." + MAX_CALLBACK_TIMEOUT_MS + ": " + callbackTimeoutMs);
+            }
             if (concurrency < 0) throw new IllegalArgumentException("configs.concurrency < 0: " + concurrency);
             if (ratePerMinute < 0) throw new IllegalArgumentException("configs.rate_limit_per_minute < 0: " + ratePerMinute);
             if (batchSize < 1 || batchSize > 100) throw new IllegalArgumentException("configs.batch_size must be 1..100: " + batchSize);
@@ -38,7 +52,31 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
                     Json.optionalInt(node, "concurrency", DEFAULTS.concurrency),
                     Json.optionalInt(node, "rate_limit_per_minute", DEFAULTS.ratePerMinute),
                     Json.optionalInt(node, "batch_size", DEFAULTS.batchSize),
-                    Json.optionalInt(node, "timeout_ms", DEFAULTS.timeoutMs));
+                    Json.optionalInt(node, "timeout_ms", DEFAULTS.timeoutMs),
+                    optionalLong(node, "callback_timeout_ms", DEFAULTS.callbackTimeoutMs),
+                    optionalBoolean(node, "pending_holds_lease", DEFAULTS.pendingHoldsLease));
+        }
+
+        private static long optionalLong(JsonNode node, String field, long otherwise) {
+            JsonNode value = node.get(field);
+            if (value == null || value.isNull()) {
+                return otherwise;
+            }
+            if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+                throw new Json.InvalidJsonException("configs." + field + " must be an integer");
+            }
+            return value.longValue();
+        }
+
+        private static boolean optionalBoolean(JsonNode node, String field, boolean otherwise) {
+            JsonNode value = node.get(field);
+            if (value == null || value.isNull()) {
+                return otherwise;
+            }
+            if (!value.isBoolean()) {
+                throw new Json.InvalidJsonException("configs." + field + " must be true or false");
+            }
+            return value.booleanValue();
         }
 
         ObjectNode toJson() {
@@ -46,7 +84,9 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
                     .put("concurrency", concurrency)
                     .put("rate_limit_per_minute", ratePerMinute)
                     .put("batch_size", batchSize)
-                    .put("timeout_ms", timeoutMs);
+                    .put("timeout_ms", timeoutMs)
+                    .put("callback_timeout_ms", callbackTimeoutMs)
+                    .put("pending_holds_lease", pendingHoldsLease);
         }
     }
 

@@ -8,7 +8,9 @@ import java.util.Optional;
  * An item's life. queued → processing → succeeded; processing → retrying → processing (next
  * attempt); processing → dead (via the DLQ consumer, which stamps dlq_at); queued → parked →
  * queued while its handler is paused; dead → queued on redrive; queued, retrying, parked → cancelled when
- * its run is cancelled (an item in flight finishes first). Postgres applies each move
+ * its run is cancelled (an item in flight finishes first); processing → pending when its handler answers pending, pending →
+ * processing when its callback comes or its wait ends (the answer then settled as a synchronous one), pending → cancelled
+ * by a cancel. Postgres applies each move
  * with {@code UPDATE … WHERE status = …}, so a lost race is a zero-row update.
  */
 public enum ItemStatus {
@@ -18,7 +20,9 @@ public enum ItemStatus {
     RETRYING,
     DEAD,
     PARKED,
-    CANCELLED;
+    CANCELLED,
+    /** Its handler answered pending: it waits for its callback (or the wait's end), holding no claim and no message. */
+    PENDING;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

@@ -411,7 +411,8 @@ public final class ItemStore {
     }
 
     /** The statuses of a run's items that a cancel ends, in the order its pages take them. */
-    public static final List<ItemStatus> CANCELLABLE = List.of(ItemStatus.QUEUED, ItemStatus.RETRYING, ItemStatus.PARKED);
+    public static final List<ItemStatus> CANCELLABLE = List.of(ItemStatus.QUEUED, ItemStatus.RETRYING, ItemStatus.PARKED,
+            ItemStatus.PENDING);
 
     /** A run's items a cancel will end (queued, retrying, parked). Index execution_items_by_status. */
     public long countCancellable(Connection connection, UUID runId) throws SQLException {

@@ -40,15 +40,19 @@ public final class Scheduler {
     private final LostWorkSweep lostWork;
     private final RetentionSweep retention;
     private final BulkActions bulk;
+    private final CallbackCompletion callbacks;
 
-    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, LostWorkSweep lostWork, RetentionSweep retention,
-                     BulkActions bulk) {
+    /** The parts of the sweep each tick runs, in its order (see {@link #sweep}). */
+    public record SweepParts(LostWorkSweep lostWork, BulkActions bulk, RetentionSweep retention, CallbackCompletion callbacks) {}
+
+    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, SweepParts sweeps) {
         this.schedules = schedules;
         this.runs = runs;
         this.dispatcher = dispatcher;
-        this.lostWork = lostWork;
-        this.retention = retention;
-        this.bulk = bulk;
+        this.lostWork = sweeps.lostWork();
+        this.retention = sweeps.retention();
+        this.bulk = sweeps.bulk();
+        this.callbacks = sweeps.callbacks();
     }
 
     public Tick tick(Instant now) {
@@ -79,21 +83,21 @@ public final class Scheduler {
         Sweep sweep = sweep();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
-                    "runsCompleted", sweep.completed(), "bulkItems", sweep.bulk(), "deliveriesForgotten", sweep.purged(),
+                    "runsCompleted", sweep.completed(), "callbacksTimedOut", sweep.timedOut(), "bulkItems", sweep.bulk(), "deliveriesForgotten", sweep.purged(),
                     "retentionDeleted", sweep.trimmed());
         }
         return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
     }
 
-    private record Sweep(int runs, int items, int completed, long bulk, int purged, long trimmed) {
+    private record Sweep(int runs, int items, int completed, int timedOut, long bulk, int purged, long trimmed) {
         boolean any() {
-            return runs + items + completed + bulk + purged + trimmed > 0;
+            return runs + items + completed + timedOut + bulk + purged + trimmed > 0;
         }
     }
 
     /**
-     * Every tick whatever the traffic, the sweep's parts in turn (LostWorkSweep, BulkActions, RetentionSweep):
-     * owed messages, overdue runs and items, abandoned runs, the pages of bulk actions left, then what is past its
+     * Every tick whatever the traffic, the sweep's parts in turn (LostWorkSweep, CallbackCompletion, BulkActions, RetentionSweep):
+     * owed messages, overdue runs and items, abandoned runs, pending items past their wait (timed out), the pages of bulk actions left, then what is past its
      * window or its retention. Each part runs even when one before it failed.
      */
     private Sweep sweep() {
@@ -101,10 +105,11 @@ public final class Scheduler {
         int overdueRuns = attempt("overdue runs", lostWork::resendOverdueRuns, 0);
         int overdueItems = attempt("overdue items", lostWork::resendOverdueItems, 0);
         int completed = attempt("abandoned runs", lostWork::completeAbandoned, 0);
+        int timedOut = attempt("callback timeouts", callbacks::timeOut, 0);
         long paged = attempt("bulk actions", bulk::continueRunning, 0L);
         int purged = attempt("purge", retention::forget, 0);
         long trimmed = attempt("retention", retention::trim, 0L);
-        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, paged, purged, trimmed);
+        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, timedOut, paged, purged, trimmed);
     }
 
     /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */

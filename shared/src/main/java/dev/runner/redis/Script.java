@@ -26,7 +26,9 @@ public enum Script {
     /** An integration's breaker as of now, without writing anything. */
     READ_BREAKER("readBreaker", 2),
     /** Counts a minute's admission deferrals by reason (the operator's charts). */
-    COUNT_DEFERRALS("countDeferrals", 1);
+    COUNT_DEFERRALS("countDeferrals", 1),
+    /** Keeps a concurrency lease for an item waiting for its callback, until the wait's end at most. */
+    HOLD_LEASE("holdLease", 1);
 
     private final String name;
     private final int keyCount;
