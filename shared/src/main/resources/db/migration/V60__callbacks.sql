@@ -33,7 +33,7 @@ create table if not exists item_callbacks (
 -- processing and returned with it, for the caller to settle as the answer it is. A callback's statement locks
 -- the row first (runner_take_callback): one that commits before the update above is seen here, one that waits
 -- for this statement finds the item pending and takes it itself; none is lost, none applied twice.
-create or replace function runner_park_pending(item_ids uuid[], attempts integer[], wait_ms bigint[], held text[])
+create or replace function runner_park_pending(p_item_ids uuid[], p_attempts integer[], p_wait_ms bigint[], p_held text[])
     returns table (item_id uuid, attempt integer, ok boolean, error text, retryable boolean)
     language plpgsql volatile
     set plan_cache_mode = force_generic_plan
@@ -42,12 +42,12 @@ as $$
 begin
     update execution_items e set status = 'pending', pending_since = now(), claimed_at = null,
         callback_due_at = now() + make_interval(secs => v.wait_ms / 1000.0), held_lease = v.held, updated_at = now()
-    from unnest(item_ids, attempts, wait_ms, held) as v(item_id, attempt, wait_ms, held)
+    from unnest(p_item_ids, p_attempts, p_wait_ms, p_held) as v(item_id, attempt, wait_ms, held)
     where e.item_id = v.item_id and e.status = 'processing' and e.attempts = v.attempt;
     return query
     with early as (
         select c.item_id, c.attempt, c.ok, c.error, c.retryable
-        from item_callbacks c join unnest(item_ids, attempts) as v(item_id, attempt)
+        from item_callbacks c join unnest(p_item_ids, p_attempts) as v(item_id, attempt)
             on c.item_id = v.item_id and c.attempt = v.attempt),
     taken as (
         update execution_items e set status = 'processing', claimed_at = now(), updated_at = now()
