@@ -4,9 +4,10 @@
 -- callback is answered with the first one's result and changes nothing, and one after the timeout is refused.
 set local lock_timeout = '5s';
 
+-- Added not valid (an instant under its lock); V61 validates it outside this transaction, a scan that stops no writer.
 alter table execution_items drop constraint execution_items_status_check;
 alter table execution_items add constraint execution_items_status_check
-    check (status in ('queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'pending'));
+    check (status in ('queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'pending')) not valid;
 
 -- When the item began to wait and until when it may; the held concurrency lease's member, when it holds one
 -- (configs.pending_holds_lease). Catalog changes only: no rewrite.
@@ -14,7 +15,7 @@ alter table execution_items add column if not exists pending_since timestamptz;
 alter table execution_items add column if not exists callback_due_at timestamptz;
 alter table execution_items add column if not exists held_lease text;
 
-create index if not exists execution_items_pending_due on execution_items (callback_due_at) where status = 'pending';
+-- Its index (the timeout sweep's) is built concurrently by V61.
 
 create table if not exists item_callbacks (
     item_id     uuid        not null references execution_items (item_id) on delete cascade,
