@@ -58,6 +58,10 @@ final class Views {
         node.set("history", item.history());
         node.put("dlqAt", time(item.dlqAt()));
         node.put("updatedAt", item.updatedAt().toString());
+        if (item.pendingSince() != null) {
+            // Waiting for its handler's callback (docs/handler-contract.md, callbacks): since when.
+            node.put("pendingSince", item.pendingSince().toString());
+        }
         return node;
     }
 

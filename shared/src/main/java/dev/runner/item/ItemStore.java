@@ -440,9 +440,15 @@ public final class ItemStore {
                 .stream().sorted().toList();
     }
 
-    /** An item as the API shows it. */
+    /** An item as the API shows it; {@code pendingSince} when it waits for its callback (status pending), else null. */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
-                           JsonNode history, Instant dlqAt, Instant updatedAt) {}
+                           JsonNode history, Instant dlqAt, Instant updatedAt, Instant pendingSince) {}
+
+    /** When a pending item began to wait, from column {@code column} (pending_since; status in column 3); null for any other status. */
+    public static Instant pendingSince(ResultSet row, int column) throws SQLException {
+        Timestamp since = row.getTimestamp(column);
+        return since == null || !ItemStatus.PENDING.wireName().equals(row.getString(3)) ? null : since.toInstant();
+    }
 
     /**
      * A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging): of one status, a
@@ -453,7 +459,7 @@ public final class ItemStore {
             Timestamp dlqAt = row.getTimestamp(7);
             return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
                     row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
-                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant());
+                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), pendingSince(row, 9));
         });
     }
 
@@ -465,7 +471,7 @@ public final class ItemStore {
         return new Database.Sql("""
                 select i.* from unnest(?::text[]) as s(status)
                 cross join lateral (
-                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at
+                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at, pending_since
                     from execution_items
                     where run_id = ? and status = s.status and (?::uuid is null or item_id > ?)
                     order by item_id

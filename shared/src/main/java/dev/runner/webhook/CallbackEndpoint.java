@@ -64,18 +64,15 @@ public final class CallbackEndpoint {
             case Completion.Repeated repeated -> ApiResponse.json(200, taken(repeated.itemId(), repeated.attempt(), "repeated", repeated.first()));
             case Completion.Expired expired -> expired(expired.itemId(), expired.attempt(),
                     "the attempt waited past its handler's configs.callback_timeout_ms and failed as a timeout");
-            case Completion.Ended ended -> ApiResponse.json(410, Json.object().put("error", "callback_attempt_ended")
-                    .put("message", "item " + ended.itemId() + " is no longer waiting in attempt " + ended.attempt()
-                            + " (it is " + ended.status() + "); this callback changes nothing")
-                    .put("itemId", ended.itemId().toString()).put("attempt", ended.attempt()).put("status", ended.status()));
+            case Completion.Ended ended -> ApiResponse.error(410, "callback_attempt_ended", "item " + ended.itemId()
+                    + " is no longer waiting in attempt " + ended.attempt() + " (it is " + ended.status() + "); this callback changes nothing");
             case Completion.Unknown unknown -> UNKNOWN;
         };
     }
 
     private static ApiResponse expired(UUID itemId, int attempt, String why) {
-        return ApiResponse.json(410, Json.object().put("error", "callback_expired")
-                .put("message", "callback for item " + itemId + " attempt " + attempt + " refused: " + why + "; it changes nothing")
-                .put("itemId", itemId.toString()).put("attempt", attempt));
+        return ApiResponse.error(410, "callback_expired", "callback for item " + itemId + " attempt " + attempt + " refused: " + why
+                + "; it changes nothing");
     }
 
     /** The answer to a callback taken: the item, the attempt, and the result that counts for it. */
