@@ -1,8 +1,7 @@
 package dev.runner.functions;
 
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.item.ItemStatus;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
@@ -10,7 +9,6 @@ import dev.runner.run.RunStatus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -159,15 +157,7 @@ class CallbackFaultIT {
     }
 
     private static int callback(String url, String body) {
-        String path = URI.create(url).getPath();
-        APIGatewayV2HTTPEvent event = Events.load("webhook.json", APIGatewayV2HTTPEvent.class);
-        event.setRawPath(path);
-        event.setRouteKey("POST /callbacks/{token}");
-        event.getRequestContext().getHttp().setPath(path);
-        event.setPathParameters(Map.of("token", path.substring("/callbacks/".length())));
-        event.setHeaders(Map.of("content-type", "application/json"));
-        event.setBody(body);
-        return Lambda.http(new WebhookFunction(fixture.runner), event, TestContext.of("webhook", 30_000)).getStatusCode();
+        return fixture.callback(url, body).getStatusCode();
     }
 
     private static void joinQuietly(Thread thread) {

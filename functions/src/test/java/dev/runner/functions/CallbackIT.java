@@ -1,6 +1,5 @@
 package dev.runner.functions;
 
-import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.item.ItemStatus;
@@ -11,9 +10,7 @@ import dev.runner.testing.FakeHandler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import java.net.URI;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -224,17 +221,8 @@ class CallbackIT {
         return UUID.fromString(Json.parse(response.getBody()).path("runId").asText());
     }
 
-    /** POST {url} as API Gateway hands the callback route to WebhookFunction. */
     private static APIGatewayV2HTTPResponse callback(String url, String body) {
-        String path = URI.create(url).getPath();
-        APIGatewayV2HTTPEvent event = Events.load("webhook.json", APIGatewayV2HTTPEvent.class);
-        event.setRawPath(path);
-        event.setRouteKey("POST /callbacks/{token}");
-        event.getRequestContext().getHttp().setPath(path);
-        event.setPathParameters(Map.of("token", path.substring("/callbacks/".length())));
-        event.setHeaders(Map.of("content-type", "application/json"));
-        event.setBody(body);
-        return Lambda.http(new WebhookFunction(fixture.runner), event, TestContext.of("webhook", 30_000));
+        return fixture.callback(url, body);
     }
 
     private static JsonNode onlyCall(String handlerKey) {

@@ -13,7 +13,7 @@ import java.util.UUID;
 /**
  * Concurrency leases kept by items waiting for their callback (configs.pending_holds_lease): a member of the handler's
  * leases set ({@code pending:itemId:untilMs}) that counts as a call in flight and expires at the wait's end. Given back
- * when the wait ends (callback, timeout, cancel). Redis away: the item waits without its lease, as the guard fails
+ * when the wait ends by a callback or the timeout; a cancelled item's frees itself at the wait's end. Redis away: the item waits without its lease, as the guard fails
  * open (docs/resilience.md); a lease not given back frees itself at the wait's end.
  */
 public final class HeldLeases {
