@@ -37,14 +37,19 @@ public final class HeldLeases {
     public String hold(String integrationKey, String handlerKey, UUID itemId, Instant until) {
         String member = "pending:" + itemId + ":" + until.toEpochMilli();
         try {
-            redis.run(new Redis.Call(Script.HOLD_LEASE, List.of(keys.leases(integrationKey, handlerKey)),
-                    List.of(Long.toString(clock.millis()), member, Long.toString(until.toEpochMilli()))));
+            redis.run(holdCall(keys, integrationKey, handlerKey, member, clock.millis(), until.toEpochMilli()));
             return member;
         } catch (RuntimeException e) {
             LOG.warn("pending item waits without its lease: Redis did not take it", "integrationKey", integrationKey,
                     "handlerKey", handlerKey, "error", e);
             return null;
         }
+    }
+
+    /** holdLease-1.lua: keeps {@code member} in the handler's leases set until {@code untilMs}. */
+    public static Redis.Call holdCall(Keys keys, String integrationKey, String handlerKey, String member, long nowMs, long untilMs) {
+        return new Redis.Call(Script.HOLD_LEASE, List.of(keys.leases(integrationKey, handlerKey)),
+                List.of(Long.toString(nowMs), member, Long.toString(untilMs)));
     }
 
     /** Gives the leases back, ringing the handler's doorbell for a worker waiting on one (releaseHandler). */
