@@ -368,10 +368,7 @@ if concurrency > 0 and admitted > 0 then
     leases[#leases + 1] = tokenPrefix .. ':' .. n .. ':' .. expectedEnds[n]
   end
   callSliced('ZADD', leasesKey, leases, 1, #leases, 2)
-  -- Never shorter: a lease held by an item waiting for its callback (holdLease) may outlive the calls'.
-  if redis.call('PTTL', leasesKey) < leaseTtl then
-    redis.call('PEXPIRE', leasesKey, leaseTtl)
-  end
+  redis.call('PEXPIRE', leasesKey, leaseTtl)
 end
 if ratePerMinute > 0 and inWindow > 0 then
   writeRates()

@@ -90,6 +90,15 @@ public final class CallbackStore {
                         row.getString(8), row.getInt(9), 0), row.getInt(9), row.getString(10), Duration.ofMillis(row.getLong(11))), limit);
     }
 
+    /** At most {@code limit} leases held by pending items, with when each frees itself (index execution_items_pending_due). */
+    public List<HeldLeases.Held> heldLeases(int limit) {
+        return db.query("""
+                select integration_key, handler_key, held_lease, (extract(epoch from callback_due_at) * 1000)::bigint
+                from execution_items where status = 'pending' and held_lease is not null
+                order by callback_due_at limit ?
+                """, row -> new HeldLeases.Held(row.getString(1), row.getString(2), row.getString(3), row.getLong(4)), limit);
+    }
+
     /** The answer in columns ok, error, retryable from {@code first}. */
     private static Outcome answer(ResultSet row, int first) throws SQLException {
         if (row.getBoolean(first)) {

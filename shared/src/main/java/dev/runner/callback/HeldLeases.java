@@ -20,8 +20,12 @@ public final class HeldLeases {
 
     private static final Log LOG = Log.of(HeldLeases.class);
 
-    /** A lease to give back: the handler's, and its member. */
-    public record Held(String integrationKey, String handlerKey, String member) {}
+    /** A lease held: the handler's, its member, and when it frees itself (0 when only given back). */
+    public record Held(String integrationKey, String handlerKey, String member, long untilMs) {
+        public Held(String integrationKey, String handlerKey, String member) {
+            this(integrationKey, handlerKey, member, 0);
+        }
+    }
 
     private final Redis redis;
     private final Keys keys;
@@ -43,6 +47,23 @@ public final class HeldLeases {
             LOG.warn("pending item waits without its lease: Redis did not take it", "integrationKey", integrationKey,
                     "handlerKey", handlerKey, "error", e);
             return null;
+        }
+    }
+
+    /**
+     * Holds the leases again (the scheduler's tick): an admission sets the leases key's time to live back to the calls'
+     * lease time, so a quiet handler's key would otherwise expire with a waiting item's lease in it. One round trip.
+     */
+    public void holdAgain(List<Held> leases) {
+        if (leases.isEmpty()) {
+            return;
+        }
+        try {
+            long now = clock.millis();
+            redis.run(leases.stream().map(held -> holdCall(keys, held.integrationKey(), held.handlerKey(), held.member(), now,
+                    held.untilMs())).toList());
+        } catch (RuntimeException e) {
+            LOG.warn("held leases not held again now; the next tick tries", "leases", leases.size(), "error", e);
         }
     }
 

@@ -85,10 +85,12 @@ public final class CallbackCompletion {
 
     /**
      * The scheduler's tick: pending items past their wait fail their attempt as a timeout (retryable: retried with its
-     * backoff while attempts are left, then the DLQ). Returns how many.
+     * backoff while attempts are left, then the DLQ), and the leases the others hold are held again. Returns how many
+     * timed out.
      */
     public int timeOut() {
         List<CallbackStore.Expired> expired = store.expire(TIMEOUTS_PER_TICK);
+        leases.holdAgain(store.heldLeases(TIMEOUTS_PER_TICK));
         if (expired.isEmpty()) {
             return 0;
         }
