@@ -57,10 +57,14 @@ public final class Bench {
                 case "w7" -> IsolationBench.isolation();
                 case "w7a" -> IsolationBench.ownBacklog();
                 case "w7b" -> IsolationBench.failingNeighbour();
+                case "w11" -> FlowBench.adaptive();
+                case "w11a" -> FlowBench.partnerAtOnce();
+                case "w11b" -> FlowBench.partnerPerTenant();
+                case "w12" -> FlowBench.weightedShare();
                 case "w8" -> soak();
                 case "w9" -> TenantScaleBench.tenants();
                 case "faults" -> faults();
-                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, faults)");
+                default -> throw new IllegalArgumentException("unknown workload " + workload + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, w11, w12, faults)");
             }
         }
         System.exit(0);
@@ -328,6 +332,18 @@ public final class Bench {
     /** The same for the webhooks of one tenant's integration and handler. */
     static double[] webhookLatencies(BenchStack stack, String secret, int count, String label,
                                      String tenant, String integrationKey, String handlerKey) {
+        List<Double> latencies = new ArrayList<>(webhookLatenciesInOrder(stack, secret, count, label, tenant, integrationKey, handlerKey));
+        latencies.removeIf(latency -> latency.isNaN());
+        latencies.sort(Double::compare);
+        return new double[] {percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 99)};
+    }
+
+    /**
+     * Each webhook's latency in ms from its 202 to the handler receiving its item, in the order they were sent (NaN for
+     * one the handler had not received two minutes after the last was sent).
+     */
+    static List<Double> webhookLatenciesInOrder(BenchStack stack, String secret, int count, String label,
+                                               String tenant, String integrationKey, String handlerKey) {
         Map<String, Long> acceptedAt = new java.util.concurrent.ConcurrentHashMap<>();
         long interval = 50_000_000;
         long next = System.nanoTime();
@@ -346,14 +362,15 @@ public final class Bench {
             LockSupport.parkNanos(Math.max(0, next - System.nanoTime()));
         }
         long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        List<Double> latencies = new ArrayList<>();
+        Map<String, Double> latencies = new java.util.HashMap<>();
         while (System.nanoTime() < deadline) {
             latencies.clear();
             for (FakeHandler.Call call : stack.handlers.itemCalls(handlerKey)) {
                 for (JsonNode item : FakeHandler.items(call)) {
-                    Long accepted = acceptedAt.get(item.path("externalId").asText());
+                    String externalId = item.path("externalId").asText();
+                    Long accepted = acceptedAt.get(externalId);
                     if (accepted != null) {
-                        latencies.add((call.receivedAtNanos() - accepted) / 1e6);
+                        latencies.putIfAbsent(externalId, (call.receivedAtNanos() - accepted) / 1e6);
                     }
                 }
             }
@@ -362,11 +379,14 @@ public final class Bench {
             }
             LockSupport.parkNanos(50_000_000);
         }
-        latencies.sort(Double::compare);
-        return new double[] {percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 99)};
+        List<Double> inOrder = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            inOrder.add(latencies.getOrDefault("hook-" + label + "-" + i, Double.NaN));
+        }
+        return inOrder;
     }
 
-    private static double percentile(List<Double> sorted, int p) {
+    static double percentile(List<Double> sorted, int p) {
         if (sorted.isEmpty()) {
             return Double.NaN;
         }
@@ -389,6 +409,11 @@ public final class Bench {
             var before = window.before();
             long start = System.nanoTime();
             UUID big = stack.manualRun("tenant-a", "w3", "big");
+            // As a user tries it: B's run a few seconds after A's, while A's items are fanned out and its first minute runs.
+            LockSupport.parkNanos(Duration.ofMillis(Long.getLong("w3.gapMs", 3000)).toNanos());
+            var beforeEarlyB = stack.meters();
+            long besideStart = timed(stack, "tenant-b", "w3b", "small");
+            var usedByEarlyB = stack.meters().since(beforeEarlyB);
             long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
             while ((stack.count(big, "succeeded") < Math.min(limit, bigItems)
                     || !stack.run(big).path("status").asText().equals("running")) && System.nanoTime() < deadline) {
@@ -398,13 +423,14 @@ public final class Bench {
             long beside = timed(stack, "tenant-b", "w3b", "small");
             var usedByB = stack.meters().since(beforeB);
             System.out.printf("%nW3 fairness: tenant limit %d/min; A %d items, B 200 items%n", limit, bigItems);
-            System.out.printf("  B alone %d ms, B beside throttled A %d ms: %.2fx (A had %d succeeded)%n",
-                    alone, beside, (double) beside / alone, stack.run(big).path("counts").path("succeeded").asInt());
+            System.out.printf("  B alone %d ms; B %d ms after A's start %d ms: %.2fx; B beside throttled A %d ms: %.2fx (A had %d succeeded)%n",
+                    alone, Long.getLong("w3.gapMs", 3000), besideStart, (double) besideStart / alone, beside, (double) beside / alone,
+                    stack.run(big).path("counts").path("succeeded").asInt());
             if (untilDone) {
                 stack.awaitEnded(List.of(big), Duration.ofMinutes(bigItems / limit + 10));
                 // B's own requests are taken out: what is left is A's.
                 var all = window.close();
-                var used = all.minus(usedByB);
+                var used = all.minus(usedByB).minus(usedByEarlyB);
                 System.out.printf("  A's whole throttled life: %.1f min, %.2f SQS requests per A item %s%n",
                         (System.nanoTime() - start) / 6e10, (double) used.sqsTotal() / bigItems, used.sqsByOperation());
                 CostReport.print(bigItems + 200, all);

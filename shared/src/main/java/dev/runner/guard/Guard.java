@@ -134,8 +134,8 @@ public final class Guard {
             }
         }
         Map<String, List<Candidate>> itemsByTenant = TenantWindow.byTenant(asked);
-        Map<String, Pipeline.Reply<List<Long>>> tenantAnswers = new LinkedHashMap<>();
-        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(tenantWindow.admit(tenant, ids, now))));
+        Map<String, Pipeline.Reply<List<TenantWindow.Answer>>> tenantAnswers = new LinkedHashMap<>();
+        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(tenantWindow.admit(tenant, ids, now, Duration.ZERO))));
 
         Optional<FailOpen> failedOpen = roundTrips.run(pipeline, "admission", "admitting " + groups.size() + " groups without limits");
         if (failedOpen.isPresent()) {
@@ -143,14 +143,14 @@ public final class Guard {
         }
 
         itemsByTenant.forEach((tenant, ids) -> {
-            List<Long> delays = tenantAnswers.get(tenant).get();
+            List<TenantWindow.Answer> answers = tenantAnswers.get(tenant).get();
             for (int i = 0; i < ids.size(); i++) {
-                tenantDelayByItem.put(ids.get(i).itemId(), Math.max(0, delays.get(i)));
+                tenantDelayByItem.put(ids.get(i).itemId(), answers.get(i).delayMs());
             }
         });
 
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
-        Map<Refund, List<String>> refunds = new LinkedHashMap<>();
+        Map<Refund, List<Candidate>> refunds = new LinkedHashMap<>();
         Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
         Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
@@ -176,7 +176,7 @@ public final class Guard {
                 // asked again it is admitted on it (and would be, without a second count, were it refunded).
                 if (!TenantWindow.holdsSlot(item, now) || combined.admission() instanceof Admission.Paused) {
                     combined.refundTenantUpTo().ifPresent(upTo ->
-                            refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
+                            refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item));
                 }
             }
             // Leases were granted for the calls the handler script admitted; items the tenant window
@@ -209,7 +209,26 @@ public final class Guard {
      * admission then counts the items).
      */
     public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items) {
-        return tenantWindow.reserveSlots(items);
+        return reserveTenantSlots(items, Duration.ZERO);
+    }
+
+    /**
+     * The same, up to a horizon: an item of a lower priority whose slot would lie further ahead
+     * than {@code horizon} gets {@link TenantSlot#HELD} and nothing is reserved for it (its producer
+     * keeps it back, and offers it again as its slots come near). Zero: no horizon.
+     */
+    public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items, Duration horizon) {
+        return tenantWindow.reserveSlots(items, horizon);
+    }
+
+    /**
+     * Gives back the future tenant-window slots of a cancelled run's items at once (releaseRunSlots-4.lua):
+     * the tenant's next items take them instead of waiting behind slots no item will use. Its items'
+     * leases are given back by the batches that hold them (an item of a cancelled run is not claimed,
+     * so its batch reports at once). Returns how many slots went back; fail-open (0) when Redis is away.
+     */
+    public int releaseRun(String tenantId, java.util.UUID runId) {
+        return tenantWindow.releaseRun(tenantId, runId);
     }
 
     /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */

@@ -75,11 +75,6 @@ public final class Keys {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
     }
 
-    /** Present while the tenant has had a most urgent item lately: its window then keeps a share for them. */
-    public String tenantUrgentSeen(String tenantId) {
-        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:urgent-seen";
-    }
-
     /** The tenant's future slots held by items of one priority, which a more urgent item may take. */
     public String tenantBacklog(String tenantId, int priority) {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:backlog:" + priority;

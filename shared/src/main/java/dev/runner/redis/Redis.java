@@ -225,6 +225,9 @@ public final class Redis implements AutoCloseable {
 
         /** ZCOUNT over scores in (above, upTo], upTo null = no upper bound: a Long. */
         record Count(String key, long above, Long upTo) implements Read {}
+
+        /** ZRANGE WITHSCORES of the whole set: its scores in order, as a list of Doubles (empty when the key is absent). */
+        record Scores(String key) implements Read {}
     }
 
     /**

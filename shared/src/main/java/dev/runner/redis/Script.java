@@ -15,14 +15,16 @@ import java.util.HexFormat;
 public enum Script {
     /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
     ADMIT_HANDLER("admitHandler", 9),
-    /** A tenant's sliding window: admit now or reserve the next free slot, by priority. */
-    ADMIT_TENANT("admitTenant", 5),
+    /** A tenant's sliding window: admit now or reserve the next slot, paced and by priority, up to a horizon. */
+    ADMIT_TENANT("admitTenant", 4),
     /** Breaker outcome (integration and tenant scopes) of a group's handler calls, and release of their leases. */
     REPORT_OUTCOME("reportOutcome", 7),
     /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
     RELEASE_HANDLER("releaseHandler", 6),
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
     REFUND_TENANT("refundTenant", 1),
+    /** Gives back the future tenant slots of a cancelled run's items. */
+    RELEASE_RUN_SLOTS("releaseRunSlots", 4),
     /** An integration's breaker as of now, without writing anything. */
     READ_BREAKER("readBreaker", 2),
     /** Counts a minute's admission deferrals by reason (the operator's charts). */

@@ -62,6 +62,7 @@ final class ScriptRunner {
                     case Redis.Read.Hash hash -> commands.hgetall(hash.key());
                     case Redis.Read.Count count -> commands.zcount(count.key(), Range.from(Range.Boundary.excluding((double) count.above()),
                             count.upTo() == null ? Range.Boundary.unbounded() : Range.Boundary.including((double) count.upTo())));
+                    case Redis.Read.Scores scores -> commands.zrangeWithScores(scores.key(), 0, -1);
                 });
             }
             return sent;
@@ -69,7 +70,9 @@ final class ScriptRunner {
         List<Object> replies = new ArrayList<>(futures.size());
         for (int i = 0; i < futures.size(); i++) {
             try {
-                replies.add(connection.await(futures.get(i)));
+                Object reply = connection.await(futures.get(i));
+                replies.add(calls.get(i) instanceof Redis.Read.Scores
+                        ? ((List<?>) reply).stream().map(value -> ((io.lettuce.core.ScoredValue<?>) value).getScore()).toList() : reply);
             } catch (RedisNoScriptException e) {
                 replies.add(NO_SCRIPT);
             } catch (RedisCommandExecutionException e) {

@@ -33,17 +33,18 @@ class GuardCodecsTest {
     @Test
     void aTenantsItemsGoInCallsOfAThousandAndComeBackAsOneAnswer() {
         List<String> ids = IntStream.range(0, 2_500).mapToObj(i -> "i-" + i).toList();
-        Pipeline.Request<List<Long>> request = tenantWindow.admit("acme", GuardFixture.named("acme", dev.runner.trigger.Trigger.MANUAL, ids), NOW);
+        Pipeline.Request<List<TenantWindow.Answer>> request = tenantWindow.admit("acme", GuardFixture.named("acme",
+                dev.runner.trigger.Trigger.MANUAL, ids), NOW, Duration.ZERO);
 
-        int head = 4 + TenantWindow.BACKLOG_PRIORITIES.size();
-        assertEquals(List.of("2", "3", "5"), request.calls().getFirst().args().subList(4, head), "the backlog sets' priorities, in key order");
-        assertEquals(Script.ADMIT_TENANT.keyCount(), request.calls().getFirst().keys().size(), "the window, one backlog set per priority, the urgent flag");
+        int head = 5 + TenantWindow.BACKLOG_PRIORITIES.size();
+        assertEquals(List.of("2", "3", "5"), request.calls().getFirst().args().subList(5, head), "the backlog sets' priorities, in key order");
+        assertEquals(Script.ADMIT_TENANT.keyCount(), request.calls().getFirst().keys().size(), "the window, one backlog set per priority");
         assertEquals(List.of(1_000, 1_000, 500), request.calls().stream().map(c -> (c.args().size() - head) / 2).toList());
         assertEquals(ids, request.calls().stream().flatMap(c -> java.util.stream.IntStream.range(0, (c.args().size() - head) / 2)
                 .mapToObj(i -> c.args().get(head + 2 * i))).toList());
         assertEquals("2", request.calls().getFirst().args().get(head + 1), "each item with its priority");
         List<Object> replies = new ArrayList<>();
-        request.calls().forEach(c -> replies.add(java.util.stream.IntStream.range(0, (c.args().size() - head) / 2).mapToObj(i -> (Object) 7L).toList()));
+        request.calls().forEach(c -> replies.add(java.util.stream.IntStream.range(0, c.args().size() - head).mapToObj(i -> (Object) 1L).toList()));
         assertEquals(2_500, request.decode().apply(replies).size());
     }
 
@@ -83,10 +84,11 @@ class GuardCodecsTest {
     void everyCallTouchesOneClusterSlot() {
         GroupRequest group = new GroupRequest("crm-x", "sync", ConcurrencyAndRate.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 1));
         List<Redis.Call> calls = new ArrayList<>(handlerLimits.admit(group, NOW, "tok").calls());
-        calls.addAll(tenantWindow.admit("acme", GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.MANUAL, 1), NOW).calls());
+        calls.addAll(tenantWindow.admit("acme", GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.MANUAL, 1), NOW, Duration.ZERO).calls());
         calls.add(breaker.report(new GroupReport("crm-x", "sync", List.of(), List.of("t:1:1"), List.of("a-0")), NOW));
         calls.add(handlerLimits.release("crm-x", "sync", List.of("t:2:1"), List.of("a-0"), NOW));
-        calls.add(tenantWindow.refund("acme", List.of("a-0"), NOW));
+        calls.add(tenantWindow.refund("acme", GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.MANUAL, 1), NOW));
+        calls.add(tenantWindow.releaseRunCall("acme", java.util.UUID.randomUUID(), NOW));
         calls.addAll(Breaker.read(keys, GuardFixture.BREAKER.openFor(), "crm-x", NOW).calls());
         calls.add(deferralCounts.call(java.util.Map.of(DeferReason.TENANT_LIMIT, 2), NOW));
         assertEquals(Script.values().length, calls.stream().map(Redis.Call::script).distinct().count(), "every script is built here");
