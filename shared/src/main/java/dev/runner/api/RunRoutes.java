@@ -163,6 +163,7 @@ final class RunRoutes {
         }
         UUID runId = run.get().runId();
         if (runs.cancel(runId)) {
+            redrive.cancelled(run.get());
             LOG.info("run cancelled", "runId", runId, "tenantId", run.get().tenantId());
         }
         Run now = runs.find(runId).orElseThrow();

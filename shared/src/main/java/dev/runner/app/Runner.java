@@ -4,6 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.IamPrincipals;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
+import dev.runner.backlog.BacklogHorizon;
+import dev.runner.backlog.BacklogRelease;
+import dev.runner.backlog.BacklogStore;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
@@ -131,8 +134,9 @@ public final class Runner implements AutoCloseable {
             new IntegrationStore(database(), scheduleStore.get()),
             new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
     private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
-    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard(),
-            database(), outbox.get()));
+    private final Part<BacklogStore> backlogStore = part("backlogStore", () -> new BacklogStore(database()));
+    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(),
+            new BacklogHorizon(guard(), backlogStore.get(), config().tenantLimit().backlogHorizon()), database(), outbox.get()));
     private final Part<RunDispatcher> runDispatcher = part("runDispatcher", () -> new RunDispatcher(config().queues(), queues(),
             database(), outbox.get()));
     private final Part<RunRequestStore> runRequests = part("runRequests", () -> new RunRequestStore(database(),
@@ -165,7 +169,8 @@ public final class Runner implements AutoCloseable {
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
             new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
-            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()))));
+            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC())),
+            new BacklogRelease(backlogStore.get(), guard(), config().tenantLimit(), dispatcher.get()::dispatch, clock())));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(runService(), deadLetterStore(),
             deliveryStore.get(), new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));

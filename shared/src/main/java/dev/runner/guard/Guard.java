@@ -231,6 +231,11 @@ public final class Guard {
         return tenantWindow.releaseRun(tenantId, runId);
     }
 
+    /** How far ahead each tenant's window is reserved (its latest slot, epoch ms; now when none); empty when Redis cannot tell. */
+    public Optional<Map<String, Long>> tenantReach(List<String> tenantIds) {
+        return tenantWindow.reach(tenantIds);
+    }
+
     /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */
     public void report(List<GroupReport> reports) {
         long now = clock.millis();

@@ -159,6 +159,23 @@ final class TenantWindow {
         return released.get().intValue();
     }
 
+    /**
+     * How far ahead each tenant's window is reserved: its latest slot (epoch ms), or now when it
+     * holds none ahead. One pipelined round trip; empty when Redis cannot tell.
+     */
+    java.util.Optional<Map<String, Long>> reach(List<String> tenants) {
+        long now = clock.millis();
+        Pipeline pipeline = new Pipeline();
+        Map<String, Pipeline.Reply<Object>> latest = new LinkedHashMap<>();
+        tenants.forEach(tenant -> latest.put(tenant, pipeline.read(new Redis.Read.Highest(keys.tenantWindow(tenant)))));
+        if (roundTrips.run(pipeline, "tenant window read", "reading no tenant's reservations").isPresent()) {
+            return java.util.Optional.empty();
+        }
+        Map<String, Long> reach = new LinkedHashMap<>();
+        latest.forEach((tenant, reply) -> reach.put(tenant, reply.get() == null ? now : Math.max(now, (long) Math.ceil((Double) reply.get()))));
+        return java.util.Optional.of(reach);
+    }
+
     Redis.Call releaseRunCall(String tenantId, java.util.UUID runId, long now) {
         return new Redis.Call(Script.RELEASE_RUN_SLOTS, keyList(tenantId), List.of(Long.toString(now), Candidate.runTagOf(runId)));
     }

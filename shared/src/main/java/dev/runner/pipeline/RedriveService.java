@@ -39,6 +39,14 @@ public final class RedriveService {
         this.dispatcher = dispatcher;
     }
 
+    /**
+     * After a run's cancel ({@code RunStore.cancel}): its items' future tenant-window slots go back
+     * at once, so the tenant's next run starts at the window's pace, not behind slots no item will use.
+     */
+    public void cancelled(dev.runner.run.Run run) {
+        dispatcher.cancelled(run.tenantId(), run.runId());
+    }
+
     /** The dead items of a run; returns how many went back to work. */
     public int redriveRun(UUID runId) {
         List<ItemJob> redriven = dispatcher.commitThenSend(connection -> {

@@ -1,5 +1,6 @@
 package dev.runner.pipeline;
 
+import dev.runner.backlog.BacklogRelease;
 import dev.runner.log.Log;
 import dev.runner.run.RunJob;
 import dev.runner.schedule.ScheduleExpression;
@@ -21,7 +22,8 @@ import java.util.function.Supplier;
  * are resolved before the transaction opens, so the tick never holds a connection while it waits
  * for another. Each tick also sweeps ({@link #sweep}), busy tiers or not: work whose message was
  * lost when a send failed after its rows were committed (a webhook, ingest, redrive, resume, a
- * manual or scheduled run) is sent again, and a run whose completion was lost is completed.
+ * manual or scheduled run) is sent again, and a run whose completion was lost is completed; and
+ * releases the items tenants hold back beyond their horizon as their slots come near ({@link BacklogRelease}).
  */
 public final class Scheduler {
 
@@ -38,13 +40,16 @@ public final class Scheduler {
     private final RunDispatcher dispatcher;
     private final LostWorkSweep lostWork;
     private final RetentionSweep retention;
+    private final BacklogRelease backlog;
 
-    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, LostWorkSweep lostWork, RetentionSweep retention) {
+    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, LostWorkSweep lostWork, RetentionSweep retention,
+                     BacklogRelease backlog) {
         this.schedules = schedules;
         this.runs = runs;
         this.dispatcher = dispatcher;
         this.lostWork = lostWork;
         this.retention = retention;
+        this.backlog = backlog;
     }
 
     public Tick tick(Instant now) {
@@ -75,14 +80,15 @@ public final class Scheduler {
         Sweep sweep = sweep();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
-                    "runsCompleted", sweep.completed(), "deliveriesForgotten", sweep.purged(), "retentionDeleted", sweep.trimmed());
+                    "runsCompleted", sweep.completed(), "deliveriesForgotten", sweep.purged(), "retentionDeleted", sweep.trimmed(),
+                    "backlogReleased", sweep.released());
         }
         return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
     }
 
-    private record Sweep(int runs, int items, int completed, int purged, long trimmed) {
+    private record Sweep(int runs, int items, int completed, int purged, long trimmed, int released) {
         boolean any() {
-            return runs + items + completed + purged + trimmed > 0;
+            return runs + items + completed + purged + trimmed + released > 0;
         }
     }
 
@@ -98,7 +104,8 @@ public final class Scheduler {
         int completed = attempt("abandoned runs", lostWork::completeAbandoned, 0);
         int purged = attempt("purge", retention::forget, 0);
         long trimmed = attempt("retention", retention::trim, 0L);
-        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged, trimmed);
+        int released = attempt("backlog", backlog::release, 0);
+        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, purged, trimmed, released);
     }
 
     /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */

@@ -228,6 +228,9 @@ public final class Redis implements AutoCloseable {
 
         /** ZRANGE WITHSCORES of the whole set: its scores in order, as a list of Doubles (empty when the key is absent). */
         record Scores(String key) implements Read {}
+
+        /** The highest score of a sorted set, a Double, or null when the set is empty or absent. */
+        record Highest(String key) implements Read {}
     }
 
     /**
