@@ -36,7 +36,10 @@ import java.util.concurrent.Future;
  * {@link Lanes} (as many calls in flight as its leases allow; every call at once when its handler
  * has no concurrency limit); a handler sees batches of its batch_size, or one call per item. Each
  * call is isolated: whatever it throws, and a call still running at the deadline, ends as
- * retryable failures of its own items only. Then the report to the guard ({@link CallReport}).
+ * retryable failures of its own items only. A batch of several tenants' items that fails as a
+ * whole is called again split by tenant, in the same attempt and lane, so the failure is charged
+ * to the tenant whose items fail and the others' items are served ({@link TenantSplit}). Then the
+ * report to the guard ({@link CallReport}).
  */
 public final class CallStep {
 
@@ -67,7 +70,7 @@ public final class CallStep {
                     Map<UUID, ItemStore.Claimed> claimed, long deadlineNanos) {
         List<CallResult> results = new ArrayList<>();
         List<Fate> uncalled = new ArrayList<>();
-        Map<HandlerRef, Future<Lanes.Ran<List<Item>, CallResult>>> running = new LinkedHashMap<>();
+        Map<HandlerRef, Future<Lanes.Ran<List<Item>, List<CallResult>>>> running = new LinkedHashMap<>();
         Map<HandlerRef, List<Item>> called = new LinkedHashMap<>();
         for (var entry : groups.entrySet()) {
             HandlerRef group = entry.getKey();
@@ -96,12 +99,12 @@ public final class CallStep {
             GroupAdmission admission = admitted.byGroup().get(group);
             int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
             Duration expected = callTimes.expected(group, Duration.ofMillis(spec.configs().timeoutMs()));
-            running.put(group, laneThreads.submit(() -> new Lanes<List<Item>, CallResult>(laneThreads, System::nanoTime)
+            running.put(group, laneThreads.submit(() -> new Lanes<List<Item>, List<CallResult>>(laneThreads, System::nanoTime)
                     .run(chunks, lanes, expected, deadlineNanos, new GroupCaller(group, spec, claimed, admission, admitted.leasesReleased()))));
         }
         running.forEach((group, future) -> {
-            Lanes.Ran<List<Item>, CallResult> ran = ran(future, called.get(group), group);
-            results.addAll(ran.results());
+            Lanes.Ran<List<Item>, List<CallResult>> ran = ran(future, called.get(group), group);
+            ran.results().forEach(results::addAll);
             List<Item> left = ran.unstarted().stream().flatMap(List::stream).toList();
             if (left.isEmpty()) {
                 return;
@@ -140,21 +143,22 @@ public final class CallStep {
     }
 
     /** A group's lanes as they ended; should they fail in Runner itself (a bug), every call of the group failed retryably. */
-    private static Lanes.Ran<List<Item>, CallResult> ran(Future<Lanes.Ran<List<Item>, CallResult>> future, List<Item> members, HandlerRef group) {
+    private static Lanes.Ran<List<Item>, List<CallResult>> ran(Future<Lanes.Ran<List<Item>, List<CallResult>>> future, List<Item> members,
+                                                               HandlerRef group) {
         try {
             return future.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new Lanes.Ran<>(List.of(CallResult.failed(group, members, "interrupted before the handler answered")), List.of(), false);
+            return new Lanes.Ran<>(List.of(List.of(CallResult.failed(group, members, "interrupted before the handler answered"))), List.of(), false);
         } catch (ExecutionException e) {
             LOG.error("lanes crashed", "integrationKey", group.integrationKey(), "error", e.getCause());
-            return new Lanes.Ran<>(List.of(CallResult.failed(group, members, "handler call failed in Runner: "
-                    + e.getCause().getClass().getSimpleName())), List.of(), false);
+            return new Lanes.Ran<>(List.of(List.of(CallResult.failed(group, members, "handler call failed in Runner: "
+                    + e.getCause().getClass().getSimpleName()))), List.of(), false);
         }
     }
 
-    /** One group's calls, as its lanes make them. */
-    private final class GroupCaller implements Lanes.Call<List<Item>, CallResult> {
+    /** One group's calls, as its lanes make them: one call's results (several when a mixed batch was split by tenant). */
+    private final class GroupCaller implements Lanes.Call<List<Item>, List<CallResult>> {
         private final HandlerRef group;
         private final HandlerSpec spec;
         private final Map<UUID, ItemStore.Claimed> claimed;
@@ -184,21 +188,29 @@ public final class CallStep {
         }
 
         @Override
-        public CallResult call(List<Item> chunk, Duration timeLeft) {
+        public List<CallResult> call(List<Item> chunk, Duration timeLeft) {
             long start = System.nanoTime();
             CallResult result = callHandler(group, spec, chunk, claimed, timeLeft);
             callTimes.observed(group, System.nanoTime() - start);
-            return result;
+            if (!TenantSplit.wanted(result, chunk)) {
+                return List.of(result);
+            }
+            long deadline = start + timeLeft.toNanos();
+            return TenantSplit.callEachTenant(result, chunk, part -> {
+                long left = deadline - System.nanoTime();
+                return left < TenantSplit.SHORTEST_PART.toNanos() ? null
+                        : callHandler(group, spec, part, claimed, Duration.ofNanos(left));
+            });
         }
 
         @Override
-        public boolean endpointDown(CallResult result) {
-            return result.observation() == Observation.DOWN;
+        public boolean endpointDown(List<CallResult> results) {
+            return results.stream().allMatch(result -> result.observation() == Observation.DOWN);
         }
 
         @Override
-        public CallResult late(List<Item> chunk) {
-            return CallResult.failed(group, chunk, "no answer before the invocation's deadline");
+        public List<CallResult> late(List<Item> chunk) {
+            return List.of(CallResult.failed(group, chunk, "no answer before the invocation's deadline"));
         }
     }
 
