@@ -54,6 +54,8 @@ final class AdmissionRules {
             case BREAKER_PROBING -> longer(itemId, handler.delayMs(), DeferReason.BREAKER_PROBING, tenantDelayMs);
             case HANDLER_RATE -> longer(itemId, handler.delayMs(), DeferReason.HANDLER_RATE, tenantDelayMs);
             case HANDLER_CONCURRENCY -> longer(itemId, handler.delayMs(), DeferReason.HANDLER_CONCURRENCY, tenantDelayMs);
+            case ADAPTIVE_STOP -> longer(itemId, handler.delayMs(), DeferReason.ADAPTIVE_STOP, tenantDelayMs);
+            case ADAPTIVE_LIMIT -> longer(itemId, handler.delayMs(), DeferReason.ADAPTIVE_LIMIT, tenantDelayMs);
         };
     }
 
@@ -66,7 +68,7 @@ final class AdmissionRules {
         if (tenantDelayMs > handlerDelayMs) {
             return deferred(itemId, tenantDelayMs, DeferReason.TENANT_LIMIT);
         }
-        if (handlerReason == DeferReason.HANDLER_CONCURRENCY) {
+        if (handlerReason == DeferReason.HANDLER_CONCURRENCY || handlerReason == DeferReason.ADAPTIVE_LIMIT) {
             // When a lease is expected back, to the millisecond: the worker may wait that long in its
             // invocation; sent back to SQS instead, the delay is rounded up to whole seconds anyway.
             return new Admission.Deferred(itemId, Duration.ofMillis(Math.max(1, handlerDelayMs)), handlerReason);

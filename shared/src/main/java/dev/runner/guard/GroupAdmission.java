@@ -14,12 +14,19 @@ import java.util.List;
  *                     (empty when the handler has no concurrency limit): the admitted items run
  *                     through that many lanes, and the report gives the tokens back
  * @param admittedAtMs when the admission was made (what a give-back of its rate entries names)
+ * @param adapted      an adaptive scope of the handler or of these tenants holds state: the report
+ *                     tells it the calls' successes (they raise it)
  */
 public record GroupAdmission(GroupRequest request, List<Admission> decisions, FailOpen failOpen, boolean breakerClean,
-                             List<String> leaseTokens, long admittedAtMs) {
+                             List<String> leaseTokens, long admittedAtMs, boolean adapted) {
 
     public GroupAdmission(GroupRequest request, List<Admission> decisions) {
-        this(request, decisions, null, false, List.of(), 0);
+        this(request, decisions, null, false, List.of(), 0, false);
+    }
+
+    public GroupAdmission(GroupRequest request, List<Admission> decisions, FailOpen failOpen, boolean breakerClean,
+                          List<String> leaseTokens, long admittedAtMs) {
+        this(request, decisions, failOpen, breakerClean, leaseTokens, admittedAtMs, false);
     }
 
     public GroupAdmission {

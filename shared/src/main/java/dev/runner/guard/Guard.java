@@ -42,7 +42,7 @@ import java.util.Set;
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-7.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see recordOutcome-3.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -92,6 +92,7 @@ public final class Guard {
     private final HandlerLimits handlerLimits;
     private final TenantWindow tenantWindow;
     private final DeferralCounts deferralCounts;
+    private final AdaptiveLimits adaptiveLimits;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -111,6 +112,7 @@ public final class Guard {
         this.handlerLimits = new HandlerLimits(keys, settings.breaker(), settings.tenantLimit().shortestDeferral(), leaseTtl, roundTrips);
         this.deferralCounts = new DeferralCounts(keys, roundTrips);
         this.tenantWindow = new TenantWindow(keys, settings.tenantLimit(), roundTrips, deferralCounts, clock);
+        this.adaptiveLimits = new AdaptiveLimits(keys);
     }
 
     /** Admission for all groups of one SQS batch: ONE pipelined round trip in total. */
@@ -189,7 +191,7 @@ public final class Guard {
             if (!handlerReleases.isEmpty() || !surplus.isEmpty()) {
                 roundTrips.giveBack(handlerLimits.release(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
             }
-            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now));
+            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now, handler.adapted()));
         }
         refunds.forEach((refund, items) -> roundTrips.giveBack(tenantWindow.refund(refund.tenantId(), items, refund.upToMs())));
         deferralCounts.count(deferrals, now);
@@ -236,17 +238,30 @@ public final class Guard {
         return tenantWindow.reach(tenantIds);
     }
 
-    /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */
+    /**
+     * After the handler calls: breaker outcomes (recordOutcome), release of the calls' leases, probes
+     * and urgent markers (releaseHandler), and what the partner's answers teach the adaptive limits
+     * (adaptLimits); ONE pipelined round trip in total.
+     */
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = roundTrips.pipelineWithGiveBacks();
         Map<String, List<Pipeline.Reply<Breaker.Transitions>>> transitions = new LinkedHashMap<>();
+        Map<GroupReport, Pipeline.Reply<List<AdaptiveLimits.Event>>> adaptations = new LinkedHashMap<>();
         for (GroupReport report : reports) {
-            if (report.leasesOnly()) {
-                pipeline.send(handlerLimits.release(report.integrationKey(), report.handlerKey(), report.leaseTokens(), List.of(), now));
-            } else if (!report.isEmpty()) {
+            if (report.isEmpty()) {
+                continue;
+            }
+            if (!report.breakerCalls().isEmpty()) {
                 transitions.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
                         .add(pipeline.add(Pipeline.Request.of(breaker.report(report, now), Breaker.Transitions::of)));
+            }
+            if (!report.leaseTokens().isEmpty() || !report.admittedItemIds().isEmpty()) {
+                pipeline.send(handlerLimits.releaseCalled(report.integrationKey(), report.handlerKey(), report.leaseTokens(),
+                        report.admittedItemIds()));
+            }
+            if (report.adaptiveNews()) {
+                adaptations.put(report, pipeline.add(adaptiveLimits.feedback(report, now)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -270,6 +285,29 @@ public final class Guard {
                 }
             });
         }));
+        adaptations.forEach((report, reply) -> reply.get().forEach(event -> metrics.adaptiveLimit(report.integrationKey(),
+                report.handlerKey(), event.tenantId(), event.change().name().toLowerCase(java.util.Locale.ROOT))));
+    }
+
+    /**
+     * A call was answered 429 with Retry-After: the partner's answer goes to the adaptive limits now,
+     * in a round trip of its own, so every worker stops calling into that scope at once rather than
+     * when this batch reports (adaptLimits-2.lua; the batch's report tells it again, which changes
+     * nothing: a wave of 429s cuts a scope once). Fail-open: if Redis cannot take it, the report tells it.
+     */
+    public void throttled(GroupAdmission admission, GroupReport.Call call) {
+        if (admission.failedOpen()) {
+            return;
+        }
+        GroupRequest group = admission.request();
+        GroupReport report = new GroupReport(group.integrationKey(), group.handlerKey(), List.of(call), List.of(), List.of(),
+                group.limits(), admission.admittedAtMs(), true);
+        Pipeline pipeline = new Pipeline();
+        Pipeline.Reply<List<AdaptiveLimits.Event>> events = pipeline.add(adaptiveLimits.feedback(report, clock.millis()));
+        if (roundTrips.run(pipeline, "adaptive stop", "the batch's report tells it").isEmpty()) {
+            events.get().forEach(event -> roundTrips.metrics().adaptiveLimit(group.integrationKey(), group.handlerKey(), event.tenantId(),
+                    event.change().name().toLowerCase(java.util.Locale.ROOT)));
+        }
     }
 
     /**

@@ -47,13 +47,13 @@ public final class IntegrationStore {
 
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select enabled, webhook_secrets, settings::text, schedules::text
+                select enabled, webhook_secrets, settings::text, schedules::text, weight
                 from tenant_integrations where tenant_id = ? and integration_key = ?
                 """, row -> {
             Map<String, String> schedules = new LinkedHashMap<>();
             Json.parse(row.getString(4)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
             return new TenantIntegration(tenantId, integrationKey, row.getBoolean(1), List.of((String[]) row.getArray(2).getArray()),
-                    Json.parse(row.getString(3)), schedules);
+                    Json.parse(row.getString(3)), schedules, row.getInt(5));
         }, tenantId, integrationKey);
     }
 
@@ -66,18 +66,19 @@ public final class IntegrationStore {
             var schedulesJson = Json.object();
             integration.schedules().forEach(schedulesJson::put);
             db.update(connection, """
-                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets, settings, schedules)
-                    values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?)
+                    insert into tenant_integrations (tenant_id, integration_key, enabled, webhook_secrets, settings, schedules, weight)
+                    values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?, coalesce(?::int, 1))
                     on conflict (tenant_id, integration_key) do update set
                         enabled = excluded.enabled,
                         webhook_secrets = case when ?::text[] is null then tenant_integrations.webhook_secrets
                                                else excluded.webhook_secrets end,
                         settings = excluded.settings,
                         schedules = excluded.schedules,
+                        weight = coalesce(?::int, tenant_integrations.weight),
                         updated_at = now()
                     """, integration.tenantId(), integration.integrationKey(), integration.enabled(), secrets(integration),
                     new Database.JsonbParam(Json.write(integration.settings())), new Database.JsonbParam(Json.write(schedulesJson)),
-                    secrets(integration));
+                    integration.weight(), secrets(integration), integration.weight());
             schedules.replace(connection, integration.tenantId(), integration.integrationKey(), integration.schedules(), firstFires);
             return null;
         });

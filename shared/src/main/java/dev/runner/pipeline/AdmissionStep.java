@@ -116,7 +116,8 @@ public final class AdmissionStep {
             for (var entry : asking.entrySet()) {
                 entry.getValue().forEach(item -> byId.put(item.itemId().toString(), item));
                 HandlerSpec spec = specs.get(entry.getKey());
-                requests.add(request(entry.getKey(), spec, entry.getValue(), expectedCall(entry.getKey(), spec), remainingMillis.getAsLong()));
+                requests.add(request(entry.getKey(), spec, entry.getValue(), expectedCall(entry.getKey(), spec), remainingMillis.getAsLong(),
+                        tenant -> weight(tenant, entry.getKey().integrationKey())));
             }
             Map<HandlerRef, List<Item>> waiting = decisions.take(guard.admit(requests), byId,
                     (group, delay) -> canWait(System.nanoTime(), delay, waitUntil, callDeadline, expectedCall(group, specs.get(group))));
@@ -179,8 +180,8 @@ public final class AdmissionStep {
                             admittedIds.add(item.itemId());
                             byGroup.put(group, admission);
                         }
-                        case Admission.Deferred d when d.reason() == DeferReason.HANDLER_CONCURRENCY
-                                && waitRule.canWait(group, d.delay()) -> {
+                        case Admission.Deferred d when (d.reason() == DeferReason.HANDLER_CONCURRENCY
+                                || d.reason() == DeferReason.ADAPTIVE_LIMIT) && waitRule.canWait(group, d.delay()) -> {
                             waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
                             soonestNanos = Math.min(soonestNanos, d.delay().toNanos());
                         }
@@ -203,11 +204,20 @@ public final class AdmissionStep {
         return callTimes.expected(group, Duration.ofMillis(spec.configs().timeoutMs()));
     }
 
-    /** A group's ask: its items most urgent first, its limits, and how long what it is granted may be held. */
-    static GroupRequest request(HandlerRef group, HandlerSpec spec, List<Item> members, Duration expectedCall, long remainingMillis) {
+    /** A tenant's weight on an integration (its share when tenants compete), from the short-lived cache; the default when unknown. */
+    private int weight(String tenantId, String integrationKey) {
+        return integrations.tenantIntegrationCached(tenantId, integrationKey).map(TenantIntegration::weightOrDefault)
+                .orElse(TenantIntegration.DEFAULT_WEIGHT);
+    }
+
+    /** A group's ask: its items most urgent first, each with its tenant's weight, its limits, and how long what it is granted may be held. */
+    static GroupRequest request(HandlerRef group, HandlerSpec spec, List<Item> members, Duration expectedCall, long remainingMillis,
+                                java.util.function.ToIntFunction<String> weightOf) {
         List<Candidate> candidates = new ArrayList<>(members.size());
+        Map<String, Integer> weights = new HashMap<>();
         members.forEach(item -> candidates.add(new Candidate(item.itemId().toString(), item.job().tenantId(), item.job().trigger().priority(),
-                item.job().tenantSlotAt())));
+                item.job().tenantSlotAt(), Candidate.runTagOf(item.job().runId()),
+                weights.computeIfAbsent(item.job().tenantId(), weightOf::applyAsInt))));
         return new GroupRequest(group.integrationKey(), group.handlerKey(),
                 new ConcurrencyAndRate(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
                 spec.batch() ? spec.configs().batchSize() : 1, expectedCall, Duration.ofMillis(Math.max(0, remainingMillis)));

@@ -106,18 +106,24 @@ public final class CallStep {
             Lanes.Ran<List<Item>, List<CallResult>> ran = ran(future, called.get(group), group);
             ran.results().forEach(results::addAll);
             List<Item> left = ran.unstarted().stream().flatMap(List::stream).toList();
-            if (left.isEmpty()) {
-                return;
-            }
+            List<Item> held = new ArrayList<>();
+            // Calls into a scope the partner asked to wait: not made; they wait out its Retry-After, no attempt used.
+            ran.heldOff().forEach((chunk, wait) -> chunk.forEach(item -> {
+                held.add(item);
+                uncalled.add(new Fate.Unstarted(item, claimed.get(item.itemId()).attempt(), wait, Reason.ADAPTIVE_STOP));
+            }));
             Duration delay = ran.stoppedByFailure() ? retry.backoff(1) : outOfTimeDelay;
             Reason reason = ran.stoppedByFailure() ? Reason.HANDLER_FAILING : Reason.OUT_OF_TIME;
             left.forEach(item -> uncalled.add(new Fate.Unstarted(item, claimed.get(item.itemId()).attempt(), delay, reason)));
             GroupAdmission admission = admitted.byGroup().get(group);
-            if (admission != null) {
-                guard.giveBack(admission, left.stream().map(item -> item.itemId().toString()).toList());
+            if (admission != null && (!left.isEmpty() || !held.isEmpty())) {
+                guard.giveBack(admission, java.util.stream.Stream.concat(left.stream(), held.stream())
+                        .map(item -> item.itemId().toString()).toList());
             }
-            LOG.info("lanes stopped", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(),
-                    "unstarted", left.size(), "why", reason.wireName());
+            if (!left.isEmpty()) {
+                LOG.info("lanes stopped", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(),
+                        "unstarted", left.size(), "why", reason.wireName());
+            }
         });
         return new BatchCalls(results, uncalled);
     }
@@ -165,6 +171,8 @@ public final class CallStep {
         /** Null when the group skipped admission (unknown handler). */
         private final GroupAdmission admission;
         private final Set<String> leasesReleased;
+        /** Tenants whose scope the partner asked to wait in this batch, until when (System.nanoTime). */
+        private final Map<String, Long> stoppedUntil = new java.util.concurrent.ConcurrentHashMap<>();
 
         GroupCaller(HandlerRef group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed, GroupAdmission admission,
                     Set<String> leasesReleased) {
@@ -187,11 +195,22 @@ public final class CallStep {
             }
         }
 
+        /** A call whose tenant's scope was asked to wait by an earlier answer of this batch is not made before the wait is over. */
+        @Override
+        public Duration holdOff(List<Item> chunk) {
+            long now = System.nanoTime();
+            long until = chunk.stream().mapToLong(item -> stoppedUntil.getOrDefault(item.job().tenantId(), 0L)).max().orElse(0);
+            return until > now ? Duration.ofNanos(until - now) : null;
+        }
+
         @Override
         public List<CallResult> call(List<Item> chunk, Duration timeLeft) {
             long start = System.nanoTime();
             CallResult result = callHandler(group, spec, chunk, claimed, timeLeft);
             callTimes.observed(group, System.nanoTime() - start);
+            if (result.observed() == GroupReport.Observed.THROTTLED) {
+                throttled(chunk, result);
+            }
             if (!TenantSplit.wanted(result, chunk)) {
                 return List.of(result);
             }
@@ -201,6 +220,23 @@ public final class CallStep {
                 return left < TenantSplit.SHORTEST_PART.toNanos() ? null
                         : callHandler(group, spec, part, claimed, Duration.ofNanos(left));
             });
+        }
+
+        /**
+         * The partner asked this call's scope to wait: this batch's further calls of its tenants wait
+         * it out, and every other worker hears it now ({@link Guard#throttled}), once per tenant.
+         */
+        private void throttled(List<Item> chunk, CallResult result) {
+            long until = System.nanoTime() + Duration.ofMillis(result.retryAfterMs()).toNanos();
+            List<String> tenants = chunk.stream().map(item -> item.job().tenantId()).distinct().toList();
+            boolean first = false;
+            for (String tenant : tenants) {
+                first |= stoppedUntil.put(tenant, until) == null;
+            }
+            if (first && admission != null) {
+                guard.throttled(admission, new GroupReport.Call(result.outcomes().keySet().stream().map(UUID::toString).toList(),
+                        GroupReport.Observed.THROTTLED, tenants, result.retryAfterMs()));
+            }
         }
 
         @Override

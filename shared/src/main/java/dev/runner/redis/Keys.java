@@ -65,6 +65,11 @@ public final class Keys {
         return handler(integrationKey, handlerKey) + ":freed";
     }
 
+    /** Hash: the handler's adaptive scopes (AIMD) and the tenants waiting for one of its leases. */
+    public String flow(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":flow";
+    }
+
     /** Sorted set itemId → until when (ms): urgent (webhook) items of the handler waiting or running; while any are, the share kept for them holds. */
     public String urgent(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":urgent";

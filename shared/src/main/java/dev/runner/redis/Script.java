@@ -13,13 +13,15 @@ import java.util.HexFormat;
  * are of the expanded text, which is what Redis runs.
  */
 public enum Script {
-    /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
-    ADMIT_HANDLER("admitHandler", 9),
+    /** Pause flag, breaker, adaptive scopes and handler concurrency (fair shares)/rate for one (integration, handler) group. */
+    ADMIT_HANDLER("admitHandler", 10),
     /** A tenant's sliding window: admit now or reserve the next slot, paced and by priority, up to a horizon. */
     ADMIT_TENANT("admitTenant", 4),
-    /** Breaker outcome (integration and tenant scopes) of a group's handler calls, and release of their leases. */
-    REPORT_OUTCOME("reportOutcome", 7),
-    /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
+    /** Breaker outcome (integration and tenant scopes) of a group's handler calls. */
+    RECORD_OUTCOME("recordOutcome", 3),
+    /** AIMD: a handler's adaptive scopes from its partner's answers (429 and Retry-After, timeouts, successes). */
+    ADAPT_LIMITS("adaptLimits", 2),
+    /** Gives back leases, probes and urgent markers of an admission (and the rate entries of items not called). */
     RELEASE_HANDLER("releaseHandler", 6),
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
     REFUND_TENANT("refundTenant", 1),

@@ -39,7 +39,7 @@ class AdmissionStepTest {
         Item webhook = TestItems.item("t-1", Trigger.WEBHOOK);
         Item manual = TestItems.item("t-2", Trigger.MANUAL);
 
-        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(webhook, manual), Duration.ofMillis(80), 9_000);
+        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(webhook, manual), Duration.ofMillis(80), 9_000, tenant -> 1);
 
         assertEquals(List.of(webhook.itemId().toString(), manual.itemId().toString()),
                 request.items().stream().map(c -> c.itemId()).toList());
@@ -48,7 +48,7 @@ class AdmissionStepTest {
         assertEquals(5, request.itemsPerCall(), "a batch handler's call carries batch_size items");
         assertEquals(Duration.ofMillis(80), request.expectedCall());
         assertEquals(Duration.ofSeconds(9), request.holdFor());
-        assertEquals(Duration.ZERO, AdmissionStep.request(LEADS, BATCH_SPEC, List.of(manual), Duration.ZERO, -5).holdFor(),
+        assertEquals(Duration.ZERO, AdmissionStep.request(LEADS, BATCH_SPEC, List.of(manual), Duration.ZERO, -5, tenant -> 1).holdFor(),
                 "no time left holds nothing");
     }
 
@@ -59,7 +59,7 @@ class AdmissionStepTest {
         Item rateLimited = TestItems.item("t-1", Trigger.WEBHOOK);
         Item paused = TestItems.item("t-1", Trigger.WEBHOOK);
         List<Item> members = List.of(admitted, leaseSoon, rateLimited, paused);
-        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, members, Duration.ofMillis(50), 60_000);
+        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, members, Duration.ofMillis(50), 60_000, tenant -> 1);
         GroupAdmission answer = new GroupAdmission(request, List.of(
                 new Admission.Admitted(admitted.itemId().toString()),
                 new Admission.Deferred(leaseSoon.itemId().toString(), Duration.ofMillis(30), DeferReason.HANDLER_CONCURRENCY),
@@ -83,7 +83,7 @@ class AdmissionStepTest {
     @Test
     void aConcurrencyDeferralThatMayNotWaitIsAFateAndAFailOpenIsRemembered() {
         Item item = TestItems.item("t-1", Trigger.MANUAL);
-        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(item), Duration.ofMillis(50), 60_000);
+        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(item), Duration.ofMillis(50), 60_000, tenant -> 1);
         GroupAdmission deferred = new GroupAdmission(request, List.of(
                 new Admission.Deferred(item.itemId().toString(), Duration.ofSeconds(20), DeferReason.HANDLER_CONCURRENCY)),
                 FailOpen.REDIS_UNAVAILABLE, false, List.of(), 0);
