@@ -5,7 +5,9 @@
   tenants is each of theirs). Never above what the operator configured.
   * 429 with Retry-After: the scope stops until then (admission sends no call into it), and is
     cut: its effective concurrency, and the handler scope's rate, times ARGV[4] / 1000 (at least
-    1), once per wave: only calls admitted after the scope's last cut cut it again.
+    1), once per wave: only calls admitted after the scope's last cut cut it again. The first 429
+    after a raise takes that raise back instead (the probe found the partner's limit); repeated
+    429s cut multiplicatively.
   * Timeouts: the second in a row in a scope (no success between) cuts it likewise, with no stop.
   * Successes in a scope cut below its configured limits raise it additively, one call (and a
     twentieth of the configured rate) at a time, at most once per probe interval: ARGV[6] times
@@ -78,7 +80,7 @@ local function stateOf(scope, create)
     states[scope] = parseScopeState(redis.call('HGET', flowKey, scope))
   end
   if states[scope] == nil and create then
-    states[scope] = parseScopeState('0|0|0|0|0||0|0|0')
+    states[scope] = parseScopeState('0|0|0|0|0||0|0|0|0')
   end
   return states[scope]
 end
@@ -94,12 +96,16 @@ local function cut(scope, state, reason)
     return
   end
   if concurrency > 0 then
-    state.conc = math.max(1, math.floor((state.conc > 0 and state.conc or concurrency) * decrease))
+    if reason == '429' and state.raisedFrom > 0 then
+      state.conc = state.raisedFrom
+    else
+      state.conc = math.max(1, math.floor((state.conc > 0 and state.conc or concurrency) * decrease))
+    end
   end
   if ratePerMinute > 0 and scope == 'h' then
     state.rate = math.max(1, math.floor((state.rate > 0 and state.rate or ratePerMinute) * decrease))
   end
-  state.reason, state.cutAt, state.changedAt, state.strikes = reason, now, now, 0
+  state.reason, state.cutAt, state.changedAt, state.strikes, state.raisedFrom = reason, now, now, 0, 0
   changed[scope] = true
   tell(scope, CUT)
 end
@@ -149,6 +155,7 @@ for scope in pairs(succeeded) do
     local interval = math.min(PROBE_LONGEST, math.max(probeFloorMs, probeRetryAfters * state.retryAfterMs))
     if (state.conc > 0 or state.rate > 0) and now >= state.stopUntil and now - state.changedAt >= interval then
       if state.conc > 0 then
+        state.raisedFrom = state.conc
         state.conc = state.conc + 1
         if state.conc >= concurrency then
           state.conc = 0

@@ -136,7 +136,7 @@ public final class Runner implements AutoCloseable {
     private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
     private final Part<BacklogStore> backlogStore = part("backlogStore", () -> new BacklogStore(database()));
     private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(),
-            new BacklogHorizon(guard(), backlogStore.get(), config().tenantLimit().backlogHorizon()), database(), outbox.get()));
+            new BacklogHorizon(guard(), backlogStore.get(), config().tenantLimit().backlogHorizon(), metrics()), database(), outbox.get()));
     private final Part<RunDispatcher> runDispatcher = part("runDispatcher", () -> new RunDispatcher(config().queues(), queues(),
             database(), outbox.get()));
     private final Part<RunRequestStore> runRequests = part("runRequests", () -> new RunRequestStore(database(),

@@ -21,17 +21,24 @@ public final class BacklogHorizon {
     private final Guard guard;
     private final BacklogStore store;
     private final Duration horizon;
+    private final dev.runner.metrics.Metrics metrics;
 
-    public BacklogHorizon(Guard guard, BacklogStore store, Duration horizon) {
+    public BacklogHorizon(Guard guard, BacklogStore store, Duration horizon, dev.runner.metrics.Metrics metrics) {
         this.guard = guard;
         this.store = store;
         this.horizon = horizon;
+        this.metrics = metrics;
     }
 
     /** The slots of items about to be sent, by itemId; held ones are {@link TenantSlot#HELD} and already held in Postgres. */
     public Map<String, TenantSlot> reserve(List<ItemJob> jobs) {
-        Map<String, TenantSlot> slots = guard.reserveTenantSlots(jobs.stream().map(BacklogHorizon::candidate).toList(), horizon);
-        store.hold(jobs.stream().filter(job -> slots.getOrDefault(job.itemId().toString(), TenantSlot.NONE).held()).toList());
+        Map<String, dev.runner.integration.HandlerRef> handlers = new java.util.HashMap<>();
+        jobs.forEach(job -> handlers.put(job.itemId().toString(), new dev.runner.integration.HandlerRef(job.integrationKey(), job.handlerKey())));
+        Map<String, TenantSlot> slots = guard.reserveTenantSlots(jobs.stream().map(BacklogHorizon::candidate).toList(), horizon, handlers::get);
+        List<ItemJob> held = jobs.stream().filter(job -> slots.getOrDefault(job.itemId().toString(), TenantSlot.NONE).held()).toList();
+        store.hold(held);
+        held.stream().collect(java.util.stream.Collectors.groupingBy(ItemJob::tenantId, java.util.stream.Collectors.counting()))
+                .forEach((tenant, count) -> metrics.itemsHeld(tenant, count.intValue()));
         return slots;
     }
 

@@ -93,6 +93,7 @@ public final class Guard {
     private final TenantWindow tenantWindow;
     private final DeferralCounts deferralCounts;
     private final AdaptiveLimits adaptiveLimits;
+    private final WaitCounts waitCounts;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -113,6 +114,7 @@ public final class Guard {
         this.deferralCounts = new DeferralCounts(keys, roundTrips);
         this.tenantWindow = new TenantWindow(keys, settings.tenantLimit(), roundTrips, deferralCounts, clock);
         this.adaptiveLimits = new AdaptiveLimits(keys);
+        this.waitCounts = new WaitCounts(keys, roundTrips);
     }
 
     /** Admission for all groups of one SQS batch: ONE pipelined round trip in total. */
@@ -154,6 +156,7 @@ public final class Guard {
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
         Map<Refund, List<Candidate>> refunds = new LinkedHashMap<>();
         Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
+        Map<String, Map<WaitCounts.Cause, Integer>> waits = new LinkedHashMap<>();
         Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
@@ -170,6 +173,10 @@ public final class Guard {
                 decisions.add(combined.admission());
                 if (combined.admission() instanceof Admission.Deferred deferred) {
                     deferrals.merge(deferred.reason(), 1, Integer::sum);
+                    WaitCounts.add(waits, item.tenantId(), new WaitCounts.Cause(group.integrationKey(), group.handlerKey(),
+                            deferred.reason().wireName()));
+                } else if (combined.admission() instanceof Admission.Paused) {
+                    WaitCounts.add(waits, item.tenantId(), new WaitCounts.Cause(group.integrationKey(), group.handlerKey(), WAIT_PAUSED));
                 }
                 if (combined.releaseHandler()) {
                     handlerReleases.add(item.itemId());
@@ -195,6 +202,7 @@ public final class Guard {
         }
         refunds.forEach((refund, items) -> roundTrips.giveBack(tenantWindow.refund(refund.tenantId(), items, refund.upToMs())));
         deferralCounts.count(deferrals, now);
+        waitCounts.count(waits, now);
         breakersNotClosed.forEach(roundTrips.metrics()::breakerOpen);
         return admissions;
     }
@@ -220,8 +228,36 @@ public final class Guard {
      * keeps it back, and offers it again as its slots come near). Zero: no horizon.
      */
     public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items, Duration horizon) {
-        return tenantWindow.reserveSlots(items, horizon);
+        return reserveTenantSlots(items, horizon, itemId -> null);
     }
+
+    /**
+     * The same, counting for "why is it waiting?" each item sent with a delay or held, by its
+     * handler ({@code handlerOf}: the item's handler, by itemId; null: not counted). A producer may
+     * make no further round trip of its own for a long time: the counts are sent now, with whatever
+     * else waits, rather than left to ride along.
+     */
+    public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items, Duration horizon,
+                                                      java.util.function.Function<String, dev.runner.integration.HandlerRef> handlerOf) {
+        Map<String, TenantSlot> slots = tenantWindow.reserveSlots(items, horizon);
+        Map<String, Map<WaitCounts.Cause, Integer>> waits = new LinkedHashMap<>();
+        for (Candidate item : items) {
+            TenantSlot slot = slots.get(item.itemId());
+            dev.runner.integration.HandlerRef handler = handlerOf.apply(item.itemId());
+            if (handler != null && slot != null && (slot.held() || !slot.delay().isZero())) {
+                WaitCounts.add(waits, item.tenantId(), new WaitCounts.Cause(handler.integrationKey(), handler.handlerKey(),
+                        slot.held() ? WAIT_BACKLOG_HORIZON : DeferReason.TENANT_LIMIT.wireName()));
+            }
+        }
+        waitCounts.count(waits, clock.millis());
+        roundTrips.flushGiveBacks("dropping deferral counts and give-backs; leases expire by their TTL");
+        return slots;
+    }
+
+    /** The reason "why is it waiting?" names an item held in Postgres beyond its tenant's horizon. */
+    public static final String WAIT_BACKLOG_HORIZON = "backlog_horizon";
+    /** The reason "why is it waiting?" names an item parked because its handler is paused. */
+    public static final String WAIT_PAUSED = "paused";
 
     /**
      * Gives back the future tenant-window slots of a cancelled run's items at once (releaseRunSlots-4.lua):

@@ -221,10 +221,7 @@ final class TenantWindow {
             reserved += tenantReserved;
         }
         if (reserved > 0) {
-            // A producer (run worker, webhook) may make no further round trip of its own for a long
-            // time: its counts are sent now, with whatever else waits, rather than left to ride along.
             deferralCounts.count(Map.of(DeferReason.TENANT_LIMIT, reserved), now);
-            roundTrips.flushGiveBacks("dropping deferral counts and give-backs; leases expire by their TTL");
         }
         return delays;
     }

@@ -65,6 +65,9 @@ public interface Metrics {
     /** Admission found the integration's breaker open or half-open (once per batch and integration). */
     default void breakerOpen(String integrationKey) {}
 
+    /** Items of a tenant held in Postgres, unsent, because their window slot lay beyond the backlog horizon. */
+    default void itemsHeld(String tenantId, int count) {}
+
     /** Items of a tenant sent with a delay because its window was full (slots reserved at the source). */
     default void tenantWindowDeferrals(String tenantId, int count) {}
 

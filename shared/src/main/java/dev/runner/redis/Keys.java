@@ -86,6 +86,14 @@ public final class Keys {
     }
 
     /**
+     * Hash "integrationKey|handlerKey|reason" → count: a tenant's deferrals in the five minutes
+     * starting at {@code epochFiveMinutes} (five-minute periods since the epoch).
+     */
+    public String tenantWaits(String tenantId, long epochFiveMinutes) {
+        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:waits:" + epochFiveMinutes;
+    }
+
+    /**
      * Hash reason → count: admission deferrals in the minute starting at {@code epochMinute}
      * (minutes since the epoch). Every minute shares the tag {@code {m}}, so a page of minutes is
      * read from one node.

@@ -70,7 +70,7 @@ class BacklogIT {
         TestClock clock = TestClock.now();
         Guard guard = new Guard(RedisTargets.standalone(), RedisTargets.uniqueKeys(), new RunnerConfig.Breaker(5, Duration.ofSeconds(30), 2),
                 LIMIT, clock);
-        BacklogHorizon horizon = new BacklogHorizon(guard, store, LIMIT.backlogHorizon());
+        BacklogHorizon horizon = new BacklogHorizon(guard, store, LIMIT.backlogHorizon(), dev.runner.metrics.Metrics.NONE);
         List<ItemJob> sent = new ArrayList<>();
         BacklogRelease release = new BacklogRelease(store, guard, LIMIT, jobs -> send(horizon, jobs, sent), clock);
         String tenant = "t-" + UUID.randomUUID();

@@ -120,6 +120,41 @@ class AdaptiveLimitsIT {
         assertEquals(5, count(restored.decisions(), Admission.Admitted.class));
     }
 
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void aProbeThatFindsTheLimitIsTakenBackAndRepeated429sCutMultiplicatively(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        GroupAdmission first = f.admitGroup(group(CRM, SYNC, LIMITS, items("a", "acme", Trigger.MANUAL, 1)));
+        f.guard.throttled(first, throttledCall("a-0", "acme", 1_000));
+        f.guard.report(List.of(GuardFixture.released(first)));
+        f.clock.advance(AdaptiveLimits.PROBE_FLOOR);
+        GroupAdmission ok = f.admitGroup(group(CRM, SYNC, LIMITS, items("b", "acme", Trigger.MANUAL, 1)));
+        f.guard.report(List.of(report(ok, List.of(call("b-0", GroupReport.Observed.ANSWERED)))));
+        assertEquals(8, leasesFor(f, "c"), "7, raised one step");
+
+        f.clock.advance(Duration.ofMillis(5));
+        GroupAdmission probe = f.admitGroup(group(CRM, SYNC, LIMITS, items("d", "acme", Trigger.MANUAL, 1)));
+        f.clock.advance(Duration.ofMillis(5));
+        f.guard.throttled(probe, throttledCall("d-0", "acme", 1_000));
+        f.guard.report(List.of(GuardFixture.released(probe)));
+        f.clock.advance(Duration.ofSeconds(1));
+        assertEquals(7, leasesFor(f, "e"), "the 429 right after the raise takes it back");
+
+        GroupAdmission again = f.admitGroup(group(CRM, SYNC, LIMITS, items("g", "acme", Trigger.MANUAL, 1)));
+        f.clock.advance(Duration.ofMillis(5));
+        f.guard.throttled(again, throttledCall("g-0", "acme", 1_000));
+        f.guard.report(List.of(GuardFixture.released(again)));
+        f.clock.advance(Duration.ofSeconds(1));
+        assertEquals(4, leasesFor(f, "h"), "a repeated 429: 7 x 0.7");
+    }
+
+    /** The leases a fresh admission of ten items gets, given back at once. */
+    private static int leasesFor(GuardFixture f, String prefix) {
+        GroupAdmission admission = f.admitGroup(group(CRM, SYNC, LIMITS, items(prefix, "acme", Trigger.MANUAL, 10)));
+        f.guard.report(List.of(report(admission, List.of())));
+        return admission.leaseTokens().size();
+    }
+
     private static GroupReport.Call throttledCall(String itemId, String tenant, long retryAfterMs) {
         return new GroupReport.Call(List.of(itemId), GroupReport.Observed.THROTTLED, List.of(tenant), retryAfterMs);
     }
