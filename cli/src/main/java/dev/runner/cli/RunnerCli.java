@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "runner", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true, version = "runner 0.1.0",
         description = "Start, watch, cancel and redrive runs; list and redrive dead items; pause handlers; manage tenant keys.",
-        subcommands = {RunsCommand.class, DeadCommand.class, HandlersCommand.class, KeysCommand.class,
+        subcommands = {RunsCommand.class, DeadCommand.class, HandlersCommand.class, TenantsCommand.class, KeysCommand.class,
                 AutoComplete.GenerateCompletion.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
