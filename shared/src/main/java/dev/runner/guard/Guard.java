@@ -213,7 +213,7 @@ public final class Guard {
      * SQS instead of standing in front of other tenants' items and cycling through the worker).
      * The item carries its slot ({@link TenantSlot#atMs}), and the worker's admission admits it on
      * that slot ({@link TenantWindow#skipsWindow}); by priority, so a webhook passes its tenant's
-     * own manual backlog (admitTenant-5.lua). Returns each item's
+     * own manual backlog (admitTenant-4.lua). Returns each item's
      * slot and delay (zero = room now, else at least a second). One pipelined round trip for all
      * tenants, however many items; Redis down: no slot, no delay (fail-open, the worker's
      * admission then counts the items).
