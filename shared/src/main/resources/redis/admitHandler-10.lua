@@ -81,7 +81,6 @@ local urgentHoldMs = tonumber(ARGV[12])
 local FIRST_ITEM = 13
 
 local ADMITTED, PAUSED, BREAKER_OPEN, BREAKER_PROBING, HANDLER_RATE, HANDLER_CONCURRENCY, ADAPTIVE_STOP, ADAPTIVE_LIMIT = 0, 1, 2, 3, 4, 5, 6, 7
-local MINUTE = 60000
 -- An urgent item deferred keeps the share this long past its return, to be admitted on it.
 local URGENT_RETURN_GRACE = 5000
 -- A tenant left waiting for a lease counts as competing this long past its return.
@@ -95,6 +94,7 @@ local WAITING_GRACE = 5000
 --- @include "includes/leaseTokens"
 --- @include "includes/fairShare"
 --- @include "includes/urgentShare"
+--- @include "includes/rateLog"
 
 local itemCount = (#ARGV - FIRST_ITEM + 1) / 4
 local result = {}
@@ -211,7 +211,7 @@ end
 
 -- Concurrency first, in calls: with no lease free for even one call every item waits for the
 -- lease expected back first, and nothing else is taken.
-local placed, free, usage, contended = nil, 0, nil, false
+local placed, free, usage, contended, leftWaiting = nil, 0, nil, false, nil
 if concurrency > 0 then
   redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   local leasesHeld = redis.call('ZCARD', leasesKey)
@@ -284,7 +284,6 @@ if concurrency > 0 then
   end
   contended = competitors >= 2 or next(capOf) ~= nil
   if contended then
-    local leftWaiting
     placed, leftWaiting = allocateCalls(tenantOf, weightOf, passing, itemsPerCall, free, limit, usage, flow.waiting, capOf)
     local delay = usage.soonest and math.max(usage.soonest - now, math.ceil(callMs / 4), 1) or shortestMs
     if next(leftWaiting) then
@@ -295,8 +294,7 @@ end
 
 local inWindow = 0
 if ratePerMinute > 0 then
-  redis.call('ZREMRANGEBYSCORE', rateKey, '-inf', now - MINUTE)
-  inWindow = redis.call('ZCARD', rateKey)
+  inWindow = rateLogNow(rateKey, now)
 end
 
 local newRates, newProbes, markers, admittedItems = {}, {}, {}, {}
@@ -335,17 +333,9 @@ for i = 1, itemCount do
     local capped = capOf[tenantOf[i]] ~= nil and (usage.count[tenantOf[i]] or 0) >= capOf[tenantOf[i]]
     code, delay = capped and ADAPTIVE_LIMIT or HANDLER_CONCURRENCY, leaseDelay(tenantOf[i])
   elseif ratePerMinute > 0 and inWindow >= rateLimit then
-    -- Room comes when the entry that many places ahead leaves the window; deferred items of
-    -- this call queue behind each other instead of all coming back at once.
-    local ahead = inWindow - rateLimit + rateDeferred
-    if ahead < inWindow then
-      writeRates()
-      local entry = redis.call('ZRANGE', rateKey, ahead, ahead, 'WITHSCORES')
-      delay = tonumber(entry[2]) + MINUTE - now
-    else
-      delay = MINUTE * (1 + math.floor((ahead - inWindow) / rateLimit))
-    end
-    code, delay = (inWindow < configuredRate) and ADAPTIVE_LIMIT or HANDLER_RATE, math.max(delay, 1)
+    writeRates()
+    code = (inWindow < configuredRate) and ADAPTIVE_LIMIT or HANDLER_RATE
+    delay = rateWait(rateKey, now, inWindow, rateLimit, rateDeferred)
     rateDeferred = rateDeferred + 1
   else
     admittedItems[#admittedItems + 1] = i
@@ -373,55 +363,29 @@ for i = 1, itemCount do
   result[2 * i] = delay
 end
 
--- Leases for the calls the admitted items need, as many as are free: the rest of the calls queue
--- behind them in the caller's lanes (never while tenants compete: then each call has its own).
--- Lane n of k makes every k-th call from its n-th; its lease names the tenants of those calls.
+-- Leases for the admitted items' calls (never more calls than leases while tenants compete).
 local members = {}
 if concurrency > 0 and #admittedItems > 0 then
-  local calls = math.ceil(#admittedItems / itemsPerCall)
-  local granted = math.min(calls, free)
-  local leases, served = {}, {}
-  for n = 1, granted do
-    local tenants, seen = {}, {}
-    for call = n, calls, granted do
-      for k = (call - 1) * itemsPerCall + 1, math.min(call * itemsPerCall, #admittedItems) do
-        local tenant = tenantOf[admittedItems[k]]
-        if not seen[tenant] then
-          seen[tenant] = true
-          tenants[#tenants + 1] = tenant
-          served[#served + 1] = 'w:' .. tenant
-        end
-      end
-    end
-    local expectedEnd = now + callMs * (math.floor((calls - n) / granted) + 1)
-    members[n] = leaseMember(admission, tenants, weightByTenant, n, expectedEnd)
-    leases[#leases + 1] = now + leaseTtl
-    leases[#leases + 1] = members[n]
+  local tenantsInOrder = {}
+  for k, i in ipairs(admittedItems) do
+    tenantsInOrder[k] = tenantOf[i]
   end
-  callSliced('ZADD', leasesKey, leases, 1, #leases, 2)
-  redis.call('PEXPIRE', leasesKey, leaseTtl)
-  if next(flow.waiting) ~= nil then
-    -- Served: no longer waiting (a tenant still left waiting in this call was marked again above).
-    local stillWaiting = {}
-    for i = 1, itemCount do
-      if placed and placed[i] == false then
-        stillWaiting['w:' .. tenantOf[i]] = true
-      end
+  local served
+  members, served = grantLeases(leasesKey, admission, tenantsInOrder, weightByTenant, itemsPerCall, free, callMs, now, leaseTtl)
+  -- A tenant served is no longer waiting (one still left waiting in this call was marked again above).
+  local done = {}
+  for tenant in pairs(served) do
+    if flow.waiting[tenant] and not (leftWaiting and leftWaiting[tenant]) then
+      done[#done + 1] = 'w:' .. tenant
     end
-    local done = {}
-    for _, field in ipairs(served) do
-      if not stillWaiting[field] and flow.waiting[string.sub(field, 3)] then
-        done[#done + 1] = field
-      end
-    end
-    if #done > 0 then
-      redis.call('HDEL', flowKey, unpack(done))
-    end
+  end
+  if #done > 0 then
+    redis.call('HDEL', flowKey, unpack(done))
   end
 end
 if ratePerMinute > 0 and inWindow > 0 then
   writeRates()
-  redis.call('PEXPIRE', rateKey, MINUTE)
+  redis.call('PEXPIRE', rateKey, RATE_WINDOW_MS)
 end
 if #newProbes > 0 then
   callSliced('ZADD', probesKey, newProbes, 1, #newProbes, 2)

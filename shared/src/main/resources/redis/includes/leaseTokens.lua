@@ -19,3 +19,35 @@ local function leaseMember(admission, tenants, weightOf, lane, expectedEnd)
   end
   return admission .. '~' .. table.concat(listed, ',') .. ':' .. lane .. ':' .. expectedEnd
 end
+
+-- Leases for the calls of the admitted items (their tenants in call order), as many as are free:
+-- the rest of the calls queue behind them in the caller's lanes. Lane n of k makes every k-th call
+-- from its n-th; its lease records when it expects to be done and names the tenants of those
+-- calls. Returns the members, lane 1 first, and the tenants served. Needs includes/sliced.
+local function grantLeases(leasesKey, admission, tenantsInOrder, weightOf, perCall, free, callMs, now, ttl)
+  local calls = math.ceil(#tenantsInOrder / perCall)
+  local granted = math.min(calls, free)
+  local members, leases, served = {}, {}, {}
+  for n = 1, granted do
+    local tenants, seen = {}, {}
+    for call = n, calls, granted do
+      for k = (call - 1) * perCall + 1, math.min(call * perCall, #tenantsInOrder) do
+        local tenant = tenantsInOrder[k]
+        if not seen[tenant] then
+          seen[tenant] = true
+          tenants[#tenants + 1] = tenant
+          served[tenant] = true
+        end
+      end
+    end
+    local expectedEnd = now + callMs * (math.floor((calls - n) / granted) + 1)
+    members[n] = leaseMember(admission, tenants, weightOf, n, expectedEnd)
+    leases[#leases + 1] = now + ttl
+    leases[#leases + 1] = members[n]
+  end
+  if granted > 0 then
+    callSliced('ZADD', leasesKey, leases, 1, #leases, 2)
+    redis.call('PEXPIRE', leasesKey, ttl)
+  end
+  return members, served
+end
