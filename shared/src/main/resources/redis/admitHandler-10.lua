@@ -13,7 +13,7 @@
     lanes, one call after another. With no lease free every item waits for the one expected back
     first (each lease records when its lane expects to be done); a holder already late is asked
     again after a quarter of a call. While several tenants compete, each gets its weighted share
-    (includes/fairShare); then only as many items as the leases granted carry are admitted.
+    (includes/fairShare); then each lease is one tenant's, and a tenant's items run on its leases only.
   * Rate: a one-minute sliding log, one entry per admission; deferred items of one call queue
     behind each other.
   * Priority (includes/urgentShare): items above the urgent priority fill at most three quarters
@@ -53,6 +53,7 @@
     tenant scope counting, no adaptive scope, no urgent marker), else 0;
     then 1 if the breaker is half-open, else 0 (an open breaker shows in the codes);
     then 1 if an adaptive scope of the handler or of these items' tenants holds state, else 0;
+    then 1 if tenants compete: each lease is one tenant's, whose items run on its own leases only, else 0;
     then k, the leases granted (0 when concurrency is unlimited), and the k lease members, lane 1 first
 ]]
 local breakerKey = KEYS[1]
@@ -99,13 +100,14 @@ local WAITING_GRACE = 5000
 local itemCount = (#ARGV - FIRST_ITEM + 1) / 4
 local result = {}
 
-local function finish(clean, halfOpen, adapted, members)
+local function finish(clean, halfOpen, adapted, members, tenantLanes)
   result[2 * itemCount + 1] = clean and 1 or 0
   result[2 * itemCount + 2] = halfOpen and 1 or 0
   result[2 * itemCount + 3] = adapted and 1 or 0
-  result[2 * itemCount + 4] = #members
+  result[2 * itemCount + 4] = tenantLanes and 1 or 0
+  result[2 * itemCount + 5] = #members
   for n, member in ipairs(members) do
-    result[2 * itemCount + 4 + n] = member
+    result[2 * itemCount + 5 + n] = member
   end
   return result
 end
@@ -211,7 +213,7 @@ end
 
 -- Concurrency first, in calls: with no lease free for even one call every item waits for the
 -- lease expected back first, and nothing else is taken.
-local placed, free, usage, contended, leftWaiting = nil, 0, nil, false, nil
+local placed, free, usage, contended, leftWaiting, grants = nil, 0, nil, false, nil, nil
 if concurrency > 0 then
   redis.call('ZREMRANGEBYSCORE', leasesKey, '-inf', now)
   local leasesHeld = redis.call('ZCARD', leasesKey)
@@ -284,7 +286,11 @@ if concurrency > 0 then
   end
   contended = competitors >= 2 or next(capOf) ~= nil
   if contended then
-    placed, leftWaiting = allocateCalls(tenantOf, weightOf, passing, itemsPerCall, free, limit, usage, flow.waiting, capOf)
+    grants, leftWaiting = allocateLeases(tenantOf, weightOf, passing, itemsPerCall, free, limit, usage, flow.waiting, capOf)
+    placed = {}
+    for i = 1, itemCount do
+      placed[i] = passing[i] and grants[tenantOf[i]] ~= nil
+    end
     local delay = usage.soonest and math.max(usage.soonest - now, math.ceil(callMs / 4), 1) or shortestMs
     if next(leftWaiting) then
       markWaiting(leftWaiting, delay)
@@ -371,7 +377,15 @@ if concurrency > 0 and #admittedItems > 0 then
     tenantsInOrder[k] = tenantOf[i]
   end
   local served
-  members, served = grantLeases(leasesKey, admission, tenantsInOrder, weightByTenant, itemsPerCall, free, callMs, now, leaseTtl)
+  if contended then
+    local itemsOf = {}
+    for _, tenant in ipairs(tenantsInOrder) do
+      itemsOf[tenant] = (itemsOf[tenant] or 0) + 1
+    end
+    members, served = grantTenantLeases(leasesKey, admission, itemsOf, grants, weightByTenant, itemsPerCall, callMs, now, leaseTtl)
+  else
+    members, served = grantLeases(leasesKey, admission, tenantsInOrder, weightByTenant, itemsPerCall, free, callMs, now, leaseTtl)
+  end
   -- A tenant served is no longer waiting (one still left waiting in this call was marked again above).
   local done = {}
   for tenant in pairs(served) do
@@ -396,4 +410,4 @@ if #markers > 0 then
   redis.call('PEXPIRE', urgentKey, leaseTtl)
 end
 local clean = state == 'closed' and breaker.failures == 0 and #markers == 0 and not tenantsNotClean and not adapted
-return finish(clean, state == 'half_open', adapted, members)
+return finish(clean, state == 'half_open', adapted, members, contended)

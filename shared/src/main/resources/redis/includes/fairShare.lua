@@ -3,7 +3,8 @@
 -- (waiting for a lease, or holding some), each tenant's calls in flight stop at its share of the
 -- limit, limit x weight / the competing tenants' weights (rounded, at least 1), unless no competing
 -- tenant with items to call is below its own share; a tenant's adaptive limit (AIMD) caps it too.
--- A lease counts for every tenant whose items its lane carries (a mixed batch for each of them).
+-- A lease counts for every tenant whose items its lane carries (a mixed batch for each of them;
+-- while tenants compete, each lease is one tenant's).
 -- Needs includes/leaseTokens.
 
 -- What the leases held tell: calls in flight per tenant, their weights, and when each tenant's
@@ -26,11 +27,14 @@ local function leaseUsage(members)
   return usage
 end
 
--- Which of the passing items get a place in a call, in order: placed[i] = true, or false with the
--- tenant left waiting. `free` leases at most are taken, one per call of `perCall` items; capOf
--- holds the tenants' adaptive limits. Returns placed, and the tenants left waiting.
-local function allocateCalls(tenantOf, weightOf, passing, perCall, free, limit, usage, waiting, capOf)
-  local competing, totalWeight, left = {}, 0, {}
+-- How the free leases go to the group's tenants while they compete, one at a time to the eligible
+-- tenant least served for its weight (ties by name). A tenant is eligible while it has calls left
+-- to make, its adaptive limit (capOf) is not reached, and it is under its share or no other
+-- competing tenant with calls to make is. Each lease is one tenant's: its items queue on its own
+-- leases (the caller runs each tenant's calls through its own lanes), so the leases count exactly.
+-- Returns per tenant the leases granted, and the tenants left waiting (items, no lease).
+local function allocateLeases(tenantOf, weightOf, passing, perCall, free, limit, usage, waiting, capOf)
+  local competing, totalWeight, items = {}, 0, {}
   local function compete(tenant, weight)
     if not competing[tenant] then
       competing[tenant] = weight
@@ -46,12 +50,15 @@ local function allocateCalls(tenantOf, weightOf, passing, perCall, free, limit, 
   for i = 1, #tenantOf do
     if passing[i] then
       compete(tenantOf[i], weightOf[i])
-      left[tenantOf[i]] = (left[tenantOf[i]] or 0) + 1
+      items[tenantOf[i]] = (items[tenantOf[i]] or 0) + 1
     end
   end
-  local used = {}
+  local used, grants = {}, {}
   for tenant in pairs(competing) do
     used[tenant] = usage.count[tenant] or 0
+  end
+  local function callsLeft(tenant)
+    return math.ceil((items[tenant] or 0) / perCall) - (grants[tenant] or 0)
   end
   local function underShare(tenant)
     local share = math.max(1, math.floor(limit * competing[tenant] / totalWeight + 0.5))
@@ -59,39 +66,35 @@ local function allocateCalls(tenantOf, weightOf, passing, perCall, free, limit, 
   end
   local function anotherUnderShare(tenant)
     for other in pairs(competing) do
-      if other ~= tenant and (waiting[other] or (left[other] or 0) > 0) and underShare(other) then
+      local wants = waiting[other] or callsLeft(other) > 0
+      if other ~= tenant and wants and underShare(other) then
         return true
       end
     end
     return false
   end
-  local placed, leftWaiting = {}, {}
-  local calls, inCall, callTenants = 0, 0, {}
-  for i = 1, #tenantOf do
-    if passing[i] then
-      local tenant = tenantOf[i]
-      left[tenant] = left[tenant] - 1
-      local open = inCall > 0 and inCall < perCall
-      local ok = open and callTenants[tenant]
-      if not ok then
-        local capped = capOf[tenant] ~= nil and used[tenant] >= capOf[tenant]
-        ok = (open or calls < free) and not capped and (underShare(tenant) or not anotherUnderShare(tenant))
-        if ok then
-          if not open then
-            calls, inCall, callTenants = calls + 1, 0, {}
-          end
-          callTenants[tenant] = true
-          used[tenant] = used[tenant] + 1
+  for _ = 1, free do
+    local best, bestScore = nil, nil
+    for tenant in pairs(items) do
+      local capped = capOf[tenant] ~= nil and used[tenant] >= capOf[tenant]
+      if callsLeft(tenant) > 0 and not capped and (underShare(tenant) or not anotherUnderShare(tenant)) then
+        local score = used[tenant] / competing[tenant]
+        if best == nil or score < bestScore or (score == bestScore and tenant < best) then
+          best, bestScore = tenant, score
         end
       end
-      if ok then
-        inCall = inCall + 1
-        placed[i] = true
-      else
-        placed[i] = false
-        leftWaiting[tenant] = true
-      end
+    end
+    if not best then
+      break
+    end
+    grants[best] = (grants[best] or 0) + 1
+    used[best] = used[best] + 1
+  end
+  local leftWaiting = {}
+  for tenant in pairs(items) do
+    if not grants[tenant] then
+      leftWaiting[tenant] = true
     end
   end
-  return placed, leftWaiting
+  return grants, leftWaiting
 end

@@ -51,3 +51,32 @@ local function grantLeases(leasesKey, admission, tenantsInOrder, weightOf, perCa
   end
   return members, served
 end
+
+-- Leases while tenants compete: each tenant's admitted items (callsOf[tenant]: their count) on its
+-- own granted leases, lane n of k of a tenant making every k-th of its calls from its n-th. Lanes
+-- are numbered across the admission from `firstLane`. Returns the members and the tenants served.
+local function grantTenantLeases(leasesKey, admission, itemsOf, grants, weightOf, perCall, callMs, now, ttl)
+  local members, leases, served, lane = {}, {}, {}, 0
+  local tenants = {}
+  for tenant in pairs(itemsOf) do
+    tenants[#tenants + 1] = tenant
+  end
+  table.sort(tenants)
+  for _, tenant in ipairs(tenants) do
+    local calls = math.ceil(itemsOf[tenant] / perCall)
+    local granted = math.min(calls, grants[tenant] or 0)
+    for n = 1, granted do
+      lane = lane + 1
+      local expectedEnd = now + callMs * (math.floor((calls - n) / granted) + 1)
+      members[#members + 1] = leaseMember(admission, { tenant }, weightOf, lane, expectedEnd)
+      leases[#leases + 1] = now + ttl
+      leases[#leases + 1] = members[#members]
+      served[tenant] = true
+    end
+  end
+  if #leases > 0 then
+    callSliced('ZADD', leasesKey, leases, 1, #leases, 2)
+    redis.call('PEXPIRE', leasesKey, ttl)
+  end
+  return members, served
+end

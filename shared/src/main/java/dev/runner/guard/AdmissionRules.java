@@ -59,6 +59,33 @@ final class AdmissionRules {
         };
     }
 
+    /**
+     * Leases were granted for the calls the handler script admitted; items the tenant window
+     * deferred need none, so leases beyond the calls still to make go back at once: {@code kept}
+     * gets those to keep, {@code surplus} the others. With tenant lanes each lease is one tenant's,
+     * counted against that tenant's calls.
+     */
+    static void keepLeases(GroupRequest group, java.util.List<Admission> decisions, java.util.List<String> tokens, boolean tenantLanes,
+                           java.util.List<String> kept, java.util.List<String> surplus) {
+        java.util.Map<String, Integer> admittedOf = new java.util.HashMap<>();
+        for (int i = 0; i < decisions.size(); i++) {
+            if (decisions.get(i) instanceof Admission.Admitted) {
+                admittedOf.merge(tenantLanes ? group.items().get(i).tenantId() : "", 1, Integer::sum);
+            }
+        }
+        java.util.Map<String, Integer> keptOf = new java.util.HashMap<>();
+        for (String token : tokens) {
+            String key = tenantLanes ? java.util.Objects.requireNonNullElse(GroupAdmission.tenantOfLease(token), "") : "";
+            int calls = Math.ceilDiv(admittedOf.getOrDefault(key, 0), group.itemsPerCall());
+            if (keptOf.getOrDefault(key, 0) < calls) {
+                keptOf.merge(key, 1, Integer::sum);
+                kept.add(token);
+            } else {
+                surplus.add(token);
+            }
+        }
+    }
+
     /** The delay before an item about to be enqueued reaches its tenant slot: zero, or a deferral. */
     static Duration reservedDelay(long tenantDelayMs) {
         return tenantDelayMs == 0 ? Duration.ZERO : atLeastShortest(tenantDelayMs);

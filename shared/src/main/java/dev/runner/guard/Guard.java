@@ -190,15 +190,14 @@ public final class Guard {
             }
             // Leases were granted for the calls the handler script admitted; items the tenant window
             // deferred need none, so leases beyond the calls still to make go back at once.
-            int admitted = (int) decisions.stream().filter(Admission.Admitted.class::isInstance).count();
-            int callsLeft = Math.ceilDiv(admitted, group.itemsPerCall());
-            List<String> tokens = handler.leaseTokens();
-            List<String> kept = tokens.subList(0, Math.min(tokens.size(), callsLeft));
-            List<String> surplus = tokens.subList(kept.size(), tokens.size());
+            List<String> kept = new ArrayList<>();
+            List<String> surplus = new ArrayList<>();
+            AdmissionRules.keepLeases(group, decisions, handler.leaseTokens(), handler.tenantLanes(), kept, surplus);
             if (!handlerReleases.isEmpty() || !surplus.isEmpty()) {
                 roundTrips.giveBack(handlerLimits.release(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
             }
-            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now, handler.adapted()));
+            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now, handler.adapted(),
+                    handler.tenantLanes()));
         }
         refunds.forEach((refund, items) -> roundTrips.giveBack(tenantWindow.refund(refund.tenantId(), items, refund.upToMs())));
         deferralCounts.count(deferrals, now);

@@ -34,7 +34,8 @@ final class HandlerLimits {
      *
      * @param breakerHalfOpen the breaker was half-open (an open one shows in the verdicts)
      */
-    record Answer(List<Verdict> verdicts, boolean breakerClean, List<String> leaseTokens, boolean breakerHalfOpen, boolean adapted) {
+    record Answer(List<Verdict> verdicts, boolean breakerClean, List<String> leaseTokens, boolean breakerHalfOpen, boolean adapted,
+                  boolean tenantLanes) {
 
         /** Admission found the breaker open or half-open: the metrics' BreakerOpen. */
         boolean breakerNotClosed() {
@@ -95,8 +96,8 @@ final class HandlerLimits {
     }
 
     private static Answer answer(List<?> reply, int items) {
-        int granted = reply.size() < 2 * items + 4 ? -1 : ((Long) reply.get(2 * items + 3)).intValue();
-        if (granted < 0 || reply.size() != 2 * items + 4 + granted) {
+        int granted = reply.size() < 2 * items + 5 ? -1 : ((Long) reply.get(2 * items + 4)).intValue();
+        if (granted < 0 || reply.size() != 2 * items + 5 + granted) {
             throw new IllegalStateException("admitHandler answered " + reply.size() + " values for " + items + " items");
         }
         List<Verdict> verdicts = new ArrayList<>(items);
@@ -106,11 +107,12 @@ final class HandlerLimits {
         boolean clean = (Long) reply.get(2 * items) == 1L;
         boolean halfOpen = (Long) reply.get(2 * items + 1) == 1L;
         boolean adapted = (Long) reply.get(2 * items + 2) == 1L;
+        boolean tenantLanes = (Long) reply.get(2 * items + 3) == 1L;
         List<String> tokens = new ArrayList<>(granted);
         for (int n = 1; n <= granted; n++) {
-            tokens.add((String) reply.get(2 * items + 3 + n));
+            tokens.add((String) reply.get(2 * items + 4 + n));
         }
-        return new Answer(verdicts, clean, tokens, halfOpen, adapted);
+        return new Answer(verdicts, clean, tokens, halfOpen, adapted, tenantLanes);
     }
 
     /**

@@ -173,6 +173,8 @@ public final class AdmissionStep {
                 if (admission.failedOpen()) {
                     failedOpen.add(group);
                 }
+                // A group with calls to make does not hold its leases idle waiting for more: the rest go back to wait.
+                boolean calling = admission.decisions().stream().anyMatch(Admission.Admitted.class::isInstance);
                 for (Admission decision : admission.decisions()) {
                     Item item = byId.get(decision.itemId());
                     switch (decision) {
@@ -180,7 +182,7 @@ public final class AdmissionStep {
                             admittedIds.add(item.itemId());
                             byGroup.put(group, admission);
                         }
-                        case Admission.Deferred d when (d.reason() == DeferReason.HANDLER_CONCURRENCY
+                        case Admission.Deferred d when !calling && (d.reason() == DeferReason.HANDLER_CONCURRENCY
                                 || d.reason() == DeferReason.ADAPTIVE_LIMIT) && waitRule.canWait(group, d.delay()) -> {
                             waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
                             soonestNanos = Math.min(soonestNanos, d.delay().toNanos());

@@ -95,12 +95,9 @@ public final class CallStep {
                 continue;
             }
             called.put(group, members);
-            List<List<Item>> chunks = chunks(members, spec.batch() ? spec.configs().batchSize() : 1);
             GroupAdmission admission = admitted.byGroup().get(group);
-            int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
             Duration expected = callTimes.expected(group, Duration.ofMillis(spec.configs().timeoutMs()));
-            running.put(group, laneThreads.submit(() -> new Lanes<List<Item>, List<CallResult>>(laneThreads, System::nanoTime)
-                    .run(chunks, lanes, expected, deadlineNanos, new GroupCaller(group, spec, claimed, admission, admitted.leasesReleased()))));
+            running.put(group, laneThreads.submit(() -> runLanes(group, spec, members, admission, admitted, claimed, expected, deadlineNanos)));
         }
         running.forEach((group, future) -> {
             Lanes.Ran<List<Item>, List<CallResult>> ran = ran(future, called.get(group), group);
@@ -126,6 +123,54 @@ public final class CallStep {
             }
         });
         return new BatchCalls(results, uncalled);
+    }
+
+    /**
+     * A group's calls through its lanes: one set of lanes on all its leases; or, while tenants
+     * compete for the handler ({@link GroupAdmission#tenantLanes}), each tenant's calls on its own
+     * leases, the tenants' lanes side by side, so a lease runs one tenant's calls only.
+     */
+    private Lanes.Ran<List<Item>, List<CallResult>> runLanes(HandlerRef group, HandlerSpec spec, List<Item> members, GroupAdmission admission,
+                                                             Admitted admitted, Map<UUID, ItemStore.Claimed> claimed, Duration expected,
+                                                             long deadlineNanos) {
+        int perCall = spec.batch() ? spec.configs().batchSize() : 1;
+        if (admission == null || !admission.tenantLanes()) {
+            List<List<Item>> chunks = chunks(members, perCall);
+            List<String> tokens = admission == null ? List.of() : admission.leaseTokens();
+            int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
+            return new Lanes<List<Item>, List<CallResult>>(laneThreads, System::nanoTime)
+                    .run(chunks, lanes, expected, deadlineNanos, new GroupCaller(group, spec, claimed, admission, tokens, admitted.leasesReleased()));
+        }
+        Map<String, List<Item>> byTenant = new LinkedHashMap<>();
+        members.forEach(item -> byTenant.computeIfAbsent(item.job().tenantId(), t -> new ArrayList<>()).add(item));
+        List<Future<Lanes.Ran<List<Item>, List<CallResult>>>> tenants = new ArrayList<>();
+        byTenant.forEach((tenant, items) -> {
+            List<String> tokens = admission.leaseTokens().stream().filter(token -> tenant.equals(GroupAdmission.tenantOfLease(token))).toList();
+            List<List<Item>> chunks = chunks(items, perCall);
+            tenants.add(laneThreads.submit(() -> new Lanes<List<Item>, List<CallResult>>(laneThreads, System::nanoTime).run(chunks,
+                    Math.max(1, Math.min(chunks.size(), tokens.size())), expected, deadlineNanos,
+                    new GroupCaller(group, spec, claimed, admission, tokens, admitted.leasesReleased()))));
+        });
+        List<List<CallResult>> results = new ArrayList<>();
+        List<List<Item>> unstarted = new ArrayList<>();
+        Map<List<Item>, Duration> heldOff = new LinkedHashMap<>();
+        boolean stopped = false;
+        for (Future<Lanes.Ran<List<Item>, List<CallResult>>> tenant : tenants) {
+            Lanes.Ran<List<Item>, List<CallResult>> ran;
+            try {
+                ran = tenant.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while a tenant's lanes ran", e);
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a tenant's lanes crashed", e.getCause());
+            }
+            results.addAll(ran.results());
+            unstarted.addAll(ran.unstarted());
+            heldOff.putAll(ran.heldOff());
+            stopped |= ran.stoppedByFailure();
+        }
+        return new Lanes.Ran<>(results, unstarted, stopped, heldOff);
     }
 
     /**
@@ -170,26 +215,29 @@ public final class CallStep {
         private final Map<UUID, ItemStore.Claimed> claimed;
         /** Null when the group skipped admission (unknown handler). */
         private final GroupAdmission admission;
+        /** The leases these lanes run on, lane by lane. */
+        private final List<String> tokens;
         private final Set<String> leasesReleased;
         /** Tenants whose scope the partner asked to wait in this batch, until when (System.nanoTime). */
         private final Map<String, Long> stoppedUntil = new java.util.concurrent.ConcurrentHashMap<>();
 
         GroupCaller(HandlerRef group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed, GroupAdmission admission,
-                    Set<String> leasesReleased) {
+                    List<String> tokens, Set<String> leasesReleased) {
             this.group = group;
             this.spec = spec;
             this.claimed = claimed;
             this.admission = admission;
+            this.tokens = tokens;
             this.leasesReleased = leasesReleased;
         }
 
         /** A lane out of calls gives its lease back now, for a worker waiting on this handler; the last one goes with the report. */
         @Override
         public void laneFreed(int lane) {
-            if (admission == null || lane >= admission.leaseTokens().size()) {
+            if (admission == null || lane >= tokens.size()) {
                 return;
             }
-            String token = admission.leaseTokens().get(lane);
+            String token = tokens.get(lane);
             if (guard.releaseLease(admission, token)) {
                 leasesReleased.add(token);
             }

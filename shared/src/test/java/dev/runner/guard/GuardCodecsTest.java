@@ -52,7 +52,7 @@ class GuardCodecsTest {
     @Test
     void handlerRepliesDecodeIntoVerdictsInItemOrder() {
         GroupRequest group = new GroupRequest("crm-x", "sync", ConcurrencyAndRate.UNLIMITED, GuardFixture.items("a", "acme", dev.runner.trigger.Trigger.WEBHOOK, 2));
-        var answer = handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L, 0L, 0L, 2L,
+        var answer = handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 4L, 1_500L, 1L, 0L, 0L, 0L, 2L,
                 "tok~acme*1:1:9000", "tok~acme*1:2:9020")));
         assertEquals(List.of(new HandlerLimits.Verdict(AdmitCode.ADMITTED, 0), new HandlerLimits.Verdict(AdmitCode.HANDLER_RATE, 1_500)),
                 answer.verdicts());
@@ -61,17 +61,21 @@ class GuardCodecsTest {
         assertEquals(List.of("tok~acme*1:1:9000", "tok~acme*1:2:9020"), answer.leaseTokens(),
                 "the leases as the script wrote them, each with its lane's tenants and end");
         assertFalse(answer.breakerNotClosed());
-        assertFalse(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L, 0L))).breakerClean(),
+        assertFalse(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(1L, 0L, 1L, 0L, 0L, 0L, 0L, 0L, 0L))).breakerClean(),
                 "paused: no breaker flag");
-        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 0L, 1L, 0L, 2L, "x", "y")))
+        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 0L, 1L, 0L, 1L, 2L, "x", "y")))
                 .breakerNotClosed(), "half-open, probes admitted: the BreakerOpen metric still counts it");
-        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(2L, 900L, 2L, 900L, 0L, 0L, 0L, 0L)))
+        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(2L, 900L, 2L, 900L, 0L, 0L, 0L, 0L, 0L)))
                 .breakerNotClosed(), "open");
-        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(6L, 900L, 6L, 900L, 0L, 0L, 1L, 0L)))
+        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(6L, 900L, 6L, 900L, 0L, 0L, 1L, 0L, 0L)))
                 .adapted(), "an adaptive scope holds state");
         assertThrows(IllegalStateException.class, () -> handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L))));
         assertThrows(IllegalStateException.class, () -> handlerLimits.admit(group, NOW, "tok").decode()
-                .apply(List.of(List.of(0L, 0L, 0L, 0L, 1L, 0L, 0L, 2L, "x"))), "two leases granted, one named");
+                .apply(List.of(List.of(0L, 0L, 0L, 0L, 1L, 0L, 0L, 0L, 2L, "x"))), "two leases granted, one named");
+        assertTrue(handlerLimits.admit(group, NOW, "tok").decode().apply(List.of(List.of(0L, 0L, 0L, 0L, 1L, 0L, 0L, 1L, 1L, "tok~acme*1:1:9")))
+                .tenantLanes(), "tenants compete: each lease one tenant's");
+        assertEquals("acme", GroupAdmission.tenantOfLease("tok~acme*3:1:9000"));
+        assertEquals(List.of("acme", "globex"), GroupAdmission.tenantsOfLease("tok~acme*1,globex*2:1:9000"));
     }
 
     @Test

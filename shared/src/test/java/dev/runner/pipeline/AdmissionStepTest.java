@@ -72,12 +72,22 @@ class AdmissionStepTest {
 
         assertEquals(Set.of(admitted.itemId()), decisions.admittedIds);
         assertEquals(Map.of(LEADS, answer), decisions.byGroup);
-        assertEquals(Map.of(LEADS, List.of(leaseSoon)), waiting, "a concurrency deferral may wait for its lease");
-        assertEquals(Duration.ofMillis(30).toNanos(), decisions.soonestNanos);
-        assertEquals(List.of(new Fate.Deferred(rateLimited, Duration.ofSeconds(4), Reason.HANDLER_RATE)), fates,
+        assertEquals(Map.of(), waiting, "a group with calls to make does not hold its leases idle waiting for more");
+        assertEquals(List.of(new Fate.Deferred(leaseSoon, Duration.ofMillis(30), Reason.HANDLER_CONCURRENCY),
+                        new Fate.Deferred(rateLimited, Duration.ofSeconds(4), Reason.HANDLER_RATE)), fates,
                 "a rate deferral is a fate at once: waiting for it would not free a lease");
         assertEquals(Map.of(LEADS, List.of(paused)), decisions.paused);
         assertTrue(decisions.failedOpen.isEmpty());
+
+        GroupAdmission none = new GroupAdmission(request, List.of(
+                new Admission.Deferred(admitted.itemId().toString(), Duration.ofMillis(30), DeferReason.HANDLER_CONCURRENCY),
+                new Admission.Deferred(leaseSoon.itemId().toString(), Duration.ofMillis(30), DeferReason.ADAPTIVE_LIMIT),
+                new Admission.Deferred(rateLimited.itemId().toString(), Duration.ofSeconds(4), DeferReason.HANDLER_RATE),
+                new Admission.Paused(paused.itemId().toString())));
+        var again = new AdmissionStep.Decisions(new ArrayList<>());
+        assertEquals(Map.of(LEADS, List.of(admitted, leaseSoon)), again.take(List.of(none), byId(members), (group, delay) -> true),
+                "with no lease at all, a concurrency deferral (the learnt limit's too) may wait for one");
+        assertEquals(Duration.ofMillis(30).toNanos(), again.soonestNanos);
     }
 
     @Test
