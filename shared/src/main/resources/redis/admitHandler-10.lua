@@ -84,8 +84,9 @@ local FIRST_ITEM = 13
 local ADMITTED, PAUSED, BREAKER_OPEN, BREAKER_PROBING, HANDLER_RATE, HANDLER_CONCURRENCY, ADAPTIVE_STOP, ADAPTIVE_LIMIT = 0, 1, 2, 3, 4, 5, 6, 7
 -- An urgent item deferred keeps the share this long past its return, to be admitted on it.
 local URGENT_RETURN_GRACE = 5000
--- A tenant left waiting for a lease counts as competing this long past its return.
-local WAITING_GRACE = 5000
+-- A tenant left waiting for a lease counts as competing this long past its return (served or
+-- not: its next items are on their way), so a tenant between two batches keeps its claim.
+local WAITING_GRACE = 3000
 
 --- @include "includes/advanceBreaker"
 --- @include "includes/sliced"
@@ -261,9 +262,11 @@ if concurrency > 0 then
     end
     return finish(false, state == 'half_open', adapted, {})
   end
-  -- Tenants compete when one is left waiting for a lease (or a tenant's adaptive limit binds): then
-  -- each takes only its share, one call per lease. Otherwise every item passes, and the calls
-  -- beyond the free leases run through the lanes one after another.
+  -- Tenants compete when one is left waiting for a lease, and there are no more of them than
+  -- leases (or a tenant's adaptive limit binds): then each takes only its share, one call per
+  -- lease. Otherwise every item passes, and the calls beyond the free leases run through the
+  -- lanes one after another; with more tenants than leases, a share would be under one lease,
+  -- and the tenants take turns as the queue serves them (SQS fair queues: by tenant).
   local competing, competitors = {}, 0
   local function compete(tenant)
     if not competing[tenant] then
@@ -284,7 +287,7 @@ if concurrency > 0 then
       end
     end
   end
-  contended = competitors >= 2 or next(capOf) ~= nil
+  contended = (competitors >= 2 and competitors <= limit) or next(capOf) ~= nil
   if contended then
     grants, leftWaiting = allocateLeases(tenantOf, weightOf, passing, itemsPerCall, free, limit, usage, flow.waiting, capOf)
     placed = {}
@@ -376,25 +379,14 @@ if concurrency > 0 and #admittedItems > 0 then
   for k, i in ipairs(admittedItems) do
     tenantsInOrder[k] = tenantOf[i]
   end
-  local served
   if contended then
     local itemsOf = {}
     for _, tenant in ipairs(tenantsInOrder) do
       itemsOf[tenant] = (itemsOf[tenant] or 0) + 1
     end
-    members, served = grantTenantLeases(leasesKey, admission, itemsOf, grants, weightByTenant, itemsPerCall, callMs, now, leaseTtl)
+    members = grantTenantLeases(leasesKey, admission, itemsOf, grants, weightByTenant, itemsPerCall, callMs, now, leaseTtl)
   else
-    members, served = grantLeases(leasesKey, admission, tenantsInOrder, weightByTenant, itemsPerCall, free, callMs, now, leaseTtl)
-  end
-  -- A tenant served is no longer waiting (one still left waiting in this call was marked again above).
-  local done = {}
-  for tenant in pairs(served) do
-    if flow.waiting[tenant] and not (leftWaiting and leftWaiting[tenant]) then
-      done[#done + 1] = 'w:' .. tenant
-    end
-  end
-  if #done > 0 then
-    redis.call('HDEL', flowKey, unpack(done))
+    members = grantLeases(leasesKey, admission, tenantsInOrder, weightByTenant, itemsPerCall, free, callMs, now, leaseTtl)
   end
 end
 if ratePerMinute > 0 and inWindow > 0 then

@@ -1,6 +1,6 @@
 -- Weighted fair shares of a handler's concurrency between tenants (a tenant integration's weight).
 -- Work-conserving: while no other tenant competes, a tenant takes any free lease. While others do
--- (waiting for a lease, or holding some), each tenant's calls in flight stop at its share of the
+-- (waiting for a lease, or holding some; no more tenants than leases, see admitHandler), each tenant's calls in flight stop at its share of the
 -- limit, limit x weight / the competing tenants' weights (rounded, at least 1), unless no competing
 -- tenant with items to call is below its own share; a tenant's adaptive limit (AIMD) caps it too.
 -- A lease counts for every tenant whose items its lane carries (a mixed batch for each of them;
@@ -32,7 +32,7 @@ end
 -- to make, its adaptive limit (capOf) is not reached, and it is under its share or no other
 -- competing tenant with calls to make is. Each lease is one tenant's: its items queue on its own
 -- leases (the caller runs each tenant's calls through its own lanes), so the leases count exactly.
--- Returns per tenant the leases granted, and the tenants left waiting (items, no lease).
+-- Returns per tenant the leases granted, and the tenants left waiting (calls beyond their leases).
 local function allocateLeases(tenantOf, weightOf, passing, perCall, free, limit, usage, waiting, capOf)
   local competing, totalWeight, items = {}, 0, {}
   local function compete(tenant, weight)
@@ -90,9 +90,11 @@ local function allocateLeases(tenantOf, weightOf, passing, perCall, free, limit,
     grants[best] = (grants[best] or 0) + 1
     used[best] = used[best] + 1
   end
+  -- Left waiting: a tenant with calls still to make beyond its leases (its items queue on the
+  -- leases it has, or wait for one), so its claim stands until its next items come.
   local leftWaiting = {}
   for tenant in pairs(items) do
-    if not grants[tenant] then
+    if callsLeft(tenant) > 0 then
       leftWaiting[tenant] = true
     end
   end

@@ -404,7 +404,9 @@ public final class Bench {
             stack.handlers.handler("big").pages(bigItems / 500, 500);
             stack.handlers.handler("small").pages(4, 50);
             stack.awaitEnded(List.of(stack.manualRun("tenant-b", "w3b", "small")), Duration.ofMinutes(2)); // warm-up
+            long aloneNanos = System.nanoTime();
             long alone = timed(stack, "tenant-b", "w3b", "small");
+            String aloneTimeline = timeline(stack, "small", aloneNanos);
             var window = Window.open("w3", stack);
             var before = window.before();
             long start = System.nanoTime();
@@ -412,8 +414,10 @@ public final class Bench {
             // As a user tries it: B's run a few seconds after A's, while A's items are fanned out and its first minute runs.
             LockSupport.parkNanos(Duration.ofMillis(Long.getLong("w3.gapMs", 3000)).toNanos());
             var beforeEarlyB = stack.meters();
+            long earlyBNanos = System.nanoTime();
             long besideStart = timed(stack, "tenant-b", "w3b", "small");
             var usedByEarlyB = stack.meters().since(beforeEarlyB);
+            String earlyBTimeline = timeline(stack, "small", earlyBNanos);
             long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
             while ((stack.count(big, "succeeded") < Math.min(limit, bigItems)
                     || !stack.run(big).path("status").asText().equals("running")) && System.nanoTime() < deadline) {
@@ -426,6 +430,7 @@ public final class Bench {
             System.out.printf("  B alone %d ms; B %d ms after A's start %d ms: %.2fx; B beside throttled A %d ms: %.2fx (A had %d succeeded)%n",
                     alone, Long.getLong("w3.gapMs", 3000), besideStart, (double) besideStart / alone, beside, (double) beside / alone,
                     stack.run(big).path("counts").path("succeeded").asInt());
+            System.out.printf("  where B's time went (ms from its POST /runs): alone %s; after A's start %s%n", aloneTimeline, earlyBTimeline);
             if (untilDone) {
                 stack.awaitEnded(List.of(big), Duration.ofMinutes(bigItems / limit + 10));
                 // B's own requests are taken out: what is left is A's.
@@ -440,6 +445,17 @@ public final class Bench {
                         used.sqsTotal(), bigItems, used.sqsByOperation());
             }
         }
+    }
+
+    /** When a handler's pages were fetched and its items called, since {@code fromNanos}. */
+    private static String timeline(BenchStack stack, String handler, long fromNanos) {
+        List<FakeHandler.Call> calls = stack.handlers.calls(handler).stream().filter(c -> c.receivedAtNanos() >= fromNanos).toList();
+        java.util.function.Function<java.util.function.Predicate<FakeHandler.Call>, String> span = which -> {
+            var at = calls.stream().filter(which).mapToLong(c -> (c.receivedAtNanos() - fromNanos) / 1_000_000).summaryStatistics();
+            return at.getCount() == 0 ? "none" : at.getMin() + "-" + at.getMax();
+        };
+        return "pages fetched " + span.apply(c -> c.operation().equals("fetch")) + ", items called "
+                + span.apply(c -> !c.operation().equals("fetch"));
     }
 
     private static long timed(BenchStack stack, String tenant, String integration, String handler) {

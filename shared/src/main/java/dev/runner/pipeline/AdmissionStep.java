@@ -140,7 +140,7 @@ public final class AdmissionStep {
                 }
             }
         }
-        return new Admitted(decisions.admittedIds, decisions.byGroup, decisions.paused);
+        return new Admitted(decisions.admittedIds, decisions.byGroup, decisions.paused, decisions.later);
     }
 
     /** What the guard's answers of one round decided, gathered over the rounds of one batch. */
@@ -149,6 +149,8 @@ public final class AdmissionStep {
         final Map<HandlerRef, GroupAdmission> byGroup = new LinkedHashMap<>();
         final Map<HandlerRef, List<Item>> paused = new LinkedHashMap<>();
         final Set<HandlerRef> failedOpen = new LinkedHashSet<>();
+        /** Items of a group with calls to make that found no lease of their own: asked again once those calls are done. */
+        final Map<HandlerRef, List<Item>> later = new LinkedHashMap<>();
         private final List<Fate> fates;
         /** When the lease expected back first, of the last round's waiting items, is due (a delay in nanoseconds). */
         long soonestNanos = Long.MAX_VALUE;
@@ -173,7 +175,8 @@ public final class AdmissionStep {
                 if (admission.failedOpen()) {
                     failedOpen.add(group);
                 }
-                // A group with calls to make does not hold its leases idle waiting for more: the rest go back to wait.
+                // A group with calls to make does not hold its leases idle waiting for more: the rest are
+                // asked again once its calls are done (while tenants compete: other tenants' items).
                 boolean calling = admission.decisions().stream().anyMatch(Admission.Admitted.class::isInstance);
                 for (Admission decision : admission.decisions()) {
                     Item item = byId.get(decision.itemId());
@@ -182,10 +185,14 @@ public final class AdmissionStep {
                             admittedIds.add(item.itemId());
                             byGroup.put(group, admission);
                         }
-                        case Admission.Deferred d when !calling && (d.reason() == DeferReason.HANDLER_CONCURRENCY
+                        case Admission.Deferred d when (d.reason() == DeferReason.HANDLER_CONCURRENCY
                                 || d.reason() == DeferReason.ADAPTIVE_LIMIT) && waitRule.canWait(group, d.delay()) -> {
-                            waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
-                            soonestNanos = Math.min(soonestNanos, d.delay().toNanos());
+                            if (calling) {
+                                later.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
+                            } else {
+                                waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
+                                soonestNanos = Math.min(soonestNanos, d.delay().toNanos());
+                            }
                         }
                         case Admission.Deferred d -> fates.add(new Fate.Deferred(item, d.delay(), Reason.valueOf(d.reason().name())));
                         case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(item);

@@ -33,6 +33,9 @@ import java.util.function.LongSupplier;
  * 3 Postgres statements (claim, record, complete), one handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
  * report), no SQS request of its own (receive and delete belong to the event source mapping).
+ * While tenants compete for a handler's leases, a group may be granted leases for some tenants'
+ * items only: the others are asked again in a further round once the first round's calls are done
+ * (a round trip, a claim statement and a report each), instead of going back to SQS.
  *
  * <p>A handler group's failure, however it fails, becomes retryable failures of that group's
  * items: the other groups' outcomes are recorded all the same. Handler calls end by the
@@ -82,6 +85,20 @@ public final class ItemWorker {
         groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
         admission.parkDisabled(groups, fates);
+        // Rounds: while tenants compete, a group may be granted leases for some tenants' items only;
+        // the others are asked again once this round's calls are done (its leases given back), not sent back to SQS.
+        Map<HandlerRef, List<Item>> asking = groups;
+        while (!asking.isEmpty()) {
+            asking = round(asking, specs, byItem, fates, callDeadline, remainingMillis);
+        }
+        Set<String> tenants = new LinkedHashSet<>();
+        byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
+        return new BatchResult(settling.settle(fates, tenants));
+    }
+
+    /** One round of admission, claim, calls and report; returns the items to ask again now that its calls are done. */
+    private Map<HandlerRef, List<Item>> round(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem,
+                                              List<Fate> fates, long callDeadline, LongSupplier remainingMillis) {
         Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis);
         CallStep.BatchCalls batchCalls = CallStep.BatchCalls.NONE;
         ClaimStep.Claimed claimed = ClaimStep.Claimed.NONE;
@@ -100,9 +117,7 @@ public final class ItemWorker {
                     fates.add(new Fate.Called(byItem.get(itemId), claims.get(itemId).attempt(), outcome)));
         }
         fates.addAll(batchCalls.uncalled());
-        Set<String> tenants = new LinkedHashSet<>();
-        byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
-        return new BatchResult(settling.settle(fates, tenants));
+        return admitted.later();
     }
 
     /** Items of one handler, most urgent first: admission serves them in this order. */

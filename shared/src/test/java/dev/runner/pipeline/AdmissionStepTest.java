@@ -73,8 +73,8 @@ class AdmissionStepTest {
         assertEquals(Set.of(admitted.itemId()), decisions.admittedIds);
         assertEquals(Map.of(LEADS, answer), decisions.byGroup);
         assertEquals(Map.of(), waiting, "a group with calls to make does not hold its leases idle waiting for more");
-        assertEquals(List.of(new Fate.Deferred(leaseSoon, Duration.ofMillis(30), Reason.HANDLER_CONCURRENCY),
-                        new Fate.Deferred(rateLimited, Duration.ofSeconds(4), Reason.HANDLER_RATE)), fates,
+        assertEquals(Map.of(LEADS, List.of(leaseSoon)), decisions.later, "it is asked again once the group's calls are done");
+        assertEquals(List.of(new Fate.Deferred(rateLimited, Duration.ofSeconds(4), Reason.HANDLER_RATE)), fates,
                 "a rate deferral is a fate at once: waiting for it would not free a lease");
         assertEquals(Map.of(LEADS, List.of(paused)), decisions.paused);
         assertTrue(decisions.failedOpen.isEmpty());

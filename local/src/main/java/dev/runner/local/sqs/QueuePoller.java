@@ -35,8 +35,8 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>SQS fair queues (messages carrying a {@code MessageGroupId} on a standard queue, as Runner's
  * tier messages carry their tenant) are kept: the pollers receive ahead into a {@link FairQueueBuffer}
- * and take each batch round-robin over the groups, so one tenant's backlog does not delay the
- * others' messages, as SQS serves them in AWS.
+ * and take each batch as SQS serves them in AWS: a noisy tenant's messages (many in flight) after
+ * the quiet tenants', so one tenant's backlog does not delay the others' messages.
  *
  * <p>Like Lambda's pollers, which are AWS's own and not the function's, these reach the queue
  * in-process ({@link ElasticMqQueues}: ElasticMQ's queue actors, the same the SQS endpoint uses),
@@ -68,6 +68,8 @@ public final class QueuePoller implements AutoCloseable {
     private final Clock clock;
     private final InvocationMeter meter;
     private final FairQueueBuffer buffer = new FairQueueBuffer(FAIR_BUFFER);
+    /** The last receive came back full: more messages are likely waiting. */
+    private volatile boolean queueHadMore;
     private final List<Thread> pollers = new ArrayList<>();
     /** Batches being processed right now. */
     private final AtomicInteger busy = new AtomicInteger();
@@ -165,6 +167,7 @@ public final class QueuePoller implements AutoCloseable {
                         deliver(batch);
                     }
                 } finally {
+                    buffer.done(batch);
                     synchronized (busy) {
                         busy.decrementAndGet();
                         busy.notifyAll();
@@ -213,9 +216,12 @@ public final class QueuePoller implements AutoCloseable {
         return batch;
     }
 
-    /** Receives ahead while the queue gives full receives and the buffer has room: the fair order sees the backlog. */
+    /**
+     * Receives ahead while the last receive came back full (the queue has more: a backlog, where
+     * the fair order matters) and the buffer has room; an empty queue costs no extra receive.
+     */
     private void fill() {
-        while (running && buffer.room() >= SQS_BATCH_LIMIT && buffer.heldMillis(clock.millis()) < FAIR_AHEAD.toMillis()) {
+        while (running && queueHadMore && buffer.room() >= SQS_BATCH_LIMIT && buffer.heldMillis(clock.millis()) < FAIR_AHEAD.toMillis()) {
             List<ElasticMqQueues.Received> more = receive(SQS_BATCH_LIMIT, 0);
             buffer.offer(more, clock.millis());
             if (more.size() < SQS_BATCH_LIMIT) {
@@ -227,6 +233,7 @@ public final class QueuePoller implements AutoCloseable {
     private List<ElasticMqQueues.Received> receive(int max, int waitSeconds) {
         List<ElasticMqQueues.Received> messages = queues.queue(source.queueName())
                 .receive(max, waitSeconds, null, List.of("All"), List.of("All"));
+        queueHadMore = messages.size() == SQS_BATCH_LIMIT;
         long bytes = 0;
         for (ElasticMqQueues.Received message : messages) {
             bytes += message.body().length();

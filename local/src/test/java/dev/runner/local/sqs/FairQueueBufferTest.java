@@ -31,6 +31,27 @@ class FairQueueBufferTest {
         assertEquals(100, buffer.room());
     }
 
+    /** SQS's rule: a group with 30 or more in flight and over 10 % of all in flight is noisy; the quiet groups' messages go first. */
+    @Test
+    void aNoisyGroupsBacklogWaitsForTheQuietGroupsMessages() {
+        var buffer = new FairQueueBuffer(1_000);
+        List<ElasticMqQueues.Received> noisy = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            noisy.add(message("a" + i, "tenant-a"));
+        }
+        buffer.offer(noisy, 0);
+        List<ElasticMqQueues.Received> first = buffer.take(30);
+        assertEquals(30, buffer.inFlight("tenant-a"), "alone, a group gets everything");
+
+        buffer.offer(List.of(message("b0", "tenant-b"), message("b1", "tenant-b"), message("c0", "tenant-c")), 0);
+        assertEquals(List.of("b0", "c0", "b1", "a30"), ids(buffer.take(4)), "tenant-a is noisy: the quiet tenants first, then its backlog");
+
+        buffer.done(first);
+        assertEquals(1, buffer.inFlight("tenant-a"));
+        buffer.offer(List.of(message("b2", "tenant-b")), 0);
+        assertEquals(List.of("b2", "a31"), ids(buffer.take(2)), "no longer noisy: turns again, after the group served last (a30)");
+    }
+
     private static ElasticMqQueues.Received message(String id, String group) {
         return new ElasticMqQueues.Received(id, "rh-" + id, "{}", "", group == null ? Map.of() : Map.of(FairQueueBuffer.GROUP, group), Map.of(), null);
     }
