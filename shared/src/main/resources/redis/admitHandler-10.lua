@@ -298,6 +298,16 @@ if concurrency > 0 then
     if next(leftWaiting) then
       markWaiting(leftWaiting, delay)
     end
+  elseif callsWanted > free and competitors <= limit then
+    -- More calls than free leases: they queue in this admission's lanes, and its tenants want
+    -- more; marked, so that another tenant's next admission sees them compete.
+    local queued = {}
+    for i = 1, itemCount do
+      if passing[i] then
+        queued[tenantOf[i]] = true
+      end
+    end
+    markWaiting(queued, math.ceil((callsWanted - free) / math.max(free, 1)) * callMs)
   end
 end
 
@@ -306,7 +316,7 @@ if ratePerMinute > 0 then
   inWindow = rateLogNow(rateKey, now)
 end
 
-local newRates, newProbes, markers, admittedItems = {}, {}, {}, {}
+local newRates, newProbes, markers, admittedItems, unplacedOf = {}, {}, {}, {}, {}
 local rateDeferred = 0
 
 -- Rate entries of this call are written before a deferral reads the window's order.
@@ -339,8 +349,14 @@ for i = 1, itemCount do
   elseif probeRoom == 0 then
     code, delay = BREAKER_PROBING, shortestMs
   elseif placed and not placed[i] then
-    local capped = capOf[tenantOf[i]] ~= nil and (usage.count[tenantOf[i]] or 0) >= capOf[tenantOf[i]]
-    code, delay = capped and ADAPTIVE_LIMIT or HANDLER_CONCURRENCY, leaseDelay(tenantOf[i])
+    -- A tenant granted no lease: its items come back one call apart on the leases it holds, as
+    -- its share will serve them, rather than all at its first lease back.
+    local tenant = tenantOf[i]
+    local capped = capOf[tenant] ~= nil and (usage.count[tenant] or 0) >= capOf[tenant]
+    local queued = unplacedOf[tenant] or 0
+    unplacedOf[tenant] = queued + 1
+    local spacing = math.ceil(callMs / math.max(1, usage.count[tenant] or 0))
+    code, delay = capped and ADAPTIVE_LIMIT or HANDLER_CONCURRENCY, leaseDelay(tenant) + math.floor(queued / itemsPerCall) * spacing
   elseif ratePerMinute > 0 and inWindow >= rateLimit then
     writeRates()
     code = (inWindow < configuredRate) and ADAPTIVE_LIMIT or HANDLER_RATE

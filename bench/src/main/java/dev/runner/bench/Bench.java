@@ -601,7 +601,7 @@ public final class Bench {
      * A workload's measured window: the meters at its start and, with {@code -Dbench.jfr=DIR}, a
      * JFR profile (settings "profile", or the file {@code -Dbench.jfc} names) of exactly that window.
      */
-    private static final class Window {
+    static final class Window {
         private final String workload;
         private final BenchStack stack;
         private final BenchStack.Meters before;

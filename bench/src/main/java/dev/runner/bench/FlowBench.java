@@ -123,10 +123,10 @@ final class FlowBench {
                         java.util.concurrent.locks.LockSupport.parkNanos(callMs * 1_000_000);
                         return FakeHandler.Reply.OK;
                     });
-            long deferredBefore = stack.deferralsCounted();
+            var window = Bench.Window.open("w12", stack);
             List<UUID> runs = stack.manualRuns(List.of("heavy", "light"), "w12", "call");
             stack.awaitEnded(runs, Duration.ofMinutes(10));
-            long deferred = stack.deferralsCounted() - deferredBefore;
+            var used = window.close();
             Map<String, List<Long>> callsAt = new LinkedHashMap<>();
             for (FakeHandler.Call call : stack.handlers.itemCalls("call")) {
                 for (JsonNode item : FakeHandler.items(call)) {
@@ -150,7 +150,8 @@ final class FlowBench {
             System.out.printf("  %s alone afterwards (%.1f s): %.0f calls/s, %.0f %% of the limit (work conserving)%n", alone,
                     (aloneEnd - aloneFrom) / 1e9, aloneCalls / Math.max(1e-9, (aloneEnd - aloneFrom) / 1e9),
                     100 * aloneCalls / Math.max(1e-9, (aloneEnd - aloneFrom) / 1e9) / capacity);
-            System.out.printf("  deferrals per item %.2f (admission's count in Redis)%n", (double) deferred / (2.0 * items));
+            System.out.printf("  deferrals per item %.2f (re-sends to the item tiers); SQS %.3f requests per item %s%n",
+                    used.deferrals() / (2.0 * items), used.sqsTotal() / (2.0 * items), used.sqsByOperation());
         }
     }
 

@@ -100,6 +100,17 @@ public final class AdmissionStep {
      */
     Admitted admit(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, List<Fate> fates,
                    long callDeadline, LongSupplier remainingMillis) {
+        return admit(groups, specs, fates, callDeadline, remainingMillis, true);
+    }
+
+    /**
+     * @param mayWait whether items that find no lease may wait for one in this invocation; a
+     *                further round (items asked again after a first round's calls) may not: they
+     *                take a lease free then or are deferred, so an invocation does not sit on one
+     *                tenant's items while the queue has others' to serve
+     */
+    Admitted admit(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, List<Fate> fates,
+                   long callDeadline, LongSupplier remainingMillis, boolean mayWait) {
         Decisions decisions = new Decisions(fates);
         Map<HandlerRef, List<Item>> asking = new LinkedHashMap<>();
         for (var entry : groups.entrySet()) {
@@ -109,7 +120,7 @@ public final class AdmissionStep {
                 entry.getValue().forEach(item -> decisions.admittedIds.add(item.itemId()));
             }
         }
-        long waitUntil = System.nanoTime() + laneWait.toNanos();
+        long waitUntil = System.nanoTime() + (mayWait ? laneWait.toNanos() : 0);
         while (!asking.isEmpty()) {
             Map<String, Item> byId = new HashMap<>();
             List<GroupRequest> requests = new ArrayList<>();
