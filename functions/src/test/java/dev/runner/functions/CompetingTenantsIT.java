@@ -8,13 +8,8 @@ import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupReport;
 import dev.runner.guard.GroupRequest;
 import dev.runner.guard.Guard;
-import dev.runner.integration.Direction;
 import dev.runner.item.ItemJob;
-import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
-import dev.runner.run.RunJob;
-import dev.runner.run.RunRef;
-import dev.runner.run.RunStatus;
 import dev.runner.testing.FakeHandler;
 import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
@@ -23,9 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -72,8 +65,8 @@ class CompetingTenantsIT {
             }
             return FakeHandler.Reply.OK;
         });
-        List<ItemJob> batch = new ArrayList<>(items(integration, a, 4));
-        batch.addAll(items(integration, b, 4));
+        List<ItemJob> batch = new ArrayList<>(fixture.storedItems(integration, a, 4));
+        batch.addAll(fixture.storedItems(integration, b, 4));
         Lambda.sqs(new ItemWorkerFunction(fixture.runner), ItemWorkerCostIT.batch(batch), TestContext.of("items", 60_000));
 
         assertEquals(List.of(b, b, b, b, a, a, a, a), order, "B (under its share) first; A once its lease elsewhere came back");
@@ -94,17 +87,5 @@ class CompetingTenantsIT {
     private static void release(Guard guard, PipelineFixture.Integration integration, GroupAdmission admission) {
         guard.report(List.of(new GroupReport(integration.integrationKey(), integration.handlerKey(), List.of(), admission.leaseTokens(),
                 List.of())));
-    }
-
-    /** A running manual run of {@code count} items of the tenant, stored as a fan-out stores them; not sent (the test plays SQS). */
-    private static List<ItemJob> items(PipelineFixture.Integration integration, String tenant, int count) {
-        RunJob run = new RunJob(UUID.randomUUID(), tenant, integration.integrationKey(), integration.handlerKey(), Direction.INBOUND,
-                Trigger.MANUAL, null);
-        RunRef ref = new RunRef(run.runId(), tenant, integration.integrationKey(), integration.handlerKey(), Direction.INBOUND, Trigger.MANUAL);
-        return fixture.runner.database().inTransaction(connection -> {
-            fixture.runner.runStore().insert(connection, run, RunStatus.RUNNING, null);
-            return fixture.runner.itemStore().insert(connection, ref, IntStream.range(0, count)
-                    .mapToObj(i -> new ItemStore.NewItem(tenant + "-" + i, Json.object().put("i", i))).toList());
-        });
     }
 }

@@ -38,12 +38,12 @@ class FlowControlIT {
         LimitedPartner partner = LimitedPartner.atOnce(2, Duration.ofMillis(50), 1);
         fixture.handlers.handler(integration.handlerKey()).itemReply(partner::process);
 
-        UUID runId = webhookRun(integration, IntStream.range(0, 40).mapToObj(i -> "{\"externalId\":\"p-" + i + "\"}")
+        UUID runId = fixture.webhookRun(integration, IntStream.range(0, 40).mapToObj(i -> "{\"externalId\":\"p-" + i + "\"}")
                 .collect(Collectors.joining(",", "[", "]")));
         await().atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100))
-                .until(() -> runJson(runId).path("status").asText().equals("completed"));
+                .until(() -> fixture.runJson(runId).path("status").asText().equals("completed"));
 
-        JsonNode counts = runJson(runId).path("counts");
+        JsonNode counts = fixture.runJson(runId).path("counts");
         assertEquals(40, counts.path("succeeded").asInt());
         assertEquals(0, counts.path("dead").asInt());
         assertEquals(40L, (long) fixture.runner.database().query(
@@ -82,8 +82,8 @@ class FlowControlIT {
         var other = fixture.integration(false);
         assertEquals(200, fixture.api("POST", "/handlers/" + integration.integrationKey() + "/" + integration.handlerKey() + "/pause", null)
                 .status());
-        UUID runId = webhookRun(integration, "[{\"externalId\":\"w-1\"},{\"externalId\":\"w-2\"}]");
-        await().atMost(Duration.ofSeconds(30)).until(() -> runJson(runId).path("counts").path("parked").asInt() == 2);
+        UUID runId = fixture.webhookRun(integration, "[{\"externalId\":\"w-1\"},{\"externalId\":\"w-2\"}]");
+        await().atMost(Duration.ofSeconds(30)).until(() -> fixture.runJson(runId).path("counts").path("parked").asInt() == 2);
         ApiResponse created = fixture.api("POST", "/keys", Json.object().put("tenantId", integration.tenantId()).put("name", "why"));
         String tenantKey = Json.parse(created.body()).path("key").asText();
 
@@ -99,15 +99,5 @@ class FlowControlIT {
         assertEquals(2, reason.path("items").asInt());
         assertEquals(404, PipelineFixture.call(fixture.runner, tenantKey, "GET", "/tenants/" + other.tenantId(), null).status(),
                 "another tenant's is as absent as one that does not exist");
-    }
-
-    private UUID webhookRun(PipelineFixture.Integration integration, String body) {
-        var response = fixture.webhook(fixture.webhookEvent(integration, body));
-        assertEquals(202, response.getStatusCode(), response.getBody());
-        return UUID.fromString(Json.parse(response.getBody()).path("runId").asText());
-    }
-
-    private static JsonNode runJson(UUID runId) {
-        return Json.parse(fixture.api("GET", "/runs/" + runId, null).body());
     }
 }

@@ -1,23 +1,15 @@
 package dev.runner.functions;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.runner.integration.Direction;
 import dev.runner.item.ItemJob;
-import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
-import dev.runner.run.RunJob;
-import dev.runner.run.RunRef;
-import dev.runner.run.RunStatus;
 import dev.runner.testing.FakeHandler;
-import dev.runner.trigger.Trigger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
-import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -56,9 +48,9 @@ class MixedBatchAttributionIT {
             return FakeHandler.Reply.OK;
         });
         int batches = 8;
-        List<ItemJob> poisoned = items(integration, poison, batches);
-        List<ItemJob> a = items(integration, healthyA, 5 * batches);
-        List<ItemJob> b = items(integration, healthyB, 4 * batches);
+        List<ItemJob> poisoned = fixture.storedItems(integration, poison, batches);
+        List<ItemJob> a = fixture.storedItems(integration, healthyA, 5 * batches);
+        List<ItemJob> b = fixture.storedItems(integration, healthyB, 4 * batches);
         var function = new ItemWorkerFunction(fixture.runner);
 
         for (int i = 0; i < batches; i++) {
@@ -90,17 +82,5 @@ class MixedBatchAttributionIT {
     private static String status(ItemJob job) {
         return fixture.runner.database().query("select status from execution_items where item_id = ?", row -> row.getString(1),
                 job.itemId()).getFirst();
-    }
-
-    /** A running manual run of {@code count} items of the tenant, stored as a fan-out stores them; not sent (the test plays SQS). */
-    private static List<ItemJob> items(PipelineFixture.Integration integration, String tenant, int count) {
-        RunJob run = new RunJob(UUID.randomUUID(), tenant, integration.integrationKey(), integration.handlerKey(), Direction.INBOUND,
-                Trigger.MANUAL, null);
-        RunRef ref = new RunRef(run.runId(), tenant, integration.integrationKey(), integration.handlerKey(), Direction.INBOUND, Trigger.MANUAL);
-        return fixture.runner.database().inTransaction(connection -> {
-            fixture.runner.runStore().insert(connection, run, RunStatus.RUNNING, null);
-            return fixture.runner.itemStore().insert(connection, ref, IntStream.range(0, count)
-                    .mapToObj(i -> new ItemStore.NewItem(tenant + "-" + i, Json.object().put("i", i))).toList());
-        });
     }
 }

@@ -200,7 +200,7 @@ public final class GuardReadings {
 
     /**
      * A tenant's deferrals by handler and reason over the current and the previous five minutes
-     * (countWaits-1.lua); empty when Redis is away.
+     * (countDeferrals-1.lua); empty when Redis is away.
      */
     public Optional<TenantWaits> tenantWaits(String tenantId) {
         long period = clock.millis() / WaitCounts.PERIOD.toMillis();

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A tenant's deferrals by handler and reason over the last minutes (countWaits-1.lua), for "why is
+ * A tenant's deferrals by handler and reason over the last minutes (countDeferrals-1.lua, as the operator's counts), for "why is
  * it waiting?": admission's and the source's (a tenant slot ahead, the backlog horizon). Counted in
  * five-minute periods, kept for three; the count rides on a round trip the guard makes anyway. Best effort.
  */
@@ -59,7 +59,7 @@ final class WaitCounts {
             args.add(cause.field());
             args.add(Integer.toString(count));
         });
-        return new Redis.Call(Script.COUNT_WAITS, List.of(keys.tenantWaits(tenantId, nowMs / PERIOD.toMillis())), args);
+        return new Redis.Call(Script.COUNT_DEFERRALS, List.of(keys.tenantWaits(tenantId, nowMs / PERIOD.toMillis())), args);
     }
 
     /** Adds one to a tenant's count of a cause. */

@@ -8,7 +8,7 @@
  * {@code Breaker} (recordOutcome, readBreaker), {@code HandlerLimits} (admitHandler,
  * releaseHandler, the lease doorbell, the pause mirror), {@code AdaptiveLimits} (adaptLimits: AIMD),
  * {@code TenantWindow} (admitTenant, refundTenant, releaseRunSlots, slots reserved at the source),
- * {@code DeferralCounts} (countDeferrals), {@code WaitCounts} (countWaits);
+ * {@code DeferralCounts} (countDeferrals), {@code WaitCounts} (countDeferrals too);
  * {@code GuardRoundTrips} holds the fail-open policy and the give-backs every round trip carries;
  * {@code AdmissionRules} the pure decisions (how the handler's and the tenant's answers combine). Every
  * check is a Lua script in {@code resources/redis/}, whose header is its contract, with shared

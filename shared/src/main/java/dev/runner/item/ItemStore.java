@@ -217,8 +217,8 @@ public final class ItemStore {
 
     /**
      * Items waiting for a message that is overdue by {@code grace}: queued (not held back by the
-     * backlog horizon, which sends no message) or retrying, expected back (or last touched) before now − grace. Their message may have been lost between a commit and a
-     * send that failed. Each is marked due now, so it is re-sent at most once per period (it is
+     * backlog horizon, which sends no message) or retrying, expected back (or last touched) before
+     * now − grace. Their message may have been lost between a commit and a send that failed. Each is marked due now, so it is re-sent at most once per period (it is
      * overdue again only a grace later); a duplicate of a live message is harmless (the claim lets one through).
      * {@code tiers} limits the sweep to runs of those triggers (a tier with a visible backlog is
      * left alone: its messages may only be waiting their turn).

@@ -139,7 +139,7 @@ public final class CallStep {
             List<String> tokens = admission == null ? List.of() : admission.leaseTokens();
             int lanes = admission == null ? chunks.size() : admission.lanes(chunks.size());
             return new Lanes<List<Item>, List<CallResult>>(laneThreads, System::nanoTime)
-                    .run(chunks, lanes, expected, deadlineNanos, new GroupCaller(group, spec, claimed, admission, tokens, admitted.leasesReleased()));
+                    .run(chunks, lanes, expected, deadlineNanos, new GroupCaller(group, spec, claimed, admitted, tokens));
         }
         Map<String, List<Item>> byTenant = new LinkedHashMap<>();
         members.forEach(item -> byTenant.computeIfAbsent(item.job().tenantId(), t -> new ArrayList<>()).add(item));
@@ -149,7 +149,7 @@ public final class CallStep {
             List<List<Item>> chunks = chunks(items, perCall);
             tenants.add(laneThreads.submit(() -> new Lanes<List<Item>, List<CallResult>>(laneThreads, System::nanoTime).run(chunks,
                     Math.max(1, Math.min(chunks.size(), tokens.size())), expected, deadlineNanos,
-                    new GroupCaller(group, spec, claimed, admission, tokens, admitted.leasesReleased()))));
+                    new GroupCaller(group, spec, claimed, admitted, tokens))));
         });
         List<List<CallResult>> results = new ArrayList<>();
         List<List<Item>> unstarted = new ArrayList<>();
@@ -221,14 +221,13 @@ public final class CallStep {
         /** Tenants whose scope the partner asked to wait in this batch, until when (System.nanoTime). */
         private final Map<String, Long> stoppedUntil = new java.util.concurrent.ConcurrentHashMap<>();
 
-        GroupCaller(HandlerRef group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed, GroupAdmission admission,
-                    List<String> tokens, Set<String> leasesReleased) {
+        GroupCaller(HandlerRef group, HandlerSpec spec, Map<UUID, ItemStore.Claimed> claimed, Admitted admitted, List<String> tokens) {
             this.group = group;
             this.spec = spec;
             this.claimed = claimed;
-            this.admission = admission;
+            this.admission = admitted.byGroup().get(group);
             this.tokens = tokens;
-            this.leasesReleased = leasesReleased;
+            this.leasesReleased = admitted.leasesReleased();
         }
 
         /** A lane out of calls gives its lease back now, for a worker waiting on this handler; the last one goes with the report. */

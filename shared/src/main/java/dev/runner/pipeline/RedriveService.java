@@ -4,6 +4,7 @@ import dev.runner.item.ItemFilter;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
+import dev.runner.run.Run;
 import dev.runner.run.RunStore;
 
 import java.sql.Connection;
@@ -43,7 +44,7 @@ public final class RedriveService {
      * After a run's cancel ({@code RunStore.cancel}): its items' future tenant-window slots go back
      * at once, so the tenant's next run starts at the window's pace, not behind slots no item will use.
      */
-    public void cancelled(dev.runner.run.Run run) {
+    public void cancelled(Run run) {
         dispatcher.cancelled(run.tenantId(), run.runId());
     }
 

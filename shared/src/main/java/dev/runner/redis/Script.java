@@ -29,10 +29,8 @@ public enum Script {
     RELEASE_RUN_SLOTS("releaseRunSlots", 4),
     /** An integration's breaker as of now, without writing anything. */
     READ_BREAKER("readBreaker", 2),
-    /** Counts a minute's admission deferrals by reason (the operator's charts). */
-    COUNT_DEFERRALS("countDeferrals", 1),
-    /** Counts a tenant's deferrals of five minutes by handler and reason ("why is it waiting?"). */
-    COUNT_WAITS("countWaits", 1);
+    /** Counts admission deferrals into a period's hash: a minute's by reason (the operator's charts), a tenant's by handler and reason ("why is it waiting?"). */
+    COUNT_DEFERRALS("countDeferrals", 1);
 
     private final String name;
     private final int keyCount;
