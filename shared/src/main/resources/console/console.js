@@ -37,7 +37,21 @@ const REASONS = [
   { key: 'handler_rate', label: 'Handler rate' },
   { key: 'handler_concurrency', label: 'Handler concurrency' },
   { key: 'tenant_limit', label: 'Tenant window' },
+  { key: 'adaptive_stop', label: 'Partner asked to wait' },
+  { key: 'adaptive_limit', label: 'Learnt limit' },
 ];
+// The reasons an item waits (GET /tenants/{tenantId}), as the tenant page names them.
+const WAIT_REASONS = {
+  paused: 'Handler paused or integration disabled',
+  backlog_horizon: 'Held past the backlog horizon',
+  tenant_limit: 'Tenant window',
+  handler_concurrency: 'Handler concurrency (its fair share)',
+  handler_rate: 'Handler rate',
+  adaptive_stop: 'Partner asked to wait (Retry-After)',
+  adaptive_limit: 'Limit learnt from the partner',
+  breaker_open: 'Breaker open',
+  breaker_probing: 'Breaker probing',
+};
 // Each patterned series: its colour and a mark that tells it apart without colour.
 const PATTERNS = {
   dead: { color: '#b3261e', mark: 'diagonal' },
@@ -48,6 +62,8 @@ const PATTERNS = {
   handler_rate: { color: '#8a4b00', mark: 'horizontal' },
   handler_concurrency: { color: '#00756f', mark: 'vertical' },
   tenant_limit: { color: '#1f5fa8', mark: 'dots' },
+  adaptive_stop: { color: '#5b6b00', mark: 'cross' },
+  adaptive_limit: { color: '#6b4f00', mark: 'vertical' },
 };
 
 const state = {
@@ -252,6 +268,7 @@ const VIEWS = {
   item: { title: 'Item', can: 'items:read', mount: mountItem, nav: 'dead' },
   handlers: { title: 'Handlers', can: 'handlers:read', mount: mountHandlers },
   tenants: { title: 'Tenants', can: 'tenants:read', mount: mountTenants },
+  tenant: { title: 'Why is it waiting', can: 'tenants:read', mount: mountTenant, nav: 'tenants' },
   queues: { title: 'Queues', can: 'queues:read', mount: mountQueues },
   charts: { title: 'Charts', can: 'metrics:read', mount: mountCharts },
 };
@@ -261,7 +278,7 @@ function parseHash() {
   const match = /^#\/([a-z]+)(?:\/([^?]*))?(?:\?(.*))?$/.exec(location.hash);
   if (!match) return null;
   const [, name, id, query] = match;
-  const one = { runs: 'run', items: 'item' };
+  const one = { runs: 'run', items: 'item', tenants: 'tenant' };
   const view = id ? (Object.hasOwn(one, name) ? one[name] : null) : name;
   if (!view || !Object.hasOwn(VIEWS, view)) return null;
   try {
@@ -970,6 +987,26 @@ function breakerText(breaker) {
     tenants.map((scope) => h('li', {}, `${scope.tenantId}: `, breakerStateText(scope))))];
 }
 
+/** A handler's adaptive scopes (AIMD): its own limits learnt from the partner, each tenant's, who waits for a lease. */
+function adaptiveText(adaptive, concurrencyLimit) {
+  if (adaptive === undefined || adaptive === null) return h('span', { class: 'muted' }, '— (unknown)');
+  const scopeText = (scope) => {
+    const parts = [];
+    if (scope.stoppedUntil) parts.push(`stopped until ${new Date(scope.stoppedUntil).toLocaleTimeString()} (Retry-After ${num(scope.lastRetryAfterMs)} ms)`);
+    if (scope.concurrency != null) parts.push(`concurrency ${num(scope.concurrency)}${concurrencyLimit == null ? '' : ` of ${num(concurrencyLimit)}`}`);
+    if (scope.ratePerMinute != null) parts.push(`${num(scope.ratePerMinute)}/min`);
+    if (scope.why) parts.push(`cut after ${scope.why === '429' ? 'a 429' : 'timeouts'}`);
+    return parts.length ? parts.join(', ') : 'as configured';
+  };
+  const lines = [];
+  if (adaptive.handler) lines.push(h('li', {}, 'handler: ', scopeText(adaptive.handler)));
+  for (const scope of adaptive.tenants ?? []) lines.push(h('li', {}, `${scope.tenantId}: `, scopeText(scope)));
+  if ((adaptive.tenantsWaitingForALease ?? []).length) {
+    lines.push(h('li', {}, `waiting for a lease: ${adaptive.tenantsWaitingForALease.join(', ')}`));
+  }
+  return lines.length ? h('ul', { class: 'tenant-scopes', 'aria-label': 'Adaptive limits' }, lines) : 'As configured';
+}
+
 function pauseButton(integrationKey, handlerKey, paused) {
   const name = `${integrationKey}/${handlerKey}`;
   return h('button', {
@@ -994,7 +1031,7 @@ function mountHandlers(main, target, ctx) {
     fill(region,
       redisNotice(answer, 'breakers and limit use'),
       table('Handlers',
-        ['Handler', 'State', 'Breaker', 'Concurrency', 'Rate', { text: 'Parked', class: 'num' }, 'Action'],
+        ['Handler', 'State', 'Breaker', 'Concurrency', 'Rate', 'Learnt limits', { text: 'Parked', class: 'num' }, 'Action'],
         (answer.handlers ?? []).map((handler) => h('tr', {},
           h('th', { scope: 'row' }, h('a', {
             href: `#/runs?${new URLSearchParams({ integrationKey: handler.integrationKey, handlerKey: handler.handlerKey })}`,
@@ -1004,6 +1041,7 @@ function mountHandlers(main, target, ctx) {
           h('td', {}, breakerText(handler.breaker)),
           h('td', {}, limit(handler.concurrency?.inUse, handler.concurrency?.limit ?? null, 'calls in flight')),
           h('td', {}, limit(handler.rate?.usedLastMinute, handler.rate?.limitPerMinute ?? null, 'calls in the last minute')),
+          h('td', {}, adaptiveText(handler.adaptive, handler.concurrency?.limit ?? null)),
           h('td', { class: 'num' }, num(handler.parked ?? 0)),
           h('td', {}, can('handlers:pause') ? pauseButton(handler.integrationKey, handler.handlerKey, handler.paused) : null))),
         'No integration type has a handler yet.'));
@@ -1023,7 +1061,7 @@ function mountTenants(main, target, ctx) {
       redisNotice(page, 'window use and deferred items'),
       table('Tenants', ['Tenant', 'Integrations', 'Window (last minute)', { text: 'Deferred', class: 'num' }, 'See'],
         (page.tenants ?? []).map((tenant) => h('tr', {},
-          h('th', { scope: 'row' }, tenant.tenantId),
+          h('th', { scope: 'row' }, h('a', { href: `#/tenants/${enc(tenant.tenantId)}`, title: 'Why its items wait' }, tenant.tenantId)),
           h('td', {}, (tenant.integrations ?? []).join(', ')),
           h('td', {}, limit(tenant.window?.usedLastMinute, tenant.window?.limitPerMinute ?? null, 'items')),
           h('td', { class: 'num' }, tenant.deferred == null ? '—' : `${num(tenant.deferred)} waiting for a slot`),
@@ -1032,6 +1070,42 @@ function mountTenants(main, target, ctx) {
             can('items:read') ? h('a', { href: `#/dead?tenantId=${enc(tenant.tenantId)}`, 'aria-label': `Dead items of ${tenant.tenantId}` }, 'Dead items') : null)))),
         'No tenant yet.'),
       pager.render(page.next, 'Next', 'Previous'));
+  };
+}
+
+/** One tenant: its window, and per handler how many of its items wait in which state and why. */
+function mountTenant(main, target, ctx) {
+  const tenantId = target.id;
+  ctx.heading.textContent = `Why is it waiting: ${tenantId}`;
+  const region = h('div', {});
+  main.append(h('p', {}, h('a', { href: '#/tenants' }, 'All tenants'), ' · ',
+    h('a', { href: `#/runs?tenantId=${enc(tenantId)}` }, 'Its runs')), region);
+  return async () => {
+    const answer = await call('GET', `/tenants/${enc(tenantId)}`);
+    if (!ctx.alive()) return;
+    const window = answer.window ?? {};
+    fill(region,
+      redisNotice(answer, 'what holds the items now'),
+      h('dl', { class: 'facts' },
+        fact('Window (last minute)', limit(window.usedLastMinute, window.limitPerMinute ?? null, 'items')),
+        fact('Slots reserved ahead', window.reservedAhead == null ? '—' : num(window.reservedAhead)),
+        fact('Held past the horizon', num(window.heldPastHorizon ?? 0))),
+      table('Handlers',
+        ['Handler', { text: 'Waiting', class: 'num' }, { text: 'Held', class: 'num' }, { text: 'Parked', class: 'num' },
+          { text: 'Retrying', class: 'num' }, { text: 'In flight', class: 'num' }, 'Waiting for'],
+        (answer.handlers ?? []).map((handler) => h('tr', {},
+          h('th', { scope: 'row' }, `${handler.integrationKey} / ${handler.handlerKey}`),
+          h('td', { class: 'num' }, num(handler.items?.waiting ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.held ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.parked ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.retrying ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.processing ?? 0)),
+          h('td', {}, (handler.waitingFor ?? []).length === 0 ? h('span', { class: 'muted' }, 'nothing')
+            : h('ul', { class: 'tenant-scopes', 'aria-label': 'Reasons' }, handler.waitingFor.map((reason) => h('li', {},
+              h('strong', {}, WAIT_REASONS[reason.reason] ?? reason.reason),
+              reason.now ? ' — now' : ' — lately', `: ${num(reason.items)} items`,
+              reason.detail ? ` (${reason.detail})` : '')))))),
+        'None of its items wait.'));
   };
 }
 

@@ -4,6 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.IamPrincipals;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
+import dev.runner.backlog.BacklogHorizon;
+import dev.runner.backlog.BacklogRelease;
+import dev.runner.backlog.BacklogStore;
 import dev.runner.bulk.BulkActionStore;
 import dev.runner.cache.TypesCache;
 import dev.runner.config.RunnerConfig;
@@ -49,6 +52,7 @@ import dev.runner.pipeline.RunDispatcher;
 import dev.runner.pipeline.RunService;
 import dev.runner.pipeline.RunWorker;
 import dev.runner.pipeline.Scheduler;
+import dev.runner.pipeline.Sweeps;
 import dev.runner.queue.QueueClient;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
@@ -136,8 +140,10 @@ public final class Runner implements AutoCloseable {
             new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
     private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
     private final Part<ItemPacker> packer = part("packer", () -> new ItemPacker(config().itemsPerMessage()));
-    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard(),
-            packer.get(), database(), outbox.get()));
+    private final Part<BacklogStore> backlogStore = part("backlogStore", () -> new BacklogStore(database()));
+    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(),
+            new BacklogHorizon(guard(), backlogStore.get(), config().tenantLimit().backlogHorizon(), metrics()), packer.get(),
+            database(), outbox.get()));
     private final Part<RunDispatcher> runDispatcher = part("runDispatcher", () -> new RunDispatcher(config().queues(), queues(),
             database(), outbox.get()));
     private final Part<RunRequestStore> runRequests = part("runRequests", () -> new RunRequestStore(database(),
@@ -173,10 +179,11 @@ public final class Runner implements AutoCloseable {
             ingestProducers.get(), signingKeys.get(), config(), clock())));
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
-            new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
-            new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
-                    Clock.systemUTC()),
-            bulk.get()));
+            new Sweeps(new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
+                    bulk.get(),
+                    new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
+                            Clock.systemUTC()),
+                    new BacklogRelease(backlogStore.get(), guard(), config().tenantLimit(), dispatcher.get()::dispatch, clock()))));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(intake.get(), integrations(), deadLetterStore(),
             new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));

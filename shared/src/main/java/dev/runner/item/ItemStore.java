@@ -278,9 +278,9 @@ public final class ItemStore {
     }
 
     /**
-     * Items waiting for a message that is overdue by {@code grace}: queued or retrying, expected back
-     * (or last touched) before now − grace. Their message may have been lost between a commit and a
-     * send that failed. Each is marked due now, so it is re-sent at most once per period (it is
+     * Items waiting for a message that is overdue by {@code grace}: queued (not held back by the
+     * backlog horizon, which sends no message) or retrying, expected back (or last touched) before
+     * now − grace. Their message may have been lost between a commit and a send that failed. Each is marked due now, so it is re-sent at most once per period (it is
      * overdue again only a grace later); a duplicate of a live message is harmless (the claim lets one through).
      * {@code tiers} limits the sweep to runs of those triggers (a tier with a visible backlog is
      * left alone: its messages may only be waiting their turn).
@@ -292,7 +292,7 @@ public final class ItemStore {
         return db.query("""
                 with picked as materialized (
                     select i.item_id from execution_items i join runs ir on ir.run_id = i.run_id
-                    where i.status in ('queued', 'retrying')
+                    where i.status in ('queued', 'retrying') and i.held_since is null
                       and coalesce(i.next_visible_at, i.updated_at) < now() - make_interval(secs => ?)
                       and ir.trigger = any(?)
                     order by coalesce(i.next_visible_at, i.updated_at) limit ? for update of i skip locked)

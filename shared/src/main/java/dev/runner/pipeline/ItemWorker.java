@@ -40,7 +40,10 @@ import java.util.function.LongSupplier;
  * handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
  * report), no SQS request of its own (receive and delete belong to the event source mapping) when
- * nothing goes again.
+ * nothing goes again. While tenants compete for a handler's leases, a wave's group may be granted
+ * leases for some tenants' items only: the others are asked again in a second round once the first
+ * round's calls are done (a round trip, a claim statement and a report), and go back to SQS only if
+ * no lease is free then.
  *
  * <p>A handler group's failure, however it fails, becomes retryable failures of that group's
  * items: the other groups' outcomes are recorded all the same. Handler calls end by the
@@ -118,10 +121,27 @@ public final class ItemWorker {
         return new BatchResult(settling.settle(fates, tenants));
     }
 
-    /** One wave: admitted, claimed, called and reported; its outcomes become fates, settled with the batch's. */
+    /**
+     * One wave in rounds: while tenants compete, a group may be granted leases for some tenants' items
+     * only; the others are asked again once this round's calls are done (its leases given back), not
+     * sent back to SQS. Its outcomes become fates, settled with the batch's.
+     */
     private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem, List<Fate> fates,
                           long callDeadline, LongSupplier remainingMillis) {
-        Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis);
+        Map<HandlerRef, List<Item>> asking = round(groups, specs, byItem, fates, callDeadline, remainingMillis, true);
+        if (!asking.isEmpty()) {
+            round(asking, specs, byItem, fates, callDeadline, remainingMillis, false);
+        }
+    }
+
+    /**
+     * One round of admission, claim, calls and report; returns the items to ask again now that its
+     * calls are done. The first round's items may wait for a lease in the invocation; a second
+     * round's take one free then or are deferred (it asks again nothing).
+     */
+    private Map<HandlerRef, List<Item>> round(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem,
+                                              List<Fate> fates, long callDeadline, LongSupplier remainingMillis, boolean first) {
+        Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis, first);
         CallStep.BatchCalls batchCalls = CallStep.BatchCalls.NONE;
         ClaimStep.Claimed claimed = ClaimStep.Claimed.NONE;
         try {
@@ -139,6 +159,7 @@ public final class ItemWorker {
                     fates.add(new Fate.Called(byItem.get(itemId), claims.get(itemId).attempt(), outcome)));
         }
         fates.addAll(batchCalls.uncalled());
+        return admitted.later();
     }
 
     /**

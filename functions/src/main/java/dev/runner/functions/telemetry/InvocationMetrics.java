@@ -127,6 +127,16 @@ public final class InvocationMetrics implements Metrics {
     }
 
     @Override
+    public void adaptiveLimit(String integrationKey, String handlerKey, String tenantId, String change) {
+        current().adaptiveLimit(integrationKey, handlerKey, tenantId, change);
+    }
+
+    @Override
+    public void itemsHeld(String tenantId, int count) {
+        current().itemsHeld(tenantId, count);
+    }
+
+    @Override
     public void tenantWindowDeferrals(String tenantId, int count) {
         current().tenantWindowDeferrals(tenantId, count);
     }
