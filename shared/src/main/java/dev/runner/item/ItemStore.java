@@ -117,9 +117,14 @@ public final class ItemStore {
     /**
      * What a claim found: the items claimed for an attempt, and those whose message arrived before
      * the item was due (a duplicate, or a message that came back before its deferral ended), with
-     * how long until they are due. Items in neither map are ended, parked or another worker's.
+     * how long until they are due; {@code waiting}: those that wait for an earlier item of their record
+     * (dev.runner.ordering). Items in none are ended, parked or another worker's.
      */
-    public record Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early) {}
+    public record Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early, Set<UUID> waiting) {
+        public Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early) {
+            this(claimed, early, Set.of());
+        }
+    }
 
     /**
      * Claims items for an attempt: queued or retrying ones whose message was due (a message that
@@ -131,22 +136,30 @@ public final class ItemStore {
      * ({@code runner_claim_items}, db/migration/V11__hot_statements.sql).
      */
     public Claim claim(Collection<UUID> itemIds, Duration lease) {
+        if (itemIds.isEmpty()) {
+            return new Claim(Map.of(), Map.of());
+        }
+        return claim(new Database.Sql("select item_id, attempts, payload, early_ms, false from runner_claim_items(?::uuid[], ?)",
+                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0));
+    }
+
+    /** Runs a claim statement whose rows are (item_id, attempts, payload, early_ms, waiting). */
+    public Claim claim(Database.Sql statement) {
         Map<UUID, Claimed> claimed = new HashMap<>();
         Map<UUID, Duration> early = new HashMap<>();
-        if (itemIds.isEmpty()) {
-            return new Claim(claimed, early);
-        }
-        db.query("select item_id, attempts, payload, early_ms from runner_claim_items(?::uuid[], ?)", row -> {
-                    UUID id = row.getObject(1, UUID.class);
-                    if (row.getObject(4) == null) {
-                        claimed.put(id, new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3))));
-                    } else {
-                        early.put(id, Duration.ofMillis(row.getLong(4)));
-                    }
-                    return id;
-                },
-                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0);
-        return new Claim(claimed, early);
+        Set<UUID> waiting = new HashSet<>();
+        db.query(statement, row -> {
+            UUID id = row.getObject(1, UUID.class);
+            if (row.getBoolean(5)) {
+                waiting.add(id);
+            } else if (row.getObject(4) == null) {
+                claimed.put(id, new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3))));
+            } else {
+                early.put(id, Duration.ofMillis(row.getLong(4)));
+            }
+            return id;
+        });
+        return new Claim(claimed, early, waiting);
     }
 
     /**
@@ -169,45 +182,61 @@ public final class ItemStore {
         if (results.isEmpty()) {
             return List.of();
         }
-        int n = results.size();
-        UUID[] ids = new UUID[n];
-        String[] statuses = new String[n];
-        String[] errors = new String[n];
-        Integer[] refunds = new Integer[n];
-        Boolean[] handoffs = new Boolean[n];
-        Integer[] visibleIn = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            Result result = results.get(i);
-            ids[i] = result.itemId();
-            refunds[i] = 0;
-            handoffs[i] = false;
-            switch (result) {
-                case Result.Succeeded s -> statuses[i] = ItemStatus.SUCCEEDED.wireName();
-                case Result.Retrying r -> {
-                    statuses[i] = ItemStatus.RETRYING.wireName();
-                    errors[i] = r.error();
-                    visibleIn[i] = r.visibleInSeconds();
-                }
-                case Result.HandedToDlq h -> {
-                    statuses[i] = ItemStatus.PROCESSING.wireName();
-                    errors[i] = h.error();
-                    handoffs[i] = true;
-                    refunds[i] = h.attemptUnused() ? 1 : 0;
-                }
-                case Result.Deferred d -> {
-                    statuses[i] = ItemStatus.QUEUED.wireName();
-                    refunds[i] = 1;
-                    visibleIn[i] = d.visibleInSeconds();
-                }
-                case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
-            }
-        }
-        return db.query("""
+        ResultColumns columns = ResultColumns.of(results);
+        return db.query(new Database.Sql("""
                 select run_id, tenant_id, created_at, finished_at
                 from runner_record_and_complete(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[], ?::uuid[])
-                """, CompletedRun::of, Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
-                Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn),
-                Database.array("uuid", runsToCheck.toArray()));
+                """, columns.with(Database.array("uuid", runsToCheck.toArray()))), CompletedRun::of);
+    }
+
+    /** A batch's results as the record functions take them: one array per column, in their parameter order. */
+    public record ResultColumns(Object[] arrays) {
+
+        public static ResultColumns of(List<Result> results) {
+            int n = results.size();
+            UUID[] ids = new UUID[n];
+            String[] statuses = new String[n];
+            String[] errors = new String[n];
+            Integer[] refunds = new Integer[n];
+            Boolean[] handoffs = new Boolean[n];
+            Integer[] visibleIn = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                Result result = results.get(i);
+                ids[i] = result.itemId();
+                refunds[i] = 0;
+                handoffs[i] = false;
+                switch (result) {
+                    case Result.Succeeded s -> statuses[i] = ItemStatus.SUCCEEDED.wireName();
+                    case Result.Retrying r -> {
+                        statuses[i] = ItemStatus.RETRYING.wireName();
+                        errors[i] = r.error();
+                        visibleIn[i] = r.visibleInSeconds();
+                    }
+                    case Result.HandedToDlq h -> {
+                        statuses[i] = ItemStatus.PROCESSING.wireName();
+                        errors[i] = h.error();
+                        handoffs[i] = true;
+                        refunds[i] = h.attemptUnused() ? 1 : 0;
+                    }
+                    case Result.Deferred d -> {
+                        statuses[i] = ItemStatus.QUEUED.wireName();
+                        refunds[i] = 1;
+                        visibleIn[i] = d.visibleInSeconds();
+                    }
+                    case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
+                }
+            }
+            return new ResultColumns(new Object[] {Database.array("uuid", ids), Database.array("text", statuses),
+                    Database.array("text", errors), Database.array("int4", refunds), Database.array("bool", handoffs),
+                    Database.array("int4", visibleIn)});
+        }
+
+        /** These arrays followed by {@code more} parameters. */
+        public Object[] with(Object... more) {
+            Object[] all = java.util.Arrays.copyOf(arrays, arrays.length + more.length);
+            System.arraycopy(more, 0, all, arrays.length, more.length);
+            return all;
+        }
     }
 
     /** A dead item as the DLQ consumer ends it. {@code error} null keeps the last error recorded. */
