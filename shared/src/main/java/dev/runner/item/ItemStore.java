@@ -468,21 +468,31 @@ public final class ItemStore {
                 .stream().sorted().toList();
     }
 
-    /** An item as the API shows it. */
+    /**
+     * An item as the API shows it. {@code supersededBy}: for a superseded item, the item whose call carried its update;
+     * {@code waitingForRecordSince}: since when it waits for an earlier item of its record (dev.runner.ordering).
+     */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
-                           JsonNode history, Instant dlqAt, Instant updatedAt) {}
+                           JsonNode history, Instant dlqAt, Instant updatedAt, UUID supersededBy, Instant waitingForRecordSince) {
+
+        /** Columns item_id, external_id, status, attempts, last_error, history, dlq_at, updated_at from {@code first}, then
+         * superseded_by and record_wait_since at {@code recordColumn}. */
+        public static ItemView of(ResultSet row, int recordColumn) throws SQLException {
+            Timestamp dlqAt = row.getTimestamp(7);
+            Timestamp waiting = row.getTimestamp(recordColumn + 1);
+            return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
+                    row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
+                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), row.getObject(recordColumn, UUID.class),
+                    waiting == null ? null : waiting.toInstant());
+        }
+    }
 
     /**
      * A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging): of one status, a
      * range of execution_items_by_status; of every status, those ranges merged, at most a page of each.
      */
     public List<ItemView> list(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
-        return db.query(listSql(runId, status, afterItemId, limit), row -> {
-            Timestamp dlqAt = row.getTimestamp(7);
-            return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
-                    row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
-                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant());
-        });
+        return db.query(listSql(runId, status, afterItemId, limit), row -> ItemView.of(row, 9));
     }
 
     /** The statement {@link #list} runs. */
@@ -493,7 +503,8 @@ public final class ItemStore {
         return new Database.Sql("""
                 select i.* from unnest(?::text[]) as s(status)
                 cross join lateral (
-                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at
+                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at, superseded_by,
+                        record_wait_since
                     from execution_items
                     where run_id = ? and status = s.status and (?::uuid is null or item_id > ?)
                     order by item_id
