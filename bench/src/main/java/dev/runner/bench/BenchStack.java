@@ -489,6 +489,21 @@ final class BenchStack implements AutoCloseable {
         return scalar("select count(*) from execution_items where status = 'succeeded'", null, null);
     }
 
+    /** Items of an integration in a status, read past the meters. */
+    synchronized long items(String integrationKey, String status) {
+        scalar("select 1", null, null); // opens the watcher's connection
+        try (var statement = watcher.prepareStatement("select count(*) from execution_items where integration_key = ? and status = ?")) {
+            statement.setString(1, integrationKey);
+            statement.setString(2, status);
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Runs Postgres holds now. */
     long runCount() {
         return scalar("select count(*) from runs", null, null);
