@@ -75,14 +75,23 @@ public final class ItemStore {
      * Duplicate externalIds inside the page keep the first.
      */
     public List<ItemJob> insert(RunRef run, List<NewItem> items) {
+        return insert(run, items, false);
+    }
+
+    /** {@code byRecord}: its handler has {@code ordered_by_record}, so the items enter the record index (dev.runner.ordering). */
+    public List<ItemJob> insert(RunRef run, List<NewItem> items, boolean byRecord) {
         try (Connection connection = db.dataSource().getConnection()) {
-            return insert(connection, run, items);
+            return insert(connection, run, items, byRecord);
         } catch (SQLException e) {
             throw new Database.StoreException("insert items", e);
         }
     }
 
     public List<ItemJob> insert(Connection connection, RunRef run, List<NewItem> items) throws SQLException {
+        return insert(connection, run, items, false);
+    }
+
+    public List<ItemJob> insert(Connection connection, RunRef run, List<NewItem> items, boolean byRecord) throws SQLException {
         Map<String, NewItem> unique = new LinkedHashMap<>();
         items.forEach(item -> unique.putIfAbsent(item.externalId(), item));
         if (unique.isEmpty()) {
@@ -102,15 +111,15 @@ public final class ItemStore {
             i++;
         }
         return db.query(connection, """
-                insert into execution_items (item_id, run_id, tenant_id, integration_key, handler_key, external_id, payload)
-                select v.item_id, ?, ?, ?, ?, v.external_id, v.payload::jsonb
+                insert into execution_items (item_id, run_id, tenant_id, integration_key, handler_key, external_id, payload, by_record)
+                select v.item_id, ?, ?, ?, ?, v.external_id, v.payload::jsonb, ?::boolean
                 from unnest(?::uuid[], ?::text[], ?::text[]) as v(item_id, external_id, payload)
                 on conflict (run_id, external_id) do update set updated_at = execution_items.updated_at
                     where execution_items.status = 'queued'
                 returning item_id, external_id
                 """, row -> new ItemJob(run.runId(), row.getObject(1, UUID.class), run.tenantId(), run.integrationKey(),
                         run.handlerKey(), run.direction(), run.trigger(), row.getString(2), 0, 0),
-                run.runId(), run.tenantId(), run.integrationKey(), run.handlerKey(),
+                run.runId(), run.tenantId(), run.integrationKey(), run.handlerKey(), byRecord ? Boolean.TRUE : null,
                 Database.array("uuid", ids), Database.array("text", externalIds), Database.array("text", payloads));
     }
 
