@@ -6,15 +6,11 @@ import dev.runner.security.StandardWebhooks;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -85,34 +81,22 @@ final class RecordBurstBench {
     private static int sendBurst(BenchStack stack, int round, int records, int burst, int tenants, int inFlight) {
         AtomicInteger next = new AtomicInteger();
         AtomicInteger accepted = new AtomicInteger();
-        ExecutorService senders = Executors.newFixedThreadPool(inFlight);
-        List<Future<?>> lanes = new ArrayList<>();
-        for (int lane = 0; lane < inFlight; lane++) {
-            lanes.add(senders.submit(() -> {
-                for (int r = next.getAndIncrement(); r < records; r = next.getAndIncrement()) {
-                    for (int k = 0; k < burst; k++) {
-                        int n = round * burst + k;
-                        byte[] body = Json.write(Json.object().put("externalId", "contact-" + r).put("event", "contact.updated").put("n", n))
-                                .getBytes(StandardCharsets.UTF_8);
-                        Map<String, String> headers = new HashMap<>(StandardWebhooks.headers(List.of(SECRET), "msg_w13_" + r + "_" + n,
-                                Instant.now().getEpochSecond(), body));
-                        headers.put("Content-Type", "application/json");
-                        if (stack.post("/webhooks/w13-tenant-" + r % tenants + "/w13/contacts", body, headers) != 202) {
-                            throw new IllegalStateException("update " + n + " of contact-" + r + " refused");
-                        }
-                        accepted.incrementAndGet();
+        BenchStack.lanes(inFlight, () -> {
+            for (int r = next.getAndIncrement(); r < records; r = next.getAndIncrement()) {
+                for (int k = 0; k < burst; k++) {
+                    int n = round * burst + k;
+                    byte[] body = Json.write(Json.object().put("externalId", "contact-" + r).put("event", "contact.updated").put("n", n))
+                            .getBytes(StandardCharsets.UTF_8);
+                    Map<String, String> headers = new HashMap<>(StandardWebhooks.headers(List.of(SECRET), "msg_w13_" + r + "_" + n,
+                            Instant.now().getEpochSecond(), body));
+                    headers.put("Content-Type", "application/json");
+                    if (stack.post("/webhooks/w13-tenant-" + r % tenants + "/w13/contacts", body, headers) != 202) {
+                        throw new IllegalStateException("update " + n + " of contact-" + r + " refused");
                     }
+                    accepted.incrementAndGet();
                 }
-            }));
-        }
-        for (Future<?> lane : lanes) {
-            try {
-                lane.get();
-            } catch (Exception e) {
-                throw new IllegalStateException("a sender failed: " + e, e);
             }
-        }
-        senders.shutdown();
+        });
         return accepted.get();
     }
 

@@ -66,17 +66,7 @@ class RecordsIT {
     void anUpdateArrivingWhileTheEarlierIsInFlightWaitsWithoutAnAttemptAndGoesAfter() throws Exception {
         var integration = fixture.integration(false, configs().put("ordered_by_record", true));
         CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch firstCalled = new CountDownLatch(1);
-        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> {
-            if (item.path("payload").path("n").asInt() == 0) {
-                firstCalled.countDown();
-                awaitQuietly(release);
-            }
-            return 200;
-        });
-        try (var secondWorker = new EventSourcePump(fixture.stack, fixture.runner)) {
-            accepted(fixture.webhook(fixture.webhookEvent(integration, update("deal-7", 0))));
-            assertTrue(firstCalled.await(30, TimeUnit.SECONDS), "the first update is in flight");
+        try (var secondWorker = firstUpdateInFlight(integration, "deal-7", release)) {
             accepted(fixture.webhook(fixture.webhookEvent(integration, update("deal-7", 1))));
 
             await().atMost(Duration.ofSeconds(30)).until(() -> rows(integration, "deal-7").get(1).waitingSince() != null);
@@ -100,17 +90,7 @@ class RecordsIT {
     void updatesArrivingWhileTheEarlierIsInFlightCoalesceIntoTheOneThatWaits() throws Exception {
         var integration = fixture.integration(false, configs().put("ordered_by_record", true).put("coalesce_ms", 100));
         CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch firstCalled = new CountDownLatch(1);
-        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> {
-            if (item.path("payload").path("n").asInt() == 0) {
-                firstCalled.countDown();
-                awaitQuietly(release);
-            }
-            return 200;
-        });
-        try (var secondWorker = new EventSourcePump(fixture.stack, fixture.runner)) {
-            accepted(fixture.webhook(fixture.webhookEvent(integration, update("lead-3", 0))));
-            assertTrue(firstCalled.await(30, TimeUnit.SECONDS), "the first update is in flight");
+        try (var secondWorker = firstUpdateInFlight(integration, "lead-3", release)) {
             accepted(fixture.webhook(fixture.webhookEvent(integration, update("lead-3", 1))));
             // The second waits behind the first (held by its claim, or still in its window); the later ones join it.
             await().atMost(Duration.ofSeconds(30)).until(() -> rows(integration, "lead-3").get(1).waitingSince() != null);
@@ -197,6 +177,26 @@ class RecordsIT {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /**
+     * Update 0 of {@code record} sent and held in flight at the handler until {@code release}; returns a second worker,
+     * so that a later update meets the record with its first in flight.
+     */
+    private static EventSourcePump firstUpdateInFlight(PipelineFixture.Integration integration, String record, CountDownLatch release)
+            throws InterruptedException {
+        CountDownLatch firstCalled = new CountDownLatch(1);
+        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> {
+            if (item.path("payload").path("n").asInt() == 0) {
+                firstCalled.countDown();
+                awaitQuietly(release);
+            }
+            return 200;
+        });
+        var secondWorker = new EventSourcePump(fixture.stack, fixture.runner);
+        accepted(fixture.webhook(fixture.webhookEvent(integration, update(record, 0))));
+        assertTrue(firstCalled.await(30, TimeUnit.SECONDS), "the first update is in flight");
+        return secondWorker;
+    }
 
     private static ObjectNode configs() {
         return Json.object().put("batch_size", 10);
