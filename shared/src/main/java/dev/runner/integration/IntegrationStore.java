@@ -80,9 +80,19 @@ public final class IntegrationStore {
 
     /** The tenant integrations of {@code keys} that exist, without their webhook secrets, in one statement. */
     public Map<Integrations.TenantKey, TenantIntegration> tenantIntegrations(Collection<Integrations.TenantKey> keys) {
+        return tenantIntegrations(keys, "null::text[]");
+    }
+
+    /** The same with their webhook secrets: for the ingest function's checks, whose role may read them. */
+    public Map<Integrations.TenantKey, TenantIntegration> tenantIntegrationsWithSecrets(Collection<Integrations.TenantKey> keys) {
+        return tenantIntegrations(keys, "t.webhook_secrets");
+    }
+
+    /** @param secrets the secrets column, or {@code null::text[]} for a role that may not read it (a constant here, never input) */
+    private Map<Integrations.TenantKey, TenantIntegration> tenantIntegrations(Collection<Integrations.TenantKey> keys, String secrets) {
         Map<Integrations.TenantKey, TenantIntegration> found = new HashMap<>();
-        db.query("""
-                select t.tenant_id, t.integration_key, t.enabled, null::text[], t.settings::text, t.schedules::text
+        db.query("select t.tenant_id, t.integration_key, t.enabled, " + secrets + """
+                , t.settings::text, t.schedules::text
                 from tenant_integrations t join unnest(?::text[], ?::text[]) as k(tenant_id, integration_key)
                     on t.tenant_id = k.tenant_id and t.integration_key = k.integration_key
                 """, row -> found.put(new Integrations.TenantKey(row.getString(1), row.getString(2)), tenantIntegration(row)),
