@@ -1,15 +1,19 @@
 package dev.runner.functions;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
+import dev.runner.security.StandardWebhooks;
 import dev.runner.testing.FakeHandler;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -174,6 +178,28 @@ class RecordsIT {
         assertEquals(202, fixture.api("POST", "/items/" + survivor.itemId() + "/redrive", Json.object()).status());
         await().atMost(Duration.ofSeconds(30)).until(() -> "succeeded".equals(rows(integration, "acct-9").getFirst().status()));
         assertEquals(List.of(2, 2, 3, 2), processedNs(integration), "a later update is a call of its own; the redrive carries the survivor's");
+    }
+
+    /** Ingest messages are coalesced as webhooks are: a batch's updates of one record are one call with the latest. */
+    @Test
+    void anIngestBatchsUpdatesOfOneRecordAreOneCallWithTheLatest() {
+        var integration = fixture.integration(false, configs().put("coalesce_ms", 200));
+        List<SQSEvent.SQSMessage> messages = new ArrayList<>();
+        for (int n = 0; n < 4; n++) {
+            String body = Json.write(Json.object().put("tenantId", integration.tenantId()).put("integrationKey", integration.integrationKey())
+                    .put("handlerKey", integration.handlerKey()).put("externalId", "ing-1").set("payload", Json.object().put("n", n)));
+            String messageId = UUID.randomUUID().toString();
+            messages.add(Lambda.sqsRecord(messageId, "rh-" + messageId, body, fixture.stack.arn("ingest"),
+                    Map.of("ApproximateReceiveCount", "1", "SentTimestamp", Long.toString(System.currentTimeMillis())),
+                    StandardWebhooks.headers(List.of(integration.webhookSecret()), "msg_" + messageId, Instant.now().getEpochSecond(),
+                            body.getBytes(StandardCharsets.UTF_8))));
+        }
+        var response = Lambda.sqs(new IngestFunction(fixture.runner), Lambda.sqsEvent(messages), TestContext.of("ingest", 30_000));
+        assertTrue(response.getBatchItemFailures().isEmpty());
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> "succeeded".equals(rows(integration, "ing-1").getFirst().status()));
+        assertEquals(List.of(3), processedNs(integration));
+        assertEquals(3, rows(integration, "ing-1").stream().filter(row -> "superseded".equals(row.status())).count());
     }
 
     // ------------------------------------------------------------------ helpers
