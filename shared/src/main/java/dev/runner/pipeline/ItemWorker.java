@@ -9,6 +9,7 @@ import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
 import dev.runner.pipeline.Settlement.Reason;
@@ -100,6 +101,12 @@ public final class ItemWorker {
         groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
         admission.parkDisabled(groups, fates);
+        Set<HandlerRef> ordered = new LinkedHashSet<>();
+        specs.forEach((group, spec) -> {
+            if (RecordOrder.ordered(spec)) {
+                ordered.add(group);
+            }
+        });
         List<Map<HandlerRef, List<Item>>> waves = waves(groups, specs);
         long started = System.nanoTime();
         for (int i = 0; i < waves.size(); i++) {
@@ -111,23 +118,23 @@ public final class ItemWorker {
                         members.forEach(item -> fates.add(new Fate.Deferred(item, later, Reason.OUT_OF_TIME)))));
                 break;
             }
-            callWave(waves.get(i), specs, byItem, fates, callDeadline, remainingMillis);
+            callWave(waves.get(i), specs, ordered, byItem, fates, callDeadline, remainingMillis);
         }
         Set<String> tenants = new LinkedHashSet<>();
         byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
-        return new BatchResult(settling.settle(fates, tenants));
+        return new BatchResult(settling.settle(fates, tenants, ordered));
     }
 
     /** One wave: admitted, claimed, called and reported; its outcomes become fates, settled with the batch's. */
-    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem, List<Fate> fates,
-                          long callDeadline, LongSupplier remainingMillis) {
+    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Set<HandlerRef> ordered,
+                          Map<UUID, Item> byItem, List<Fate> fates, long callDeadline, LongSupplier remainingMillis) {
         Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis);
         CallStep.BatchCalls batchCalls = CallStep.BatchCalls.NONE;
         ClaimStep.Claimed claimed = ClaimStep.Claimed.NONE;
         try {
             // Inside the try: whatever fails from here on (Postgres at park or claim, a call), the leases go back.
             admitted.paused().forEach((group, members) -> admission.park(group, members, fates));
-            claimed = claiming.claim(groups, admitted.itemIds(), fates);
+            claimed = claiming.claim(groups, ordered, admitted.itemIds(), fates);
             batchCalls = calling.call(claimed.toCall(), specs, admitted, claimed.claims(), callDeadline);
         } finally {
             // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.
