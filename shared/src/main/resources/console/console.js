@@ -24,7 +24,7 @@ const TRIGGERS = ['webhook', 'manual', 'queue', 'schedule'];
 const RUN_STATUSES = ['queued', 'fetching', 'running', 'completed', 'completed_with_errors', 'failed', 'cancelled'];
 // A run that may still be cancelled.
 const OPEN_RUN_STATUSES = ['queued', 'fetching', 'running'];
-const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled'];
+const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'superseded'];
 const OUTCOMES = [
   { key: 'succeeded', label: 'Succeeded' },
   { key: 'retried', label: 'Retried' },
@@ -515,10 +515,11 @@ function redisNotice(answer, what) {
 
 // ------------------------------------------------------------------ drawing: progress, limits, charts
 
-/** Succeeded / dead / cancelled / open of a run, as a bar with patterns and the same numbers as text. */
+/** Succeeded / dead / cancelled / open of a run, as a bar with patterns and the same numbers as text (superseded items, ended by coalescing, count with the succeeded in the bar). */
 function progress(counts) {
   const total = counts?.total ?? 0;
-  const succeeded = counts?.succeeded ?? 0;
+  const superseded = counts?.superseded ?? 0;
+  const succeeded = (counts?.succeeded ?? 0) + superseded;
   const dead = counts?.dead ?? 0;
   const cancelled = counts?.cancelled ?? 0;
   const open = Math.max(0, total - succeeded - dead - cancelled);
@@ -534,7 +535,7 @@ function progress(counts) {
     svg('rect', { x: 0, y: 0, width: 100, height: 10, class: 'frame', 'vector-effect': 'non-scaling-stroke' }));
   return h('div', { class: 'progress' }, bar,
     h('span', { class: 'progress-label' },
-      `${num(succeeded)} succeeded · ${num(dead)} dead · ${cancelled ? `${num(cancelled)} cancelled · ` : ''}${num(open)} open of ${num(total)}`));
+      `${num(succeeded - superseded)} succeeded · ${superseded ? `${num(superseded)} superseded · ` : ''}${num(dead)} dead · ${cancelled ? `${num(cancelled)} cancelled · ` : ''}${num(open)} open of ${num(total)}`));
 }
 
 /** Use against a limit: a meter and the numbers, with "near limit" / "at limit" in words; use null = unknown. */
@@ -858,6 +859,8 @@ function mountItem(main, target, ctx) {
         fact('Attempts', num(item.attempts)),
         fact('Last error', item.lastError == null ? h('span', { class: 'muted' }, 'none') : h('span', { class: 'error-text' }, item.lastError)),
         fact('Dead at (dlq_at)', when(item.dlqAt)),
+        item.supersededBy ? fact('Superseded by', h('a', { href: `#/items/${enc(item.supersededBy)}`, title: 'the item whose call carried this update, or a later one' }, h('code', {}, item.supersededBy))) : null,
+        item.waitingForRecordSince ? fact('Waiting for its record since', when(item.waitingForRecordSince)) : null,
         fact('Updated', when(item.updatedAt)),
         fact('Run', h('a', { href: `#/runs/${enc(item.runId)}`, title: item.runId }, h('code', {}, item.runId))),
         fact('Tenant', item.tenantId),

@@ -28,7 +28,7 @@ import java.util.concurrent.locks.LockSupport;
  * scaled (and says so); {@code -Dbench.jfr=DIR} records a JFR profile of each workload's measured
  * window into {@code DIR/<workload>.jfr}.
  *
- * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [w8] [w9] [w10] [faults]</pre>
+ * <pre>java -XX:TieredStopAtLevel=1 -jar bench/target/runner-bench.jar [w1] [w2] [w3] [w4] [w5] [w6] [w7] [w8] [w9] [w10] [w13] [faults]</pre>
  *
  * {@code faults} is the fault run of the tests ({@code FaultRunIT}), not a benchmark: it is not run by default.
  */
@@ -69,9 +69,10 @@ public final class Bench {
                 case "w8" -> soak();
                 case "w9" -> TenantScaleBench.tenants();
                 case "w10" -> WebhookStormBench.storm();
+                case "w13" -> RecordBurstBench.bursts();
                 case "faults" -> faults();
                 default -> throw new IllegalArgumentException("unknown workload " + workload
-                        + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, faults)");
+                        + " (w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, w13, faults)");
             }
         }
         System.exit(0);

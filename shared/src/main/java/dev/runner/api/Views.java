@@ -58,6 +58,12 @@ final class Views {
         node.set("history", item.history());
         node.put("dlqAt", time(item.dlqAt()));
         node.put("updatedAt", item.updatedAt().toString());
+        if (item.supersededBy() != null) {
+            node.put("supersededBy", item.supersededBy().toString());
+        }
+        if (item.waitingForRecordSince() != null) {
+            node.put("waitingForRecordSince", item.waitingForRecordSince().toString());
+        }
         return node;
     }
 

@@ -31,6 +31,7 @@ import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.outbox.OutboxStore;
 import dev.runner.packing.ItemPacker;
 import dev.runner.pipeline.DeadLetterService;
@@ -152,16 +153,19 @@ public final class Runner implements AutoCloseable {
             runDispatcher.get(), new DeliveredRuns(runStore(), itemStore(), dispatcher.get(), clock()), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), integrations(), queues(), deadLetterStore(),
             new FetchStep(config().runTimeReserve(), runStore(), itemStore(), integrations(), handlers(), dispatcher.get())));
+    private final Part<RecordOrder> recordOrder = part("recordOrder", () -> new RecordOrder(itemStore(), database(),
+            RecordOrder.RECHECK));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
         CallTimes callTimes = new CallTimes();
         return new ItemWorker(integrations(), deadLetterStore(),
                 new AdmissionStep(guard(), pauseStore.get(), integrations(), callTimes, config().laneWait(),
                         config().tenantLimit().shortestDeferral()),
-                new ClaimStep(itemStore(), config().itemClaimLease()),
+                new ClaimStep(recordOrder.get(), config().itemClaimLease()),
                 new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
-                new SettleStep(config(), itemStore(), runStore(), queues(), metrics()));
+                new SettleStep(config(), recordOrder.get(), runStore(), queues(), metrics()));
     });
-    private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), clock()));
+    private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), metrics(),
+            clock()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             intake.get(), clock()));
     // A bulk action's budget is wall time, whatever clock the root runs on.

@@ -18,15 +18,32 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
      * @param ratePerMinute     items per minute; 0 = unlimited
      * @param batchSize         items per {@code /process-batch} call
      * @param timeoutMs         per handler call
+     * @param orderedByRecord   items of one tenant and externalId are called one at a time, in accepted order (dev.runner.ordering)
+     * @param coalesceMs        webhook and ingest items of one tenant and externalId accepted within this window, or while an
+     *                          earlier one waits, become one call with the latest payload (dev.runner.coalescing); 0 = off
      */
-    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs) {
+    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs, boolean orderedByRecord, int coalesceMs) {
         public static final Configs DEFAULTS = new Configs(0, 0, 10, 10_000);
+        /** The longest coalescing window: SQS delays a message at most 15 minutes. */
+        public static final int MAX_COALESCE_MS = 900_000;
 
         public Configs {
             if (concurrency < 0) throw new IllegalArgumentException("configs.concurrency < 0: " + concurrency);
             if (ratePerMinute < 0) throw new IllegalArgumentException("configs.rate_limit_per_minute < 0: " + ratePerMinute);
             if (batchSize < 1 || batchSize > 100) throw new IllegalArgumentException("configs.batch_size must be 1..100: " + batchSize);
             if (timeoutMs < 100 || timeoutMs > 900_000) throw new IllegalArgumentException("configs.timeout_ms must be 100..900000: " + timeoutMs);
+            if (coalesceMs < 0 || coalesceMs > MAX_COALESCE_MS) {
+                throw new IllegalArgumentException("configs.coalesce_ms must be 0.." + MAX_COALESCE_MS + ": " + coalesceMs);
+            }
+        }
+
+        public Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs) {
+            this(concurrency, ratePerMinute, batchSize, timeoutMs, false, 0);
+        }
+
+        /** Its items are kept by record (ordered or coalesced): they enter the record index when accepted. */
+        public boolean keepsRecords() {
+            return orderedByRecord || coalesceMs > 0;
         }
 
         static Configs fromJson(JsonNode node) {
@@ -38,15 +55,32 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
                     Json.optionalInt(node, "concurrency", DEFAULTS.concurrency),
                     Json.optionalInt(node, "rate_limit_per_minute", DEFAULTS.ratePerMinute),
                     Json.optionalInt(node, "batch_size", DEFAULTS.batchSize),
-                    Json.optionalInt(node, "timeout_ms", DEFAULTS.timeoutMs));
+                    Json.optionalInt(node, "timeout_ms", DEFAULTS.timeoutMs),
+                    optionalBoolean(node, "ordered_by_record"),
+                    Json.optionalInt(node, "coalesce_ms", DEFAULTS.coalesceMs));
+        }
+
+        private static boolean optionalBoolean(JsonNode node, String field) {
+            JsonNode value = node.get(field);
+            if (value != null && !value.isBoolean() && !value.isNull()) {
+                throw new Json.InvalidJsonException("configs." + field + " must be true or false");
+            }
+            return value != null && value.asBoolean();
         }
 
         ObjectNode toJson() {
-            return Json.object()
+            ObjectNode node = Json.object()
                     .put("concurrency", concurrency)
                     .put("rate_limit_per_minute", ratePerMinute)
                     .put("batch_size", batchSize)
                     .put("timeout_ms", timeoutMs);
+            if (orderedByRecord) {
+                node.put("ordered_by_record", true);
+            }
+            if (coalesceMs > 0) {
+                node.put("coalesce_ms", coalesceMs);
+            }
+            return node;
         }
     }
 

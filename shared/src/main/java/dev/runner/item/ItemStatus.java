@@ -8,7 +8,8 @@ import java.util.Optional;
  * An item's life. queued → processing → succeeded; processing → retrying → processing (next
  * attempt); processing → dead (via the DLQ consumer, which stamps dlq_at); queued → parked →
  * queued while its handler is paused; dead → queued on redrive; queued, retrying, parked → cancelled when
- * its run is cancelled (an item in flight finishes first). Postgres applies each move
+ * its run is cancelled (an item in flight finishes first); accepted → superseded when coalescing folds its
+ * update into an item of its record that waits (dev.runner.coalescing; superseded_by names that item). Postgres applies each move
  * with {@code UPDATE … WHERE status = …}, so a lost race is a zero-row update.
  */
 public enum ItemStatus {
@@ -18,7 +19,9 @@ public enum ItemStatus {
     RETRYING,
     DEAD,
     PARKED,
-    CANCELLED;
+    CANCELLED,
+    /** Ended by coalescing: another item's call carried its update, or a later one (execution_items.superseded_by). */
+    SUPERSEDED;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

@@ -33,6 +33,9 @@ public interface Metrics {
     /** One item batch settled. */
     default void itemsSettled(ItemBatch batch) {}
 
+    /** Items the intake ended superseded by coalescing (dev.runner.coalescing), of these tenants. */
+    default void itemsSuperseded(int count, Set<String> tenantIds) {}
+
     /** Items the dead-letter consumer marked dead, of these tenants. */
     default void itemsDead(int count, Set<String> tenantIds) {}
 

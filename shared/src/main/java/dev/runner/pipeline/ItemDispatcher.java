@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Function;
 
 /**
@@ -70,6 +71,11 @@ public final class ItemDispatcher {
     }
 
     public void dispatch(List<ItemJob> jobs) {
+        dispatch(jobs, Map.of());
+    }
+
+    /** Sends {@code jobs}, each delayed at least by its {@code leastDelaySeconds} (a coalescing window, dev.runner.coalescing). */
+    public void dispatch(List<ItemJob> jobs, Map<UUID, Integer> leastDelaySeconds) {
         if (jobs.isEmpty()) {
             return;
         }
@@ -80,7 +86,8 @@ public final class ItemDispatcher {
             if (slot.held()) {
                 continue; // held in Postgres until its slots come near
             }
-            int seconds = slot.delay().isZero() ? 0 : Settlement.delaySeconds(slot.delay());
+            int seconds = Math.max(slot.delay().isZero() ? 0 : Settlement.delaySeconds(slot.delay()),
+                    leastDelaySeconds.getOrDefault(job.itemId(), 0));
             entries.add(new ItemPacker.Entry<>(slot.reserved() ? job.withTenantSlot(slot.atMs()) : job, seconds, null));
         }
         Map<String, List<OutgoingMessage>> byQueue = new LinkedHashMap<>();

@@ -9,6 +9,7 @@ import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
 import dev.runner.pipeline.Settlement.Reason;
@@ -103,6 +104,12 @@ public final class ItemWorker {
         groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
         admission.parkDisabled(groups, fates);
+        Set<HandlerRef> ordered = new LinkedHashSet<>();
+        specs.forEach((group, spec) -> {
+            if (RecordOrder.ordered(spec)) {
+                ordered.add(group);
+            }
+        });
         List<Map<HandlerRef, List<Item>>> waves = waves(groups, specs);
         long started = System.nanoTime();
         for (int i = 0; i < waves.size(); i++) {
@@ -114,11 +121,11 @@ public final class ItemWorker {
                         members.forEach(item -> fates.add(new Fate.Deferred(item, later, Reason.OUT_OF_TIME)))));
                 break;
             }
-            callWave(waves.get(i), specs, byItem, fates, callDeadline, remainingMillis);
+            callWave(waves.get(i), specs, ordered, byItem, fates, callDeadline, remainingMillis);
         }
         Set<String> tenants = new LinkedHashSet<>();
         byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
-        return new BatchResult(settling.settle(fates, tenants));
+        return new BatchResult(settling.settle(fates, tenants, ordered));
     }
 
     /**
@@ -126,11 +133,11 @@ public final class ItemWorker {
      * only; the others are asked again once this round's calls are done (its leases given back), not
      * sent back to SQS. Its outcomes become fates, settled with the batch's.
      */
-    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem, List<Fate> fates,
-                          long callDeadline, LongSupplier remainingMillis) {
-        Map<HandlerRef, List<Item>> asking = round(groups, specs, byItem, fates, callDeadline, remainingMillis, true);
+    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Set<HandlerRef> ordered,
+                          Map<UUID, Item> byItem, List<Fate> fates, long callDeadline, LongSupplier remainingMillis) {
+        Map<HandlerRef, List<Item>> asking = round(groups, specs, ordered, byItem, fates, callDeadline, remainingMillis, true);
         if (!asking.isEmpty()) {
-            round(asking, specs, byItem, fates, callDeadline, remainingMillis, false);
+            round(asking, specs, ordered, byItem, fates, callDeadline, remainingMillis, false);
         }
     }
 
@@ -139,15 +146,16 @@ public final class ItemWorker {
      * calls are done. The first round's items may wait for a lease in the invocation; a second
      * round's take one free then or are deferred (it asks again nothing).
      */
-    private Map<HandlerRef, List<Item>> round(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem,
-                                              List<Fate> fates, long callDeadline, LongSupplier remainingMillis, boolean first) {
+    private Map<HandlerRef, List<Item>> round(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Set<HandlerRef> ordered,
+                                              Map<UUID, Item> byItem, List<Fate> fates, long callDeadline, LongSupplier remainingMillis,
+                                              boolean first) {
         Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis, first);
         CallStep.BatchCalls batchCalls = CallStep.BatchCalls.NONE;
         ClaimStep.Claimed claimed = ClaimStep.Claimed.NONE;
         try {
             // Inside the try: whatever fails from here on (Postgres at park or claim, a call), the leases go back.
             admitted.paused().forEach((group, members) -> admission.park(group, members, fates));
-            claimed = claiming.claim(groups, admitted.itemIds(), fates);
+            claimed = claiming.claim(groups, ordered, admitted.itemIds(), fates);
             batchCalls = calling.call(claimed.toCall(), specs, admitted, claimed.claims(), callDeadline);
         } finally {
             // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.

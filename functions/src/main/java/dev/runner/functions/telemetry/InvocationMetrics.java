@@ -92,6 +92,11 @@ public final class InvocationMetrics implements Metrics {
     }
 
     @Override
+    public void itemsSuperseded(int count, Set<String> tenantIds) {
+        current().itemsSuperseded(count, tenantIds);
+    }
+
+    @Override
     public void itemsDead(int count, Set<String> tenantIds) {
         current().itemsDead(count, tenantIds);
     }

@@ -46,6 +46,7 @@ final class MetricsRecording implements Metrics {
     private final AtomicInteger retried = new AtomicInteger();
     private final AtomicInteger parked = new AtomicInteger();
     private final AtomicInteger dead = new AtomicInteger();
+    private final AtomicInteger superseded = new AtomicInteger();
     private final AtomicInteger tenantWindowDeferrals = new AtomicInteger();
     private final AtomicInteger itemsHeld = new AtomicInteger();
     /** The metric of each adaptive scope change ({@code Metrics.adaptiveLimit}). */
@@ -82,6 +83,12 @@ final class MetricsRecording implements Metrics {
         parked.addAndGet(batch.parked());
         batch.deferred().forEach((reason, count) -> deferredByReason.computeIfAbsent(reason, r -> new AtomicInteger()).addAndGet(count));
         tenantIds.addAll(batch.tenantIds());
+    }
+
+    @Override
+    public void itemsSuperseded(int count, Set<String> tenants) {
+        superseded.addAndGet(count);
+        tenantIds.addAll(tenants);
     }
 
     @Override
@@ -173,6 +180,7 @@ final class MetricsRecording implements Metrics {
         count(byFunction, "ItemsRetried", retried.get(), BY_FUNCTION);
         count(byFunction, "ItemsParked", parked.get(), BY_FUNCTION);
         count(byFunction, "ItemsDead", dead.get(), BY_FUNCTION);
+        count(byFunction, "ItemsSuperseded", superseded.get(), BY_FUNCTION);
         count(byFunction, "TenantWindowDeferrals", tenantWindowDeferrals.get(), BY_FUNCTION);
         count(byFunction, "ItemsHeld", itemsHeld.get(), BY_FUNCTION);
         count(byFunction, "RedisFailOpen", redisFailOpen.get(), BY_FUNCTION);
