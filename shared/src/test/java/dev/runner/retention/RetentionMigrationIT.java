@@ -53,8 +53,9 @@ class RetentionMigrationIT {
 
                 Database.migrate(config);
 
-                assertEquals(List.of("11"), db.query("select version from flyway_schema_history where success order by installed_rank desc limit 1",
-                        row -> row.getString(1)));
+                assertEquals(List.of(Database.flyway(config).load().info().current().getVersion().getVersion()),
+                        db.query("select version from flyway_schema_history where success and version is not null"
+                                + " order by installed_rank desc limit 1", row -> row.getString(1)), "every migration applied");
                 assertEquals(2000L, count(db, "select count(*) from execution_items"), "items kept");
                 assertEquals(2L, count(db, "select count(*) from runs"), "runs kept");
                 assertEquals(1L, count(db, "select count(*) from dead_letters"));
