@@ -24,7 +24,7 @@ const TRIGGERS = ['webhook', 'manual', 'queue', 'schedule'];
 const RUN_STATUSES = ['queued', 'fetching', 'running', 'completed', 'completed_with_errors', 'failed', 'cancelled'];
 // A run that may still be cancelled.
 const OPEN_RUN_STATUSES = ['queued', 'fetching', 'running'];
-const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'pending'];
+const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'pending', 'superseded'];
 const OUTCOMES = [
   { key: 'succeeded', label: 'Succeeded' },
   { key: 'retried', label: 'Retried' },
@@ -37,7 +37,21 @@ const REASONS = [
   { key: 'handler_rate', label: 'Handler rate' },
   { key: 'handler_concurrency', label: 'Handler concurrency' },
   { key: 'tenant_limit', label: 'Tenant window' },
+  { key: 'adaptive_stop', label: 'Partner asked to wait' },
+  { key: 'adaptive_limit', label: 'Learnt limit' },
 ];
+// The reasons an item waits (GET /tenants/{tenantId}), as the tenant page names them.
+const WAIT_REASONS = {
+  paused: 'Handler paused or integration disabled',
+  backlog_horizon: 'Held past the backlog horizon',
+  tenant_limit: 'Tenant window',
+  handler_concurrency: 'Handler concurrency (its fair share)',
+  handler_rate: 'Handler rate',
+  adaptive_stop: 'Partner asked to wait (Retry-After)',
+  adaptive_limit: 'Limit learnt from the partner',
+  breaker_open: 'Breaker open',
+  breaker_probing: 'Breaker probing',
+};
 // Each patterned series: its colour and a mark that tells it apart without colour.
 const PATTERNS = {
   dead: { color: '#b3261e', mark: 'diagonal' },
@@ -48,6 +62,8 @@ const PATTERNS = {
   handler_rate: { color: '#8a4b00', mark: 'horizontal' },
   handler_concurrency: { color: '#00756f', mark: 'vertical' },
   tenant_limit: { color: '#1f5fa8', mark: 'dots' },
+  adaptive_stop: { color: '#5b6b00', mark: 'cross' },
+  adaptive_limit: { color: '#6b4f00', mark: 'vertical' },
 };
 
 const state = {
@@ -258,6 +274,7 @@ const VIEWS = {
   item: { title: 'Item', can: 'items:read', mount: mountItem, nav: 'dead' },
   handlers: { title: 'Handlers', can: 'handlers:read', mount: mountHandlers },
   tenants: { title: 'Tenants', can: 'tenants:read', mount: mountTenants },
+  tenant: { title: 'Why is it waiting', can: 'tenants:read', mount: mountTenant, nav: 'tenants' },
   queues: { title: 'Queues', can: 'queues:read', mount: mountQueues },
   charts: { title: 'Charts', can: 'metrics:read', mount: mountCharts },
 };
@@ -267,7 +284,7 @@ function parseHash() {
   const match = /^#\/([a-z]+)(?:\/([^?]*))?(?:\?(.*))?$/.exec(location.hash);
   if (!match) return null;
   const [, name, id, query] = match;
-  const one = { runs: 'run', items: 'item' };
+  const one = { runs: 'run', items: 'item', tenants: 'tenant' };
   const view = id ? (Object.hasOwn(one, name) ? one[name] : null) : name;
   if (!view || !Object.hasOwn(VIEWS, view)) return null;
   try {
@@ -504,10 +521,11 @@ function redisNotice(answer, what) {
 
 // ------------------------------------------------------------------ drawing: progress, limits, charts
 
-/** Succeeded / dead / cancelled / open of a run, as a bar with patterns and the same numbers as text. */
+/** Succeeded / dead / cancelled / open of a run, as a bar with patterns and the same numbers as text (superseded items, ended by coalescing, count with the succeeded in the bar). */
 function progress(counts) {
   const total = counts?.total ?? 0;
-  const succeeded = counts?.succeeded ?? 0;
+  const superseded = counts?.superseded ?? 0;
+  const succeeded = (counts?.succeeded ?? 0) + superseded;
   const dead = counts?.dead ?? 0;
   const cancelled = counts?.cancelled ?? 0;
   const open = Math.max(0, total - succeeded - dead - cancelled);
@@ -523,7 +541,7 @@ function progress(counts) {
     svg('rect', { x: 0, y: 0, width: 100, height: 10, class: 'frame', 'vector-effect': 'non-scaling-stroke' }));
   return h('div', { class: 'progress' }, bar,
     h('span', { class: 'progress-label' },
-      `${num(succeeded)} succeeded · ${num(dead)} dead · ${cancelled ? `${num(cancelled)} cancelled · ` : ''}${num(open)} open of ${num(total)}`));
+      `${num(succeeded - superseded)} succeeded · ${superseded ? `${num(superseded)} superseded · ` : ''}${num(dead)} dead · ${cancelled ? `${num(cancelled)} cancelled · ` : ''}${num(open)} open of ${num(total)}`));
 }
 
 /** Use against a limit: a meter and the numbers, with "near limit" / "at limit" in words; use null = unknown. */
@@ -848,6 +866,8 @@ function mountItem(main, target, ctx) {
         fact('Attempts', num(item.attempts)),
         fact('Last error', item.lastError == null ? h('span', { class: 'muted' }, 'none') : h('span', { class: 'error-text' }, item.lastError)),
         fact('Dead at (dlq_at)', when(item.dlqAt)),
+        item.supersededBy ? fact('Superseded by', h('a', { href: `#/items/${enc(item.supersededBy)}`, title: 'the item whose call carried this update, or a later one' }, h('code', {}, item.supersededBy))) : null,
+        item.waitingForRecordSince ? fact('Waiting for its record since', when(item.waitingForRecordSince)) : null,
         fact('Updated', when(item.updatedAt)),
         fact('Run', h('a', { href: `#/runs/${enc(item.runId)}`, title: item.runId }, h('code', {}, item.runId))),
         fact('Tenant', item.tenantId),
@@ -977,6 +997,26 @@ function breakerText(breaker) {
     tenants.map((scope) => h('li', {}, `${scope.tenantId}: `, breakerStateText(scope))))];
 }
 
+/** A handler's adaptive scopes (AIMD): its own limits learnt from the partner, each tenant's, who waits for a lease. */
+function adaptiveText(adaptive, concurrencyLimit) {
+  if (adaptive === undefined || adaptive === null) return h('span', { class: 'muted' }, '— (unknown)');
+  const scopeText = (scope) => {
+    const parts = [];
+    if (scope.stoppedUntil) parts.push(`stopped until ${new Date(scope.stoppedUntil).toLocaleTimeString()} (Retry-After ${num(scope.lastRetryAfterMs)} ms)`);
+    if (scope.concurrency != null) parts.push(`concurrency ${num(scope.concurrency)}${concurrencyLimit == null ? '' : ` of ${num(concurrencyLimit)}`}`);
+    if (scope.ratePerMinute != null) parts.push(`${num(scope.ratePerMinute)}/min`);
+    if (scope.why) parts.push(`cut after ${scope.why === '429' ? 'a 429' : 'timeouts'}`);
+    return parts.length ? parts.join(', ') : 'as configured';
+  };
+  const lines = [];
+  if (adaptive.handler) lines.push(h('li', {}, 'handler: ', scopeText(adaptive.handler)));
+  for (const scope of adaptive.tenants ?? []) lines.push(h('li', {}, `${scope.tenantId}: `, scopeText(scope)));
+  if ((adaptive.tenantsWaitingForALease ?? []).length) {
+    lines.push(h('li', {}, `waiting for a lease: ${adaptive.tenantsWaitingForALease.join(', ')}`));
+  }
+  return lines.length ? h('ul', { class: 'tenant-scopes', 'aria-label': 'Adaptive limits' }, lines) : 'As configured';
+}
+
 function pauseButton(integrationKey, handlerKey, paused) {
   const name = `${integrationKey}/${handlerKey}`;
   return h('button', {
@@ -1001,7 +1041,7 @@ function mountHandlers(main, target, ctx) {
     fill(region,
       redisNotice(answer, 'breakers and limit use'),
       table('Handlers',
-        ['Handler', 'State', 'Breaker', 'Concurrency', 'Rate', { text: 'Parked', class: 'num' }, 'Action'],
+        ['Handler', 'State', 'Breaker', 'Concurrency', 'Rate', 'Learnt limits', { text: 'Parked', class: 'num' }, 'Action'],
         (answer.handlers ?? []).map((handler) => h('tr', {},
           h('th', { scope: 'row' }, h('a', {
             href: `#/runs?${new URLSearchParams({ integrationKey: handler.integrationKey, handlerKey: handler.handlerKey })}`,
@@ -1011,6 +1051,7 @@ function mountHandlers(main, target, ctx) {
           h('td', {}, breakerText(handler.breaker)),
           h('td', {}, limit(handler.concurrency?.inUse, handler.concurrency?.limit ?? null, 'calls in flight')),
           h('td', {}, limit(handler.rate?.usedLastMinute, handler.rate?.limitPerMinute ?? null, 'calls in the last minute')),
+          h('td', {}, adaptiveText(handler.adaptive, handler.concurrency?.limit ?? null)),
           h('td', { class: 'num' }, num(handler.parked ?? 0)),
           h('td', {}, can('handlers:pause') ? pauseButton(handler.integrationKey, handler.handlerKey, handler.paused) : null))),
         'No integration type has a handler yet.'));
@@ -1030,7 +1071,7 @@ function mountTenants(main, target, ctx) {
       redisNotice(page, 'window use and deferred items'),
       table('Tenants', ['Tenant', 'Integrations', 'Window (last minute)', { text: 'Deferred', class: 'num' }, 'See'],
         (page.tenants ?? []).map((tenant) => h('tr', {},
-          h('th', { scope: 'row' }, tenant.tenantId),
+          h('th', { scope: 'row' }, h('a', { href: `#/tenants/${enc(tenant.tenantId)}`, title: 'Why its items wait' }, tenant.tenantId)),
           h('td', {}, (tenant.integrations ?? []).join(', ')),
           h('td', {}, limit(tenant.window?.usedLastMinute, tenant.window?.limitPerMinute ?? null, 'items')),
           h('td', { class: 'num' }, tenant.deferred == null ? '—' : `${num(tenant.deferred)} waiting for a slot`),
@@ -1039,6 +1080,42 @@ function mountTenants(main, target, ctx) {
             can('items:read') ? h('a', { href: `#/dead?tenantId=${enc(tenant.tenantId)}`, 'aria-label': `Dead items of ${tenant.tenantId}` }, 'Dead items') : null)))),
         'No tenant yet.'),
       pager.render(page.next, 'Next', 'Previous'));
+  };
+}
+
+/** One tenant: its window, and per handler how many of its items wait in which state and why. */
+function mountTenant(main, target, ctx) {
+  const tenantId = target.id;
+  ctx.heading.textContent = `Why is it waiting: ${tenantId}`;
+  const region = h('div', {});
+  main.append(h('p', {}, h('a', { href: '#/tenants' }, 'All tenants'), ' · ',
+    h('a', { href: `#/runs?tenantId=${enc(tenantId)}` }, 'Its runs')), region);
+  return async () => {
+    const answer = await call('GET', `/tenants/${enc(tenantId)}`);
+    if (!ctx.alive()) return;
+    const window = answer.window ?? {};
+    fill(region,
+      redisNotice(answer, 'what holds the items now'),
+      h('dl', { class: 'facts' },
+        fact('Window (last minute)', limit(window.usedLastMinute, window.limitPerMinute ?? null, 'items')),
+        fact('Slots reserved ahead', window.reservedAhead == null ? '—' : num(window.reservedAhead)),
+        fact('Held past the horizon', num(window.heldPastHorizon ?? 0))),
+      table('Handlers',
+        ['Handler', { text: 'Waiting', class: 'num' }, { text: 'Held', class: 'num' }, { text: 'Parked', class: 'num' },
+          { text: 'Retrying', class: 'num' }, { text: 'In flight', class: 'num' }, 'Waiting for'],
+        (answer.handlers ?? []).map((handler) => h('tr', {},
+          h('th', { scope: 'row' }, `${handler.integrationKey} / ${handler.handlerKey}`),
+          h('td', { class: 'num' }, num(handler.items?.waiting ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.held ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.parked ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.retrying ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.processing ?? 0)),
+          h('td', {}, (handler.waitingFor ?? []).length === 0 ? h('span', { class: 'muted' }, 'nothing')
+            : h('ul', { class: 'tenant-scopes', 'aria-label': 'Reasons' }, handler.waitingFor.map((reason) => h('li', {},
+              h('strong', {}, WAIT_REASONS[reason.reason] ?? reason.reason),
+              reason.now ? ' — now' : ' — lately', `: ${num(reason.items)} items`,
+              reason.detail ? ` (${reason.detail})` : '')))))),
+        'None of its items wait.'));
   };
 }
 

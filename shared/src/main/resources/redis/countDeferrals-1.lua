@@ -1,12 +1,14 @@
 --[[
-  Count the admission deferrals of one minute by reason, for the operator's charts. Rides along
-  a round trip the guard makes anyway; the hash expires on its own.
+  Count admission deferrals into one period's hash: the deferrals of a minute by reason, for the
+  operator's charts; a tenant's deferrals of five minutes by handler and reason, for "why is it
+  waiting?" (GET /tenants/{tenantId}). Rides along a round trip the guard makes anyway; the hash
+  expires on its own.
   Input:
-    KEYS[1] deferrals  hash reason -> deferrals in that minute
+    KEYS[1] deferrals  hash field (a reason, or "integrationKey|handlerKey|reason") -> deferrals in that period
     ARGV[1] time to live of the hash (ms)
-    ARGV[2..] pairs: reason, count
+    ARGV[2..] pairs: field, count
   Output:
-    { number of reasons counted }
+    { number of fields counted }
 ]]
 local deferralsKey = KEYS[1]
 

@@ -3,9 +3,9 @@
   breaker, handler limits) deferred in the same admission. Slots after the cutoff are kept: a
   deferred item still comes back to its reserved slot; a paused item (cutoff = all) does not.
   Input:
-    KEYS[1] window    sorted set itemId -> slot time (ms)
+    KEYS[1] window    sorted set member -> slot time (ms)
     ARGV[1] cutoff (ms): slots at or before it are given back
-    ARGV[2..] itemIds
+    ARGV[2..] members (the itemId, then @ and its run's tag)
   Output:
     { number of slots given back }
 ]]

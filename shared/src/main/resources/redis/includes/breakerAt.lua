@@ -3,10 +3,13 @@
 -- tenant-scope hash holds anything), failTenant (the one tenant whose failures make up the
 -- current run, or '*' for several), lastTenant and lastTenantAt (a tenant admission saw, and
 -- when), otherTenantAt (when admission last saw a tenant other than lastTenant); times written
--- at most every 10 s. An absent hash (or field) reads as closed with no failure and no success.
+-- at most every 10 s; adaptiveUntil and waitingUntil: until when a handler of the integration may
+-- hold adaptive state or tenants waiting for a lease (includes/flowState), so admission reads them
+-- only then. An absent hash (or field) reads as
+-- closed with no failure and no success.
 local function readBreaker(breakerKey)
   local fields = redis.call('HMGET', breakerKey, 'state', 'openedAt', 'halfOpenAt', 'failures', 'successes',
-    'tenants', 'failTenant', 'lastTenant', 'otherTenantAt', 'lastTenantAt')
+    'tenants', 'failTenant', 'lastTenant', 'otherTenantAt', 'lastTenantAt', 'adaptiveUntil', 'waitingUntil')
   return {
     state = fields[1] or 'closed',
     openedAt = tonumber(fields[2]),
@@ -18,6 +21,8 @@ local function readBreaker(breakerKey)
     lastTenant = fields[8] or false,
     otherTenantAt = tonumber(fields[9]),
     lastTenantAt = tonumber(fields[10]),
+    adaptiveUntil = tonumber(fields[11]) or 0,
+    waitingUntil = tonumber(fields[12]) or 0,
   }
 end
 

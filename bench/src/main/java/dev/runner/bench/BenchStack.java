@@ -19,12 +19,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Collectors;
@@ -487,6 +490,41 @@ final class BenchStack implements AutoCloseable {
     /** Items that succeeded, every run's, read past the meters. */
     long succeededItems() {
         return scalar("select count(*) from execution_items where status = 'succeeded'", null, null);
+    }
+
+    /** Runs {@code lane} on {@code n} threads at once and waits for all of them; a lane's failure fails the whole. */
+    static void lanes(int n, Runnable lane) {
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<?>> running = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                running.add(pool.submit(lane));
+            }
+            for (Future<?> future : running) {
+                try {
+                    future.get();
+                } catch (Exception e) {
+                    throw new IllegalStateException("a sender failed: " + e, e);
+                }
+            }
+        } finally {
+            pool.shutdown();
+        }
+    }
+
+    /** Items of an integration in a status, read past the meters. */
+    synchronized long items(String integrationKey, String status) {
+        scalar("select 1", null, null); // opens the watcher's connection
+        try (var statement = watcher.prepareStatement("select count(*) from execution_items where integration_key = ? and status = ?")) {
+            statement.setString(1, integrationKey);
+            statement.setString(2, status);
+            try (var rows = statement.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Runs Postgres holds now. */

@@ -27,9 +27,29 @@ final class HandlersCommand {
                     new Output.Column("IN FLIGHT", handler -> Output.text(handler.path("concurrency").path("inUse")) + "/"
                             + Output.text(handler.path("concurrency").path("limit"))),
                     new Output.Column("LAST MINUTE", handler -> Output.text(handler.path("rate").path("usedLastMinute")) + "/"
-                            + Output.text(handler.path("rate").path("limitPerMinute")))), "no handler");
+                            + Output.text(handler.path("rate").path("limitPerMinute"))),
+                    new Output.Column("LEARNT", HandlersCommand::learnt)), "no handler");
             return RunnerCli.Exit.DONE.code;
         }
+    }
+
+    /** The handler's adaptive scope in a few words: its learnt concurrency, a stop, the tenants cut. */
+    static String learnt(JsonNode handler) {
+        JsonNode adaptive = handler.path("adaptive");
+        if (adaptive.isMissingNode() || adaptive.isNull()) {
+            return "-";
+        }
+        JsonNode own = adaptive.path("handler");
+        StringBuilder text = new StringBuilder();
+        if (own.isObject()) {
+            text.append(own.path("stoppedUntil").isTextual() ? "stopped " : "")
+                    .append(own.path("concurrency").isNumber() ? "c=" + own.path("concurrency").asText() : "");
+        }
+        int tenants = adaptive.path("tenants").size();
+        if (tenants > 0) {
+            text.append(text.isEmpty() ? "" : ", ").append(tenants).append(tenants == 1 ? " tenant" : " tenants");
+        }
+        return text.isEmpty() ? "as configured" : text.toString().strip();
     }
 
     /** The handler both subcommands name. */

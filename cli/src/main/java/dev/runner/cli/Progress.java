@@ -8,14 +8,15 @@ import java.util.Locale;
 /**
  * Where a run stands, as {@code runs watch} draws it: succeeded, dead and open of the total, the rate
  * at which items end since the watch began, and the time left at that rate. Pure: the watcher feeds
- * it runs and times.
+ * it runs and times. A superseded item (ended by coalescing: another item's call carried its update) counts
+ * with the succeeded.
  */
 record Progress(String status, long total, long succeeded, long dead, long cancelled, double perSecond) {
 
     /** A run as GET /runs/{runId} answers it; {@code endedAtStart} and {@code elapsed}: what ended before the watch, and since. */
     static Progress of(JsonNode run, long endedAtStart, Duration elapsed) {
         JsonNode counts = run.path("counts");
-        long succeeded = counts.path("succeeded").asLong();
+        long succeeded = counts.path("succeeded").asLong() + counts.path("superseded").asLong();
         long dead = counts.path("dead").asLong();
         double seconds = elapsed.toMillis() / 1000.0;
         double rate = seconds <= 0 ? 0 : Math.max(0, succeeded + dead - endedAtStart) / seconds;
@@ -24,7 +25,8 @@ record Progress(String status, long total, long succeeded, long dead, long cance
     }
 
     static long ended(JsonNode run) {
-        return run.path("counts").path("succeeded").asLong() + run.path("counts").path("dead").asLong();
+        return run.path("counts").path("succeeded").asLong() + run.path("counts").path("superseded").asLong()
+                + run.path("counts").path("dead").asLong();
     }
 
     long open() {

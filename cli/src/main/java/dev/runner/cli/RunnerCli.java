@@ -19,8 +19,8 @@ import java.util.concurrent.Callable;
  * one or a few calls of the API; {@code --output json} prints the API's answers as they are, for scripts.
  */
 @Command(name = "runner", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true, version = "runner 0.1.0",
-        description = "Start, watch, cancel and redrive runs; list and redrive dead items; pause handlers; manage tenant keys; follow bulk actions.",
-        subcommands = {RunsCommand.class, DeadCommand.class, HandlersCommand.class, KeysCommand.class, ActionsCommand.class,
+        description = "Start, watch, cancel and redrive runs; list and redrive dead items; pause handlers; see why a tenant's items wait; manage tenant keys; follow bulk actions.",
+        subcommands = {RunsCommand.class, DeadCommand.class, HandlersCommand.class, TenantsCommand.class, KeysCommand.class, ActionsCommand.class,
                 AutoComplete.GenerateCompletion.class},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {

@@ -10,12 +10,18 @@ import dev.runner.cost.CostMeter;
 import dev.runner.functions.telemetry.InvocationMetrics;
 import dev.runner.http.ApiRequest;
 import dev.runner.http.ApiResponse;
+import dev.runner.integration.Direction;
+import dev.runner.item.ItemJob;
+import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.run.Run;
+import dev.runner.run.RunJob;
+import dev.runner.run.RunRef;
 import dev.runner.run.RunStatus;
 import dev.runner.security.StandardWebhooks;
 import dev.runner.testing.FakeHandler;
 import dev.runner.testing.TestStack;
+import dev.runner.trigger.Trigger;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -26,8 +32,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * One stack of real servers for a test class: queues, a Runner, a fake handler service and the
@@ -154,6 +162,30 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
         event.setHeaders(Map.of("content-type", "application/json"));
         event.setBody(body);
         return Lambda.http(new WebhookFunction(runner), event, TestContext.of("webhook", 30_000));
+    }
+
+    /** A signed webhook delivery of {@code body}, accepted: the run it started. */
+    UUID webhookRun(Integration integration, String body) {
+        var response = webhook(webhookEvent(integration, body));
+        assertEquals(202, response.getStatusCode(), response.getBody());
+        return UUID.fromString(Json.parse(response.getBody()).path("runId").asText());
+    }
+
+    /** A running manual run of {@code count} items of the tenant, stored as a fan-out stores them; not sent (the test plays SQS). */
+    List<ItemJob> storedItems(Integration integration, String tenant, int count) {
+        RunJob run = new RunJob(UUID.randomUUID(), tenant, integration.integrationKey(), integration.handlerKey(), Direction.INBOUND,
+                Trigger.MANUAL, null);
+        RunRef ref = new RunRef(run.runId(), tenant, integration.integrationKey(), integration.handlerKey(), Direction.INBOUND, Trigger.MANUAL);
+        return runner.database().inTransaction(connection -> {
+            runner.runStore().insert(connection, run, RunStatus.RUNNING, null);
+            return runner.itemStore().insert(connection, ref, IntStream.range(0, count)
+                    .mapToObj(i -> new ItemStore.NewItem(tenant + "-" + i, Json.object().put("i", i))).toList());
+        });
+    }
+
+    /** {@code GET /runs/{runId}}'s body. */
+    JsonNode runJson(UUID runId) {
+        return Json.parse(api("GET", "/runs/" + runId, null).body());
     }
 
     Run awaitRun(UUID runId, RunStatus status, Duration within) {

@@ -57,7 +57,7 @@ class ResilienceIT {
             return 200;
         });
 
-        UUID runId = webhookRun(integration, IntStream.range(0, 30).mapToObj(i -> "{\"externalId\":\"o-" + i + "\"}")
+        UUID runId = fixture.webhookRun(integration, IntStream.range(0, 30).mapToObj(i -> "{\"externalId\":\"o-" + i + "\"}")
                 .collect(Collectors.joining(",", "[", "]")));
         // Open for 3 s: polled every 20 ms, its first opening is seen.
         JsonNode opened = await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
@@ -87,12 +87,12 @@ class ResilienceIT {
         ApiResponse pause = fixture.api("POST", "/handlers/" + paused.integrationKey() + "/" + paused.handlerKey() + "/pause", null);
         assertEquals(200, pause.status(), pause.body());
 
-        UUID pausedRun = webhookRun(paused, "[{\"externalId\":\"p-1\"},{\"externalId\":\"p-2\"},{\"externalId\":\"p-3\"}]");
-        await().atMost(Duration.ofSeconds(20)).until(() -> runJson(pausedRun).path("counts").path("parked").asInt() == 3);
-        UUID otherRun = webhookRun(other, "[{\"externalId\":\"q-1\"}]");
+        UUID pausedRun = fixture.webhookRun(paused, "[{\"externalId\":\"p-1\"},{\"externalId\":\"p-2\"},{\"externalId\":\"p-3\"}]");
+        await().atMost(Duration.ofSeconds(20)).until(() -> fixture.runJson(pausedRun).path("counts").path("parked").asInt() == 3);
+        UUID otherRun = fixture.webhookRun(other, "[{\"externalId\":\"q-1\"}]");
         awaitRunJson(otherRun, "completed", Duration.ofSeconds(20));
 
-        JsonNode parked = runJson(pausedRun);
+        JsonNode parked = fixture.runJson(pausedRun);
         assertEquals("running", parked.path("status").asText());
         assertEquals(0, parked.path("counts").path("dead").asInt());
         assertEquals(0, fixture.handlers.itemCalls(paused.handlerKey()).size(), "a paused handler gets no call");
@@ -119,10 +119,10 @@ class ResilienceIT {
         long alone = timeRun(small);
         UUID bigRun = manualRun(big);
         awaitRunJson(bigRun, "running", Duration.ofSeconds(60));
-        await().atMost(Duration.ofSeconds(60)).until(() -> runJson(bigRun).path("counts").path("succeeded").asInt() >= 1000);
+        await().atMost(Duration.ofSeconds(60)).until(() -> fixture.runJson(bigRun).path("counts").path("succeeded").asInt() >= 1000);
         long withBigBacklog = timeRun(small);
 
-        JsonNode bigNow = runJson(bigRun);
+        JsonNode bigNow = fixture.runJson(bigRun);
         System.out.printf("fairness: small tenant's 200 items alone %d ms, beside a throttled 2,000-item tenant %d ms (%.2fx); big tenant %d succeeded so far%n",
                 alone, withBigBacklog, (double) withBigBacklog / alone, bigNow.path("counts").path("succeeded").asInt());
         assertTrue(bigNow.path("counts").path("succeeded").asInt() <= 1100, "the big tenant is held to its limit");
@@ -143,18 +143,8 @@ class ResilienceIT {
         return UUID.fromString(Json.parse(created.body()).path("runId").asText());
     }
 
-    private UUID webhookRun(PipelineFixture.Integration integration, String body) {
-        var response = fixture.webhook(fixture.webhookEvent(integration, body));
-        assertEquals(202, response.getStatusCode(), response.getBody());
-        return UUID.fromString(Json.parse(response.getBody()).path("runId").asText());
-    }
-
-    private static JsonNode runJson(UUID runId) {
-        return Json.parse(fixture.api("GET", "/runs/" + runId, null).body());
-    }
-
     private static JsonNode awaitRunJson(UUID runId, String status, Duration within) {
-        await().atMost(within).pollInterval(Duration.ofMillis(20)).until(() -> runJson(runId).path("status").asText().equals(status));
-        return runJson(runId);
+        await().atMost(within).pollInterval(Duration.ofMillis(20)).until(() -> fixture.runJson(runId).path("status").asText().equals(status));
+        return fixture.runJson(runId);
     }
 }

@@ -164,7 +164,10 @@ class CliIT {
         assertTrue(json.out().chars().noneMatch(c -> c == 0x1b || c == 0x07), json.out());
     }
 
-    /** A paused handler keeps a run open; cancelled from the CLI, watch exits 4, and a second cancel is the same. */
+    /**
+     * A paused handler keeps a run open, and the tenant's page says why its items wait; cancelled from the CLI, watch exits 4,
+     * and a second cancel is the same.
+     */
     @Test
     void pausesAHandlerCancelsItsRunAndResumesIt() {
         String integration = "it-cli-cancel";
@@ -179,6 +182,10 @@ class CliIT {
 
         String runId = api.startRun(tenant, integration);
         await().atMost(Duration.ofSeconds(30)).until(() -> api.run(runId).path("counts").path("parked").asInt() == 4);
+        Ran why = runner("tenants", "show", tenant);
+        assertTrue(why.out().contains(integration + "/" + DemoIntegration.HANDLER_KEY + ": 0 waiting, 0 held, 4 parked"), why.out() + why.err());
+        assertTrue(why.out().contains("  paused (now): 4 items"), why.out());
+        OpenApiAnswers.load().check("GET", "/tenants/" + tenant, 200, runner("tenants", "show", tenant, "--output", "json").out());
         Ran cancelled = runner("runs", "cancel", runId);
         assertEquals("run " + runId + " cancelled: 4 items will not be called, 0 in flight finish", cancelled.out().strip(), cancelled.err());
         Ran twice = runner("runs", "cancel", runId, "--output", "json");

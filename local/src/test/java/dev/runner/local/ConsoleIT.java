@@ -240,7 +240,7 @@ class ConsoleIT {
 
         openView("Handlers");
         awaitText(handlerRow(integration), "Paused since");
-        assertEquals("10", textOf(By.xpath(rowXpath(integration + " / contacts") + "/td[5]")), "parked items of the handler");
+        assertEquals("10", textOf(By.xpath(rowXpath(integration + " / contacts") + "/td[6]")), "parked items of the handler");
         browser.fullPageScreenshot("04-handlers-paused");
         click(By.cssSelector("button[aria-label='Resume " + integration + "/contacts']"));
         awaitText(By.id("status"), integration + "/contacts resumed; 10 parked items sent back to work.");

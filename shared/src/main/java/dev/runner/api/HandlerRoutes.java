@@ -81,9 +81,23 @@ final class HandlerRoutes {
         return ApiResponse.json(200, body);
     }
 
-    /** GET /breakers/{integrationKey} */
+    /** GET /breakers/{integrationKey}: the breaker and its tenant scopes, and each handler's adaptive scopes. */
     ApiResponse breaker(ApiRequest request, Caller caller) {
-        return ApiResponse.json(200, guard.breaker(request.pathParameter("integrationKey")).toJson());
+        String integrationKey = request.pathParameter("integrationKey");
+        ObjectNode body = guard.breaker(integrationKey).toJson();
+        java.util.List<HandlerRef> handlers = integrationQueries.types().stream().filter(type -> type.integrationKey().equals(integrationKey))
+                .flatMap(type -> type.handlers().keySet().stream().map(key -> new HandlerRef(integrationKey, key))).toList();
+        Optional<GuardReadings.HandlerReadings> read = readings.handlers(handlers);
+        ObjectNode adaptive = body.putObject("adaptive");
+        for (HandlerRef handler : handlers) {
+            GuardReadings.FlowReading flow = read.map(r -> r.flows().get(handler)).orElse(null);
+            if (flow == null) {
+                adaptive.putNull(handler.handlerKey());
+            } else {
+                adaptive.set(handler.handlerKey(), Views.adaptive(flow));
+            }
+        }
+        return ApiResponse.json(200, body);
     }
 
     private static HandlerRef handlerRef(ApiRequest request) {

@@ -27,6 +27,9 @@ import dev.runner.run.RunStore;
 import dev.runner.store.Database;
 
 import java.time.Clock;
+import dev.runner.waiting.WaitReasons;
+import dev.runner.waiting.WaitingStore;
+
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -93,6 +96,8 @@ public final class ManagementApi {
                 backend.pauses(), backend.guard());
         var operations = new OperationsRoutes(backend.integrationQueries(), backend.itemQueries(), backend.readings(), backend.queues(),
                 backend.config(), backend.clock());
+        var waiting = new WaitingRoutes(new WaitReasons(new WaitingStore(backend.db()), backend.readings(), backend.pauseStore(),
+                backend.integrations(), backend.config() == null ? null : backend.config().tenantLimit(), backend.clock()));
 
         on("GET", "/health", PUBLIC, null, this::health);
         var openApi = new OpenApiDocument();
@@ -127,6 +132,7 @@ public final class ManagementApi {
         on("GET", "/actions/{actionId}", SCOPED, "actions:read", actions::get);
 
         on("GET", "/tenants", SCOPED, "tenants:read", operations::tenants);
+        on("GET", "/tenants/{tenantId}", SCOPED, "tenants:read", waiting::tenant);
         on("GET", "/handlers", ADMIN, "handlers:read", handlers::handlers);
         on("GET", "/breakers/{integrationKey}", ADMIN, "handlers:read", handlers::breaker);
         on("POST", "/handlers/{integrationKey}/{handlerKey}/pause", ADMIN, "handlers:pause", handlers::pause);

@@ -70,6 +70,10 @@ final class SetupRoutes {
         if (!caller.sees(tenantId)) {
             return noTenantIntegration();
         }
+        if (integration.weight() != null && !(caller instanceof Caller.Admin)) {
+            // A tenant raising its own weight would take the others' share: the operator decides it.
+            return ApiResponse.error(403, "forbidden", "weight is set by an operator (an admin key), not by a tenant key");
+        }
         IntegrationStore.Writer writer = caller instanceof Caller.Admin ? IntegrationStore.Writer.OPERATOR : IntegrationStore.Writer.TENANT;
         return switch (integrations.putTenantIntegration(integration, clock.instant(), writer)) {
             case Integrations.Saved.Ok ok -> {

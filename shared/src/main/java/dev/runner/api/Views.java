@@ -58,6 +58,12 @@ final class Views {
         node.set("history", item.history());
         node.put("dlqAt", time(item.dlqAt()));
         node.put("updatedAt", item.updatedAt().toString());
+        if (item.supersededBy() != null) {
+            node.put("supersededBy", item.supersededBy().toString());
+        }
+        if (item.waitingForRecordSince() != null) {
+            node.put("waitingForRecordSince", item.waitingForRecordSince().toString());
+        }
         if (item.pendingSince() != null) {
             // Waiting for its handler's callback (docs/handler-contract.md, callbacks): since when.
             node.put("pendingSince", item.pendingSince().toString());
@@ -155,6 +161,79 @@ final class Views {
         ObjectNode rate = node.putObject("rate");
         nullable(rate, "usedLastMinute", usage == null ? null : usage.admittedLastMinute());
         nullable(rate, "limitPerMinute", limit(spec.configs().ratePerMinute()));
+        GuardReadings.FlowReading flow = readings == null ? null : readings.flows().get(ref);
+        if (flow == null) {
+            node.putNull("adaptive");
+        } else {
+            node.set("adaptive", adaptive(flow));
+        }
+        return node;
+    }
+
+    /**
+     * A handler's adaptive scopes (AIMD): its own ({@code handler}, null when at its configured
+     * limits) and its tenants' ({@code tenants}), and the tenants waiting for one of its leases.
+     */
+    static ObjectNode adaptive(GuardReadings.FlowReading flow) {
+        ObjectNode node = Json.object();
+        var own = flow.handlerScope();
+        if (own.isPresent()) {
+            node.set("handler", adaptiveScope(own.get()));
+        } else {
+            node.putNull("handler");
+        }
+        ArrayNode tenants = node.putArray("tenants");
+        flow.scopes().stream().filter(scope -> scope.tenantId() != null).forEach(scope -> tenants.add(adaptiveScope(scope)));
+        ArrayNode waiting = node.putArray("tenantsWaitingForALease");
+        flow.waitingTenants().forEach(waiting::add);
+        return node;
+    }
+
+    private static ObjectNode adaptiveScope(GuardReadings.AdaptiveScope scope) {
+        ObjectNode node = Json.object();
+        if (scope.tenantId() != null) {
+            node.put("tenantId", scope.tenantId());
+        }
+        nullable(node, "concurrency", scope.concurrency());
+        nullable(node, "ratePerMinute", scope.ratePerMinute());
+        node.put("stoppedUntil", time(scope.stoppedUntil()));
+        nullable(node, "lastRetryAfterMs", scope.lastRetryAfterMs());
+        node.put("lastRetryAfterAt", time(scope.lastRetryAfterAt()));
+        node.put("why", scope.reason());
+        node.put("cutAt", time(scope.cutAt()));
+        return node;
+    }
+
+    /** GET /tenants/{tenantId}: the tenant's window and why its items wait, per handler. */
+    static ObjectNode tenantWait(dev.runner.waiting.WaitReasons.TenantWait wait) {
+        ObjectNode node = Json.object();
+        node.put("tenantId", wait.tenantId());
+        ObjectNode window = node.putObject("window");
+        window.put("limitPerMinute", wait.limitPerMinute());
+        nullable(window, "usedLastMinute", wait.usedLastMinute());
+        nullable(window, "reservedAhead", wait.reservedAhead());
+        window.put("heldPastHorizon", wait.held());
+        ArrayNode handlers = node.putArray("handlers");
+        for (var handler : wait.handlers()) {
+            ObjectNode h = handlers.addObject();
+            h.put("integrationKey", handler.handler().integrationKey());
+            h.put("handlerKey", handler.handler().handlerKey());
+            ObjectNode items = h.putObject("items");
+            items.put("waiting", handler.items().waiting());
+            items.put("held", handler.items().held());
+            items.put("parked", handler.items().parked());
+            items.put("retrying", handler.items().retrying());
+            items.put("processing", handler.items().processing());
+            ArrayNode reasons = h.putArray("waitingFor");
+            for (var reason : handler.reasons()) {
+                ObjectNode r = reasons.addObject();
+                r.put("reason", reason.reason());
+                r.put("now", reason.now());
+                r.put("items", reason.items());
+                r.put("detail", reason.detail());
+            }
+        }
+        node.put("redis", wait.redisKnown() ? "ok" : "unavailable");
         return node;
     }
 

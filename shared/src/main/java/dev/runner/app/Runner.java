@@ -4,6 +4,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.runner.api.IamPrincipals;
 import dev.runner.api.ManagementApi;
 import dev.runner.apikey.ApiKeyStore;
+import dev.runner.backlog.BacklogHorizon;
+import dev.runner.backlog.BacklogRelease;
+import dev.runner.backlog.BacklogStore;
 import dev.runner.bulk.BulkActionStore;
 import dev.runner.cache.TypesCache;
 import dev.runner.callback.CallbackStore;
@@ -32,6 +35,7 @@ import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.outbox.OutboxStore;
 import dev.runner.packing.ItemPacker;
 import dev.runner.pipeline.DeadLetterService;
@@ -54,6 +58,7 @@ import dev.runner.pipeline.RunDispatcher;
 import dev.runner.pipeline.RunService;
 import dev.runner.pipeline.RunWorker;
 import dev.runner.pipeline.Scheduler;
+import dev.runner.pipeline.Sweeps;
 import dev.runner.queue.QueueClient;
 import dev.runner.redis.Keys;
 import dev.runner.redis.Redis;
@@ -142,8 +147,10 @@ public final class Runner implements AutoCloseable {
             new TypesCache(redis(), keys.get(), config().typesCacheTtl(), LOCAL_TYPES_TTL, clock(), metrics()), LOCAL_TYPES_TTL, clock()));
     private final Part<OutboxStore> outbox = part("outbox", () -> new OutboxStore(database(), clock()));
     private final Part<ItemPacker> packer = part("packer", () -> new ItemPacker(config().itemsPerMessage()));
-    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(), guard(),
-            packer.get(), database(), outbox.get()));
+    private final Part<BacklogStore> backlogStore = part("backlogStore", () -> new BacklogStore(database()));
+    private final Part<ItemDispatcher> dispatcher = part("dispatcher", () -> new ItemDispatcher(config().queues(), queues(),
+            new BacklogHorizon(guard(), backlogStore.get(), config().tenantLimit().backlogHorizon(), metrics()), packer.get(),
+            database(), outbox.get()));
     private final Part<RunDispatcher> runDispatcher = part("runDispatcher", () -> new RunDispatcher(config().queues(), queues(),
             database(), outbox.get()));
     private final Part<RunRequestStore> runRequests = part("runRequests", () -> new RunRequestStore(database(),
@@ -152,15 +159,17 @@ public final class Runner implements AutoCloseable {
             runDispatcher.get(), new DeliveredRuns(runStore(), itemStore(), dispatcher.get(), clock()), clock()));
     private final Part<RunWorker> runWorker = part("runWorker", () -> new RunWorker(config(), integrations(), queues(), deadLetterStore(),
             new FetchStep(config().runTimeReserve(), runStore(), itemStore(), integrations(), handlers(), dispatcher.get())));
+    private final Part<RecordOrder> recordOrder = part("recordOrder", () -> new RecordOrder(itemStore(), database(),
+            RecordOrder.RECHECK));
     // Callbacks (issue 31): the URLs given to handlers, where pending items wait, and their late answers settled.
     private final Part<CallbackUrls> callbackUrls = part("callbackUrls", () -> new CallbackUrls(config().callbacks().baseUrl(),
             secretAdapters().callbackKey(), clock()));
     private final Part<CallbackStore> callbackStore = part("callbackStore", () -> new CallbackStore(database()));
     private final Part<HeldLeases> heldLeases = part("heldLeases", () -> new HeldLeases(redis(), keys.get(), clock()));
-    private final Part<SettleStep> settling = part("settling", () -> new SettleStep(config(), itemStore(), runStore(), queues(), metrics(),
-            new PendingWaits(callbackStore.get(), heldLeases.get(), integrations(), clock())));
+    private final Part<SettleStep> settling = part("settling", () -> new SettleStep(config(), recordOrder.get(), runStore(), queues(),
+            metrics(), new PendingWaits(callbackStore.get(), heldLeases.get(), integrations(), clock())));
     private final Part<CallbackCompletion> callbacks = part("callbacks", () -> new CallbackCompletion(callbackStore.get(),
-            heldLeases.get(), settling.get()));
+            heldLeases.get(), settling.get(), integrations()));
     private final Part<CallbackEndpoint> callbackEndpoint = part("callbackEndpoint", () -> new CallbackEndpoint(callbackUrls.get(),
             callbacks.get()));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
@@ -168,11 +177,12 @@ public final class Runner implements AutoCloseable {
         return new ItemWorker(integrations(), deadLetterStore(),
                 new AdmissionStep(guard(), pauseStore.get(), integrations(), callTimes, config().laneWait(),
                         config().tenantLimit().shortestDeferral()),
-                new ClaimStep(itemStore(), config().itemClaimLease()),
+                new ClaimStep(recordOrder.get(), config().itemClaimLease()),
                 new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral(), callbackUrls.get()),
                 settling.get());
     });
-    private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), clock()));
+    private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), metrics(),
+            clock()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             intake.get(), clock()));
     // A bulk action's budget is wall time, whatever clock the root runs on.
@@ -190,12 +200,12 @@ public final class Runner implements AutoCloseable {
             ingestProducers.get(), signingKeys.get(), config(), clock())));
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
-            new Scheduler.SweepParts(new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(),
-                    dispatcher.get()),
+            new Sweeps(new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
+                    callbacks.get(),
                     bulk.get(),
                     new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
                             Clock.systemUTC()),
-                    callbacks.get())));
+                    new BacklogRelease(backlogStore.get(), guard(), config().tenantLimit(), dispatcher.get()::dispatch, clock()))));
     private final Part<IngestService> ingest = part("ingest", () -> new IngestService(intake.get(), integrations(), deadLetterStore(),
             new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));

@@ -198,7 +198,28 @@ public record RunnerConfig(
 
     public record Breaker(int failureThreshold, Duration openFor, int halfOpenSuccesses) {}
 
-    public record TenantLimit(int perMinute, Duration shortestDeferral) {}
+    /**
+     * @param backlogHorizon how far ahead a tenant's slots are reserved (RUNNER_TENANT_BACKLOG_HORIZON_S): an item whose
+     *                       slot would lie further ahead waits in Postgres until the scheduler releases it; at most SQS's
+     *                       longest delay (15 minutes), so no item goes round through SQS while it waits
+     */
+    public record TenantLimit(int perMinute, Duration shortestDeferral, Duration backlogHorizon) {
+
+        /** The longest horizon: SQS delays a message 15 minutes at most. */
+        public static final Duration LONGEST_HORIZON = Duration.ofMinutes(15);
+        public static final Duration DEFAULT_HORIZON = Duration.ofMinutes(5);
+
+        public TenantLimit(int perMinute, Duration shortestDeferral) {
+            this(perMinute, shortestDeferral, DEFAULT_HORIZON);
+        }
+
+        public TenantLimit {
+            if (backlogHorizon.compareTo(Duration.ofMinutes(2)) < 0 || backlogHorizon.compareTo(LONGEST_HORIZON) > 0) {
+                throw new IllegalArgumentException("RUNNER_TENANT_BACKLOG_HORIZON_S must be 120..900 (longer than the scheduler's"
+                        + " minute, at most SQS's longest delay): " + backlogHorizon.toSeconds());
+            }
+        }
+    }
 
     /**
      * @param dedupWindow           a delivery seen within it is not processed again (at least the signature tolerance)
@@ -310,7 +331,8 @@ public record RunnerConfig(
                         Duration.ofMillis(read.positiveInt("RUNNER_BREAKER_OPEN_MS", 30000)),
                         read.positiveInt("RUNNER_BREAKER_HALF_OPEN_SUCCESSES", 2)),
                 new TenantLimit(read.positiveInt("RUNNER_TENANT_LIMIT_PER_MINUTE", 1000),
-                        Duration.ofMillis(read.positiveInt("RUNNER_TENANT_DEFER_MS", 5000))),
+                        Duration.ofMillis(read.positiveInt("RUNNER_TENANT_DEFER_MS", 5000)),
+                        Duration.ofSeconds(read.positiveInt("RUNNER_TENANT_BACKLOG_HORIZON_S", 300))),
                 Duration.ofSeconds(read.positiveInt("RUNNER_TYPES_CACHE_TTL_S", 60)),
                 new Webhooks(read.positiveInt("RUNNER_WEBHOOK_MAX_BYTES", 1024 * 1024),
                         tolerance, dedupWindow, max(dedupWindow, retention.runs()),

@@ -54,7 +54,36 @@ final class AdmissionRules {
             case BREAKER_PROBING -> longer(itemId, handler.delayMs(), DeferReason.BREAKER_PROBING, tenantDelayMs);
             case HANDLER_RATE -> longer(itemId, handler.delayMs(), DeferReason.HANDLER_RATE, tenantDelayMs);
             case HANDLER_CONCURRENCY -> longer(itemId, handler.delayMs(), DeferReason.HANDLER_CONCURRENCY, tenantDelayMs);
+            case ADAPTIVE_STOP -> longer(itemId, handler.delayMs(), DeferReason.ADAPTIVE_STOP, tenantDelayMs);
+            case ADAPTIVE_LIMIT -> longer(itemId, handler.delayMs(), DeferReason.ADAPTIVE_LIMIT, tenantDelayMs);
         };
+    }
+
+    /**
+     * Leases were granted for the calls the handler script admitted; items the tenant window
+     * deferred need none, so leases beyond the calls still to make go back at once: {@code kept}
+     * gets those to keep, {@code surplus} the others. With tenant lanes each lease is one tenant's,
+     * counted against that tenant's calls.
+     */
+    static void keepLeases(GroupRequest group, java.util.List<Admission> decisions, java.util.List<String> tokens, boolean tenantLanes,
+                           java.util.List<String> kept, java.util.List<String> surplus) {
+        java.util.Map<String, Integer> admittedOf = new java.util.HashMap<>();
+        for (int i = 0; i < decisions.size(); i++) {
+            if (decisions.get(i) instanceof Admission.Admitted) {
+                admittedOf.merge(tenantLanes ? group.items().get(i).tenantId() : "", 1, Integer::sum);
+            }
+        }
+        java.util.Map<String, Integer> keptOf = new java.util.HashMap<>();
+        for (String token : tokens) {
+            String key = tenantLanes ? java.util.Objects.requireNonNullElse(GroupAdmission.tenantOfLease(token), "") : "";
+            int calls = Math.ceilDiv(admittedOf.getOrDefault(key, 0), group.itemsPerCall());
+            if (keptOf.getOrDefault(key, 0) < calls) {
+                keptOf.merge(key, 1, Integer::sum);
+                kept.add(token);
+            } else {
+                surplus.add(token);
+            }
+        }
     }
 
     /** The delay before an item about to be enqueued reaches its tenant slot: zero, or a deferral. */
@@ -66,7 +95,7 @@ final class AdmissionRules {
         if (tenantDelayMs > handlerDelayMs) {
             return deferred(itemId, tenantDelayMs, DeferReason.TENANT_LIMIT);
         }
-        if (handlerReason == DeferReason.HANDLER_CONCURRENCY) {
+        if (handlerReason == DeferReason.HANDLER_CONCURRENCY || handlerReason == DeferReason.ADAPTIVE_LIMIT) {
             // When a lease is expected back, to the millisecond: the worker may wait that long in its
             // invocation; sent back to SQS instead, the delay is rounded up to whole seconds anyway.
             return new Admission.Deferred(itemId, Duration.ofMillis(Math.max(1, handlerDelayMs)), handlerReason);

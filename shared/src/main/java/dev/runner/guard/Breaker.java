@@ -16,8 +16,8 @@ import java.util.Objects;
 
 /**
  * An integration's circuit breaker (rules in the package comment): what a report of handler
- * calls tells it (reportOutcome-7.lua, which also releases the calls' leases) and how it reads
- * as of now (readBreaker-2.lua). Admission checks it inside the handler script, beside the
+ * calls tells it (recordOutcome-3.lua; the calls' leases go back by releaseHandler-6.lua in the
+ * same round trip) and how it reads as of now (readBreaker-2.lua). Admission checks it inside the handler script, beside the
  * handler's limits ({@link HandlerLimits}).
  */
 final class Breaker {
@@ -76,7 +76,7 @@ final class Breaker {
         });
     }
 
-    /** reportOutcome-7.lua for one group; {@link Transitions#of} reads its reply. */
+    /** recordOutcome-3.lua for the calls of one group the breaker hears; {@link Transitions#of} reads its reply. */
     Redis.Call report(GroupReport report, long now) {
         String integration = report.integrationKey();
         List<String> args = new ArrayList<>();
@@ -84,24 +84,18 @@ final class Breaker {
         args.add(Integer.toString(settings.failureThreshold()));
         args.add(Long.toString(settings.openFor().toMillis()));
         args.add(Integer.toString(settings.halfOpenSuccesses()));
-        args.add(Integer.toString(report.leaseTokens().size()));
-        args.addAll(report.leaseTokens());
-        args.add(Integer.toString(report.admittedItemIds().size()));
-        args.addAll(report.admittedItemIds());
-        for (GroupReport.Call call : report.calls()) {
+        for (GroupReport.Call call : report.breakerCalls()) {
             args.add(call.up() ? "1" : "0");
             args.add(Integer.toString(call.itemIds().size()));
             args.addAll(call.itemIds());
             args.add(Integer.toString(call.tenantIds().size()));
             args.addAll(call.tenantIds());
         }
-        String handler = report.handlerKey();
-        return new Redis.Call(Script.REPORT_OUTCOME, List.of(keys.breaker(integration), keys.probes(integration),
-                keys.leases(integration, handler), keys.urgent(integration, handler), keys.leaseWaiters(integration, handler),
-                keys.leaseFreed(integration, handler), keys.tenantScopes(integration)), args);
+        return new Redis.Call(Script.RECORD_OUTCOME, List.of(keys.breaker(integration), keys.probes(integration),
+                keys.tenantScopes(integration)), args);
     }
 
-    /** A breaker transition, as reportOutcome-7.lua codes it. */
+    /** A breaker transition, as recordOutcome-3.lua codes it. */
     enum Transition {
         NONE, OPENED, CLOSED;
 

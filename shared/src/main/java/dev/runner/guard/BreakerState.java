@@ -3,7 +3,7 @@ package dev.runner.guard;
 import java.util.Set;
 
 /**
- * The states of an integration's circuit breaker, as reportOutcome-7.lua and admitHandler-9.lua
+ * The states of an integration's circuit breaker, as recordOutcome-3.lua and admitHandler-10.lua
  * apply them (the open → half-open rule is written once, in redis/includes/breakerAt.lua).
  * BreakerTransitionsIT drives those scripts and checks every change it sees against
  * {@link #TRANSITIONS}.

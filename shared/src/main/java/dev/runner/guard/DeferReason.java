@@ -11,7 +11,11 @@ public enum DeferReason {
     /** The handler's calls in flight reached its concurrency. */
     HANDLER_CONCURRENCY,
     /** The tenant's sliding window is full; the delay ends at the slot reserved for the item. */
-    TENANT_LIMIT;
+    TENANT_LIMIT,
+    /** The partner asked to wait (429 with Retry-After) for the item's scope: the handler's, or its tenant's of it. */
+    ADAPTIVE_STOP,
+    /** The handler's (or its tenant's) limit learnt from the partner's answers (AIMD), below the configured one, is reached. */
+    ADAPTIVE_LIMIT;
 
     /** Lower case, as the API and the charts name it. */
     public String wireName() {

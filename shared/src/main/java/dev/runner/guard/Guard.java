@@ -42,7 +42,7 @@ import java.util.Set;
  *
  * <p><b>Probes.</b> While the breaker is half-open, only the calls that carry an item admitted as
  * a probe decide it; a late answer to a call admitted before the breaker opened is ignored
- * (see reportOutcome-7.lua). {@link GroupReport.Call} lists each call's items for that.
+ * (see recordOutcome-3.lua). {@link GroupReport.Call} lists each call's items for that.
  *
  * <p><b>Priority.</b> Items with priority above {@link #URGENT_PRIORITY} (manual, queue, schedule) may
  * fill only limit − ⌈limit/4⌉ of a handler's concurrency and rate (limits ≥ 2); the rest stays
@@ -92,6 +92,8 @@ public final class Guard {
     private final HandlerLimits handlerLimits;
     private final TenantWindow tenantWindow;
     private final DeferralCounts deferralCounts;
+    private final AdaptiveLimits adaptiveLimits;
+    private final WaitCounts waitCounts;
 
     public Guard(Redis redis, Keys keys, RunnerConfig.Breaker breaker, RunnerConfig.TenantLimit tenantLimit, Clock clock) {
         this(redis, keys, breaker, tenantLimit, clock, DEFAULT_LEASE_TTL);
@@ -111,6 +113,8 @@ public final class Guard {
         this.handlerLimits = new HandlerLimits(keys, settings.breaker(), settings.tenantLimit().shortestDeferral(), leaseTtl, roundTrips);
         this.deferralCounts = new DeferralCounts(keys, roundTrips);
         this.tenantWindow = new TenantWindow(keys, settings.tenantLimit(), roundTrips, deferralCounts, clock);
+        this.adaptiveLimits = new AdaptiveLimits(keys);
+        this.waitCounts = new WaitCounts(keys, roundTrips);
     }
 
     /** Admission for all groups of one SQS batch: ONE pipelined round trip in total. */
@@ -134,8 +138,8 @@ public final class Guard {
             }
         }
         Map<String, List<Candidate>> itemsByTenant = TenantWindow.byTenant(asked);
-        Map<String, Pipeline.Reply<List<Long>>> tenantAnswers = new LinkedHashMap<>();
-        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(tenantWindow.admit(tenant, ids, now))));
+        Map<String, Pipeline.Reply<List<TenantWindow.Answer>>> tenantAnswers = new LinkedHashMap<>();
+        itemsByTenant.forEach((tenant, ids) -> tenantAnswers.put(tenant, pipeline.add(tenantWindow.admit(tenant, ids, now, Duration.ZERO))));
 
         Optional<FailOpen> failedOpen = roundTrips.run(pipeline, "admission", "admitting " + groups.size() + " groups without limits");
         if (failedOpen.isPresent()) {
@@ -143,15 +147,16 @@ public final class Guard {
         }
 
         itemsByTenant.forEach((tenant, ids) -> {
-            List<Long> delays = tenantAnswers.get(tenant).get();
+            List<TenantWindow.Answer> answers = tenantAnswers.get(tenant).get();
             for (int i = 0; i < ids.size(); i++) {
-                tenantDelayByItem.put(ids.get(i).itemId(), Math.max(0, delays.get(i)));
+                tenantDelayByItem.put(ids.get(i).itemId(), answers.get(i).delayMs());
             }
         });
 
         List<GroupAdmission> admissions = new ArrayList<>(groups.size());
-        Map<Refund, List<String>> refunds = new LinkedHashMap<>();
+        Map<Refund, List<Candidate>> refunds = new LinkedHashMap<>();
         Map<DeferReason, Integer> deferrals = new EnumMap<>(DeferReason.class);
+        Map<String, Map<WaitCounts.Cause, Integer>> waits = new LinkedHashMap<>();
         Set<String> breakersNotClosed = new LinkedHashSet<>();
         for (int g = 0; g < groups.size(); g++) {
             GroupRequest group = groups.get(g);
@@ -168,6 +173,10 @@ public final class Guard {
                 decisions.add(combined.admission());
                 if (combined.admission() instanceof Admission.Deferred deferred) {
                     deferrals.merge(deferred.reason(), 1, Integer::sum);
+                    WaitCounts.add(waits, item.tenantId(), new WaitCounts.Cause(group.integrationKey(), group.handlerKey(),
+                            deferred.reason().wireName()));
+                } else if (combined.admission() instanceof Admission.Paused) {
+                    WaitCounts.add(waits, item.tenantId(), new WaitCounts.Cause(group.integrationKey(), group.handlerKey(), WAIT_PAUSED));
                 }
                 if (combined.releaseHandler()) {
                     handlerReleases.add(item.itemId());
@@ -176,23 +185,23 @@ public final class Guard {
                 // asked again it is admitted on it (and would be, without a second count, were it refunded).
                 if (!TenantWindow.holdsSlot(item, now) || combined.admission() instanceof Admission.Paused) {
                     combined.refundTenantUpTo().ifPresent(upTo ->
-                            refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item.itemId()));
+                            refunds.computeIfAbsent(new Refund(item.tenantId(), upTo), r -> new ArrayList<>()).add(item));
                 }
             }
             // Leases were granted for the calls the handler script admitted; items the tenant window
             // deferred need none, so leases beyond the calls still to make go back at once.
-            int admitted = (int) decisions.stream().filter(Admission.Admitted.class::isInstance).count();
-            int callsLeft = Math.ceilDiv(admitted, group.itemsPerCall());
-            List<String> tokens = handler.leaseTokens();
-            List<String> kept = tokens.subList(0, Math.min(tokens.size(), callsLeft));
-            List<String> surplus = tokens.subList(kept.size(), tokens.size());
+            List<String> kept = new ArrayList<>();
+            List<String> surplus = new ArrayList<>();
+            AdmissionRules.keepLeases(group, decisions, handler.leaseTokens(), handler.tenantLanes(), kept, surplus);
             if (!handlerReleases.isEmpty() || !surplus.isEmpty()) {
                 roundTrips.giveBack(handlerLimits.release(group.integrationKey(), group.handlerKey(), surplus, handlerReleases, now));
             }
-            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now));
+            admissions.add(new GroupAdmission(group, decisions, null, handler.breakerClean(), kept, now, handler.adapted(),
+                    handler.tenantLanes()));
         }
         refunds.forEach((refund, items) -> roundTrips.giveBack(tenantWindow.refund(refund.tenantId(), items, refund.upToMs())));
         deferralCounts.count(deferrals, now);
+        waitCounts.count(waits, now);
         breakersNotClosed.forEach(roundTrips.metrics()::breakerOpen);
         return admissions;
     }
@@ -203,26 +212,91 @@ public final class Guard {
      * SQS instead of standing in front of other tenants' items and cycling through the worker).
      * The item carries its slot ({@link TenantSlot#atMs}), and the worker's admission admits it on
      * that slot ({@link TenantWindow#skipsWindow}); by priority, so a webhook passes its tenant's
-     * own manual backlog (admitTenant-5.lua). Returns each item's
+     * own manual backlog (admitTenant-4.lua). Returns each item's
      * slot and delay (zero = room now, else at least a second). One pipelined round trip for all
      * tenants, however many items; Redis down: no slot, no delay (fail-open, the worker's
      * admission then counts the items).
      */
     public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items) {
-        return tenantWindow.reserveSlots(items);
+        return reserveTenantSlots(items, Duration.ZERO);
     }
 
-    /** After the handler calls: breaker outcomes + release of concurrency leases; ONE pipelined round trip in total. */
+    /**
+     * The same, up to a horizon: an item of a lower priority whose slot would lie further ahead
+     * than {@code horizon} gets {@link TenantSlot#HELD} and nothing is reserved for it (its producer
+     * keeps it back, and offers it again as its slots come near). Zero: no horizon.
+     */
+    public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items, Duration horizon) {
+        return reserveTenantSlots(items, horizon, itemId -> null);
+    }
+
+    /**
+     * The same, counting for "why is it waiting?" each item sent with a delay or held, by its
+     * handler ({@code handlerOf}: the item's handler, by itemId; null: not counted). A producer may
+     * make no further round trip of its own for a long time: the counts are sent now, with whatever
+     * else waits, rather than left to ride along.
+     */
+    public Map<String, TenantSlot> reserveTenantSlots(List<Candidate> items, Duration horizon,
+                                                      java.util.function.Function<String, dev.runner.integration.HandlerRef> handlerOf) {
+        Map<String, TenantSlot> slots = tenantWindow.reserveSlots(items, horizon);
+        Map<String, Map<WaitCounts.Cause, Integer>> waits = new LinkedHashMap<>();
+        for (Candidate item : items) {
+            TenantSlot slot = slots.get(item.itemId());
+            dev.runner.integration.HandlerRef handler = handlerOf.apply(item.itemId());
+            if (handler != null && slot != null && (slot.held() || !slot.delay().isZero())) {
+                WaitCounts.add(waits, item.tenantId(), new WaitCounts.Cause(handler.integrationKey(), handler.handlerKey(),
+                        slot.held() ? WAIT_BACKLOG_HORIZON : DeferReason.TENANT_LIMIT.wireName()));
+            }
+        }
+        waitCounts.count(waits, clock.millis());
+        roundTrips.flushGiveBacks("dropping deferral counts and give-backs; leases expire by their TTL");
+        return slots;
+    }
+
+    /** The reason "why is it waiting?" names an item held in Postgres beyond its tenant's horizon. */
+    public static final String WAIT_BACKLOG_HORIZON = "backlog_horizon";
+    /** The reason "why is it waiting?" names an item parked because its handler is paused. */
+    public static final String WAIT_PAUSED = "paused";
+
+    /**
+     * Gives back the future tenant-window slots of a cancelled run's items at once (releaseRunSlots-4.lua):
+     * the tenant's next items take them instead of waiting behind slots no item will use. Its items'
+     * leases are given back by the batches that hold them (an item of a cancelled run is not claimed,
+     * so its batch reports at once). Returns how many slots went back; fail-open (0) when Redis is away.
+     */
+    public int releaseRun(String tenantId, java.util.UUID runId) {
+        return tenantWindow.releaseRun(tenantId, runId);
+    }
+
+    /** How far ahead each tenant's window is reserved (its latest slot, epoch ms; now when none); empty when Redis cannot tell. */
+    public Optional<Map<String, Long>> tenantReach(List<String> tenantIds) {
+        return tenantWindow.reach(tenantIds);
+    }
+
+    /**
+     * After the handler calls: breaker outcomes (recordOutcome), release of the calls' leases, probes
+     * and urgent markers (releaseHandler), and what the partner's answers teach the adaptive limits
+     * (adaptLimits); ONE pipelined round trip in total.
+     */
     public void report(List<GroupReport> reports) {
         long now = clock.millis();
         Pipeline pipeline = roundTrips.pipelineWithGiveBacks();
         Map<String, List<Pipeline.Reply<Breaker.Transitions>>> transitions = new LinkedHashMap<>();
+        Map<GroupReport, Pipeline.Reply<List<AdaptiveLimits.Event>>> adaptations = new LinkedHashMap<>();
         for (GroupReport report : reports) {
-            if (report.leasesOnly()) {
-                pipeline.send(handlerLimits.release(report.integrationKey(), report.handlerKey(), report.leaseTokens(), List.of(), now));
-            } else if (!report.isEmpty()) {
+            if (report.isEmpty()) {
+                continue;
+            }
+            if (!report.breakerCalls().isEmpty()) {
                 transitions.computeIfAbsent(report.integrationKey(), k -> new ArrayList<>())
                         .add(pipeline.add(Pipeline.Request.of(breaker.report(report, now), Breaker.Transitions::of)));
+            }
+            if (!report.leaseTokens().isEmpty() || !report.admittedItemIds().isEmpty()) {
+                pipeline.send(handlerLimits.releaseCalled(report.integrationKey(), report.handlerKey(), report.leaseTokens(),
+                        report.admittedItemIds()));
+            }
+            if (report.adaptiveNews()) {
+                adaptations.put(report, pipeline.add(adaptiveLimits.feedback(report, now)));
             }
         }
         if (pipeline.isEmpty()) {
@@ -246,6 +320,29 @@ public final class Guard {
                 }
             });
         }));
+        adaptations.forEach((report, reply) -> reply.get().forEach(event -> metrics.adaptiveLimit(report.integrationKey(),
+                report.handlerKey(), event.tenantId(), event.change().name().toLowerCase(java.util.Locale.ROOT))));
+    }
+
+    /**
+     * A call was answered 429 with Retry-After: the partner's answer goes to the adaptive limits now,
+     * in a round trip of its own, so every worker stops calling into that scope at once rather than
+     * when this batch reports (adaptLimits-2.lua; the batch's report tells it again, which changes
+     * nothing: a wave of 429s cuts a scope once). Fail-open: if Redis cannot take it, the report tells it.
+     */
+    public void throttled(GroupAdmission admission, GroupReport.Call call) {
+        if (admission.failedOpen()) {
+            return;
+        }
+        GroupRequest group = admission.request();
+        GroupReport report = new GroupReport(group.integrationKey(), group.handlerKey(), List.of(call), List.of(), List.of(),
+                group.limits(), admission.admittedAtMs(), true);
+        Pipeline pipeline = new Pipeline();
+        Pipeline.Reply<List<AdaptiveLimits.Event>> events = pipeline.add(adaptiveLimits.feedback(report, clock.millis()));
+        if (roundTrips.run(pipeline, "adaptive stop", "the batch's report tells it").isEmpty()) {
+            events.get().forEach(event -> roundTrips.metrics().adaptiveLimit(group.integrationKey(), group.handlerKey(), event.tenantId(),
+                    event.change().name().toLowerCase(java.util.Locale.ROOT)));
+        }
     }
 
     /**

@@ -40,8 +40,89 @@ public final class GuardReadings {
      */
     public record HandlerUsage(long leasesInUse, long admittedLastMinute) {}
 
-    /** Breakers by integration and usage by handler, read together. */
-    public record HandlerReadings(Map<String, BreakerSnapshot> breakers, Map<HandlerRef, HandlerUsage> usage) {}
+    /** Breakers by integration, usage and adaptive scopes by handler, read together. */
+    public record HandlerReadings(Map<String, BreakerSnapshot> breakers, Map<HandlerRef, HandlerUsage> usage,
+                                  Map<HandlerRef, FlowReading> flows) {
+
+        public HandlerReadings(Map<String, BreakerSnapshot> breakers, Map<HandlerRef, HandlerUsage> usage) {
+            this(breakers, usage, Map.of());
+        }
+    }
+
+    /**
+     * An adaptive scope of a handler (AIMD: docs/resilience.md), as adaptLimits-2.lua left it.
+     *
+     * @param tenantId          the tenant whose scope it is; null for the handler's own
+     * @param concurrency       its effective concurrency, null when as configured
+     * @param ratePerMinute     its effective rate, null when as configured
+     * @param stoppedUntil      until when no call goes into it (the partner's Retry-After), null when not stopped
+     * @param lastRetryAfterMs  the last Retry-After the partner sent it, null when none
+     * @param reason            why it was last cut: 429 or timeout; null when never cut
+     */
+    public record AdaptiveScope(String tenantId, Long concurrency, Long ratePerMinute, Instant stoppedUntil, Long lastRetryAfterMs,
+                                Instant lastRetryAfterAt, String reason, Instant cutAt) {
+
+        /** A flow hash field ('h' or 't:tenant') and its value "conc|rate|stopUntil|raMs|raAt|reason|cutAt|changedAt|strikes". */
+        static AdaptiveScope parse(String field, String value, long nowMs) {
+            String[] f = value.split("\\|", -1);
+            long stop = number(f, 2);
+            return new AdaptiveScope(field.startsWith("t:") ? field.substring(2) : null, positive(number(f, 0)), positive(number(f, 1)),
+                    stop > nowMs ? Instant.ofEpochMilli(stop) : null, positive(number(f, 3)), instant(number(f, 4)),
+                    f.length > 5 && !f[5].isEmpty() ? f[5] : null, instant(number(f, 6)));
+        }
+
+        private static long number(String[] fields, int i) {
+            try {
+                return i < fields.length ? (long) Double.parseDouble(fields[i]) : 0;
+            } catch (NumberFormatException e) {
+                return 0;
+            }
+        }
+
+        private static Long positive(long value) {
+            return value > 0 ? value : null;
+        }
+
+        private static Instant instant(long ms) {
+            return ms > 0 ? Instant.ofEpochMilli(ms) : null;
+        }
+    }
+
+    /** A handler's adaptive scopes (its own first, if any) and the tenants waiting for one of its leases. */
+    public record FlowReading(List<AdaptiveScope> scopes, List<String> waitingTenants) {
+
+        public static final FlowReading NONE = new FlowReading(List.of(), List.of());
+
+        static FlowReading of(Map<String, String> hash, long nowMs) {
+            List<AdaptiveScope> scopes = new ArrayList<>();
+            List<String> waiting = new ArrayList<>();
+            new java.util.TreeMap<>(hash).forEach((field, value) -> {
+                if (field.startsWith("w:")) {
+                    String[] mark = value.split("\\|");
+                    if (mark.length == 2 && Long.parseLong(mark[1]) > nowMs) {
+                        waiting.add(field.substring(2));
+                    }
+                } else if (field.equals("h") || field.startsWith("t:")) {
+                    scopes.add(AdaptiveScope.parse(field, value, nowMs));
+                }
+            });
+            scopes.sort(java.util.Comparator.comparing(scope -> scope.tenantId() == null ? "" : "t:" + scope.tenantId()));
+            return new FlowReading(scopes, waiting);
+        }
+
+        /** The handler's own scope, if it holds state. */
+        public Optional<AdaptiveScope> handlerScope() {
+            return scopes.stream().filter(scope -> scope.tenantId() == null).findFirst();
+        }
+
+        /** A tenant's scope, if it holds state. */
+        public Optional<AdaptiveScope> tenantScope(String tenantId) {
+            return scopes.stream().filter(scope -> tenantId.equals(scope.tenantId())).findFirst();
+        }
+    }
+
+    /** A tenant's deferrals of the last minutes by handler and reason ("why is it waiting?"). */
+    public record TenantWaits(Map<HandlerRef, Map<String, Long>> byHandler) {}
 
     /**
      * A tenant's sliding window now.
@@ -82,7 +163,8 @@ public final class GuardReadings {
         for (HandlerRef handler : handlers) {
             counts.put(handler, List.of(
                     pipeline.read(new Redis.Read.Count(keys.leases(handler.integrationKey(), handler.handlerKey()), now, null)),
-                    pipeline.read(new Redis.Read.Count(keys.rate(handler.integrationKey(), handler.handlerKey()), now - MINUTE_MS, null))));
+                    pipeline.read(new Redis.Read.Count(keys.rate(handler.integrationKey(), handler.handlerKey()), now - MINUTE_MS, null)),
+                    pipeline.read(new Redis.Read.Hash(keys.flow(handler.integrationKey(), handler.handlerKey())))));
         }
         if (!run(pipeline, "handlers")) {
             return Optional.empty();
@@ -90,8 +172,12 @@ public final class GuardReadings {
         Map<String, BreakerSnapshot> breakers = new LinkedHashMap<>();
         snapshots.forEach((integration, snapshot) -> breakers.put(integration, snapshot.get()));
         Map<HandlerRef, HandlerUsage> usage = new LinkedHashMap<>();
-        counts.forEach((handler, replies) -> usage.put(handler, new HandlerUsage((Long) replies.get(0).get(), (Long) replies.get(1).get())));
-        return Optional.of(new HandlerReadings(breakers, usage));
+        Map<HandlerRef, FlowReading> flows = new LinkedHashMap<>();
+        counts.forEach((handler, replies) -> {
+            usage.put(handler, new HandlerUsage((Long) replies.get(0).get(), (Long) replies.get(1).get()));
+            flows.put(handler, FlowReading.of(hash(replies.get(2).get()), now));
+        });
+        return Optional.of(new HandlerReadings(breakers, usage, flows));
     }
 
     /** Each tenant's window; empty when Redis is away. */
@@ -109,6 +195,28 @@ public final class GuardReadings {
                 usage.put(tenants.get(t), new TenantUsage((Long) replies.get(2 * t), (Long) replies.get(2 * t + 1)));
             }
             return usage;
+        });
+    }
+
+    /**
+     * A tenant's deferrals by handler and reason over the current and the previous five minutes
+     * (countDeferrals-1.lua); empty when Redis is away.
+     */
+    public Optional<TenantWaits> tenantWaits(String tenantId) {
+        long period = clock.millis() / WaitCounts.PERIOD.toMillis();
+        return read(List.of(new Redis.Read.Hash(keys.tenantWaits(tenantId, period)), new Redis.Read.Hash(keys.tenantWaits(tenantId, period - 1))),
+                "tenant waits").map(replies -> {
+            Map<HandlerRef, Map<String, Long>> byHandler = new LinkedHashMap<>();
+            for (Object reply : replies) {
+                hash(reply).forEach((field, count) -> {
+                    WaitCounts.Cause cause = WaitCounts.Cause.of(field);
+                    if (cause != null) {
+                        byHandler.computeIfAbsent(new HandlerRef(cause.integrationKey(), cause.handlerKey()), h -> new java.util.TreeMap<>())
+                                .merge(cause.reason(), Long.parseLong(count), Long::sum);
+                    }
+                });
+            }
+            return new TenantWaits(byHandler);
         });
     }
 

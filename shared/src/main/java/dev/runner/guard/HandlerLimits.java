@@ -14,10 +14,11 @@ import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A handler's pause flag, concurrency leases and rate, checked together with its integration's
- * breaker in one script on the integration's slot (admitHandler-9.lua), and what goes back when
- * an admission's take is not used (releaseHandler-6.lua); the lease doorbell a waiting worker
- * blocks on; the Redis mirror of the pause flags.
+ * A handler's pause flag, concurrency leases (shared between tenants by weight) and rate, checked
+ * together with its integration's breaker and its adaptive scopes in one script on the
+ * integration's slot (admitHandler-10.lua), and what goes back when an admission's take is not used
+ * or its calls are done (releaseHandler-6.lua); the lease doorbell a waiting worker blocks on; the
+ * Redis mirror of the pause flags.
  */
 final class HandlerLimits {
 
@@ -33,7 +34,8 @@ final class HandlerLimits {
      *
      * @param breakerHalfOpen the breaker was half-open (an open one shows in the verdicts)
      */
-    record Answer(List<Verdict> verdicts, boolean breakerClean, List<String> leaseTokens, boolean breakerHalfOpen) {
+    record Answer(List<Verdict> verdicts, boolean breakerClean, List<String> leaseTokens, boolean breakerHalfOpen, boolean adapted,
+                  boolean tenantLanes) {
 
         /** Admission found the breaker open or half-open: the metrics' BreakerOpen. */
         boolean breakerNotClosed() {
@@ -59,15 +61,13 @@ final class HandlerLimits {
     }
 
     /**
-     * admitHandler-9.lua for one group; {@code uniquePrefix} names its leases, unique to this
-     * admission, and their tenant when the group's items are all of one (the fair share counts it).
+     * admitHandler-10.lua for one group; {@code admissionName} names its leases, unique to this
+     * admission (the script adds, per lease, the tenants its lane's calls carry: the fair share counts them).
      */
-    Pipeline.Request<Answer> admit(GroupRequest group, long now, String uniquePrefix) {
-        List<String> tenants = group.items().stream().map(Candidate::tenantId).distinct().toList();
-        String tokenPrefix = tenants.size() == 1 ? uniquePrefix + "~" + tenants.getFirst() : uniquePrefix;
+    Pipeline.Request<Answer> admit(GroupRequest group, long now, String admissionName) {
         String integration = group.integrationKey();
         String handler = group.handlerKey();
-        List<String> args = new ArrayList<>(12 + 3 * group.items().size());
+        List<String> args = new ArrayList<>(12 + 4 * group.items().size());
         args.add(Long.toString(now));
         args.add(Long.toString(breaker.openFor().toMillis()));
         args.add(Integer.toString(breaker.halfOpenSuccesses()));
@@ -77,25 +77,27 @@ final class HandlerLimits {
         args.add(Long.toString(shortestDeferral.toMillis()));
         args.add(Integer.toString(Guard.URGENT_PRIORITY));
         args.add(Integer.toString(group.itemsPerCall()));
-        args.add(tokenPrefix);
+        args.add(admissionName);
         args.add(Long.toString(Math.max(1, group.expectedCall().toMillis())));
         args.add(Long.toString(group.holdFor().toMillis()));
         for (Candidate item : group.items()) {
             args.add(item.itemId());
             args.add(Integer.toString(item.priority()));
             args.add(item.tenantId());
+            args.add(Integer.toString(item.weight()));
         }
         Redis.Call call = new Redis.Call(Script.ADMIT_HANDLER, List.of(
                 keys.breaker(integration), keys.probes(integration), keys.paused(integration, handler),
                 keys.leases(integration, handler), keys.rate(integration, handler), keys.urgent(integration, handler),
-                keys.leaseWaiters(integration, handler), keys.leaseFreed(integration, handler), keys.tenantScopes(integration)), args);
+                keys.leaseWaiters(integration, handler), keys.leaseFreed(integration, handler), keys.tenantScopes(integration),
+                keys.flow(integration, handler)), args);
         int items = group.items().size();
-        return Pipeline.Request.of(call, reply -> answer((List<?>) reply, items, tokenPrefix));
+        return Pipeline.Request.of(call, reply -> answer((List<?>) reply, items));
     }
 
-    private static Answer answer(List<?> reply, int items, String tokenPrefix) {
-        int granted = reply.size() < 2 * items + 3 ? -1 : ((Long) reply.get(2 * items + 2)).intValue();
-        if (granted < 0 || reply.size() != 2 * items + 3 + granted) {
+    private static Answer answer(List<?> reply, int items) {
+        int granted = reply.size() < 2 * items + 5 ? -1 : ((Long) reply.get(2 * items + 4)).intValue();
+        if (granted < 0 || reply.size() != 2 * items + 5 + granted) {
             throw new IllegalStateException("admitHandler answered " + reply.size() + " values for " + items + " items");
         }
         List<Verdict> verdicts = new ArrayList<>(items);
@@ -104,11 +106,13 @@ final class HandlerLimits {
         }
         boolean clean = (Long) reply.get(2 * items) == 1L;
         boolean halfOpen = (Long) reply.get(2 * items + 1) == 1L;
+        boolean adapted = (Long) reply.get(2 * items + 2) == 1L;
+        boolean tenantLanes = (Long) reply.get(2 * items + 3) == 1L;
         List<String> tokens = new ArrayList<>(granted);
         for (int n = 1; n <= granted; n++) {
-            tokens.add(tokenPrefix + ":" + n + ":" + reply.get(2 * items + 2 + n));
+            tokens.add((String) reply.get(2 * items + 4 + n));
         }
-        return new Answer(verdicts, clean, tokens, halfOpen);
+        return new Answer(verdicts, clean, tokens, halfOpen, adapted, tenantLanes);
     }
 
     /**
@@ -116,8 +120,17 @@ final class HandlerLimits {
      * used: the items' rate entries, probes and urgent markers, and the leases of calls not to be made.
      */
     Redis.Call release(String integration, String handler, List<String> leaseTokens, List<String> itemIds, long admittedAt) {
+        return release(integration, handler, leaseTokens, itemIds, Long.toString(admittedAt));
+    }
+
+    /** releaseHandler-6.lua after the calls: their leases, and the items' probes and urgent markers (their rate entries stay). */
+    Redis.Call releaseCalled(String integration, String handler, List<String> leaseTokens, List<String> itemIds) {
+        return release(integration, handler, leaseTokens, itemIds, "-");
+    }
+
+    private Redis.Call release(String integration, String handler, List<String> leaseTokens, List<String> itemIds, String admittedAt) {
         List<String> args = new ArrayList<>(2 + leaseTokens.size() + itemIds.size());
-        args.add(Long.toString(admittedAt));
+        args.add(admittedAt);
         args.add(Integer.toString(leaseTokens.size()));
         args.addAll(leaseTokens);
         args.addAll(itemIds);

@@ -5,9 +5,10 @@
  * <p>{@link dev.runner.guard.Guard} is the entry point and coordinator: {@code admit} before the
  * handler calls, {@code report} after them, one pipelined Redis round trip each. Each capability is
  * a class with its scripts' codec (arguments into script calls, replies into records):
- * {@code Breaker} (reportOutcome, readBreaker), {@code HandlerLimits} (admitHandler,
- * releaseHandler, the lease doorbell, the pause mirror), {@code TenantWindow} (admitTenant,
- * refundTenant, slots reserved at the source), {@code DeferralCounts} (countDeferrals);
+ * {@code Breaker} (recordOutcome, readBreaker), {@code HandlerLimits} (admitHandler,
+ * releaseHandler, the lease doorbell, the pause mirror), {@code AdaptiveLimits} (adaptLimits: AIMD),
+ * {@code TenantWindow} (admitTenant, refundTenant, releaseRunSlots, slots reserved at the source),
+ * {@code DeferralCounts} (countDeferrals), {@code WaitCounts} (countDeferrals too);
  * {@code GuardRoundTrips} holds the fail-open policy and the give-backs every round trip carries;
  * {@code AdmissionRules} the pure decisions (how the handler's and the tenant's answers combine). Every
  * check is a Lua script in {@code resources/redis/}, whose header is its contract, with shared
@@ -29,26 +30,31 @@
  *       must come from more than one tenant to open the integration's breaker; from one tenant,
  *       they open that tenant's scope instead, and only its items are deferred. Opening the
  *       integration's breaker clears the scopes.</li>
- *   <li><b>Concurrency</b>: one lease per admitted item, expiring after leaseTtl if its worker
- *       never reports; leases (and half-open probes) are taken inside one script, so concurrent workers never exceed the
- *       limit. Full: HANDLER_CONCURRENCY for shortestDeferral.</li>
+ *   <li><b>Concurrency</b>: leases per call, taken inside one script, so concurrent workers never
+ *       exceed the limit; each names the tenants its lane's calls carry. Full: HANDLER_CONCURRENCY
+ *       until the lease expected back first.</li>
+ *   <li><b>Fair shares</b> (includes/fairShare): once a tenant is left waiting for a lease, each
+ *       competing tenant's calls in flight stop at limit × weight ÷ the competing weights, unless no
+ *       competing tenant is below its own share; alone, a tenant takes every lease.</li>
+ *   <li><b>Adaptive limits</b> (AIMD, {@code AdaptiveLimits}): a 429's Retry-After stops its scope
+ *       (the handler's, or a tenant's of it when the answers single the tenant out) until then
+ *       (ADAPTIVE_STOP); 429s and repeated timeouts cut the scope's effective limits × 0.7 once per
+ *       wave; successes raise them one step per probe interval up to the configured ones
+ *       (ADAPTIVE_LIMIT while they bind).</li>
  *   <li><b>Rate</b>: a one-minute sliding log per handler, one entry per admission (a retried item
  *       counts each time). Full: HANDLER_RATE until the entry ahead of the item leaves the window;
  *       deferred items of one call queue behind each other.</li>
  *   <li><b>Priority inside a handler</b>: items with priority above 1 (manual, queue, schedule) may fill
- *       only limit − ⌈limit/4⌉ of concurrency and of rate (for limits ≥ 2); the rest stays for
- *       webhook items.</li>
+ *       only limit − ⌈limit/4⌉ of concurrency and of rate (for limits ≥ 2) while webhook items of the
+ *       handler wait or run; the rest stays for them.</li>
  *   <li><b>Tenant window</b>: an exact sliding window of perMinute per minute, whose sorted set also
- *       holds future slots. An item over the limit gets the first time the window has room for it
- *       (at least shortestDeferral away) and keeps that slot; coming back, it is admitted on it
- *       (if it comes back early, e.g. capped by SQS's 15-minute delay, it waits for the rest). A
- *       20,000-item tenant at 1,000/min is spread over 20 minutes with one deferral per item (two
- *       for those beyond 15 minutes). By priority: an item finding the window full takes the
- *       earliest future slot of a lower-priority item of its tenant (a webhook passes the tenant's
- *       manual backlog), which is given a slot behind every reservation and learns so once, at its
- *       old slot; due slots are never taken. So only webhook items skip the window on a slot
- *       their producer reserved. Memory: one entry per admitted item of the last minute plus
- *       one per waiting item.</li>
+ *       holds future slots, up to the backlog horizon (beyond it the producer holds the item in
+ *       Postgres). A backlog takes three quarters of a window at once, the rest paced; an urgent
+ *       item is admitted now when every window holding now has room, or by taking a lower-priority
+ *       future slot before the first full window; else any item takes the earliest future slot of a
+ *       lower priority, the displaced item going behind every reservation; due slots are never
+ *       taken. Memory: one entry per admitted item of the last minute plus one per reserved slot
+ *       (a horizon's worth of the limit at most).</li>
  *   <li><b>Handler and tenant decide side by side</b> (two slots, one round trip): the item is
  *       admitted only if both admit; paused wins; otherwise the longer delay and its reason, never
  *       under one second (no deferral comes straight back to be deferred again). What
@@ -61,7 +67,8 @@
  *       stack holds about 8,000) and a tenant's items go in calls of 1,000, all pipelined.</li>
  * </ul>
  *
- * <p>Cost at batch 10, one group, one tenant, both handler limits set: 2 round trips and 21
- * commands server-side including the 3 EVALSHA (BudgetIT counts them).
+ * <p>Cost at batch 10, one group, one tenant, both handler limits set, nothing binding: 2 round
+ * trips and 21 commands server-side including the 3 EVALSHA (BudgetIT counts them); what each rule
+ * costs when it binds: docs/resilience.md.
  */
 package dev.runner.guard;

@@ -320,7 +320,7 @@ public final class HandlerClient implements AutoCloseable {
     }
 
     private static Outcome.Failed timedOut(long deadlineMs) {
-        return new Outcome.Failed("handler timed out after " + deadlineMs + " ms", true);
+        return new Outcome.Failed("handler timed out after " + deadlineMs + " ms", true, true);
     }
 
     /** An exception as one short line: its messages may quote what the handler sent. */

@@ -6,8 +6,15 @@ import java.time.Duration;
 public sealed interface Outcome {
     record Succeeded() implements Outcome {}
 
-    /** @param retryable false = permanent: the item goes to the DLQ now, whatever its attempts */
-    record Failed(String error, boolean retryable) implements Outcome {}
+    /**
+     * @param retryable false = permanent: the item goes to the DLQ now, whatever its attempts
+     * @param timedOut  no answer came in time: what the adaptive limits count as a sign of overload
+     */
+    record Failed(String error, boolean retryable, boolean timedOut) implements Outcome {
+        public Failed(String error, boolean retryable) {
+            this(error, retryable, false);
+        }
+    }
 
     /** The handler asked to be called later (429 with Retry-After): not an attempt. */
     record Deferred(Duration delay, String reason) implements Outcome {}

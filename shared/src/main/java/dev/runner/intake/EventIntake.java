@@ -1,11 +1,13 @@
 package dev.runner.intake;
 
+import dev.runner.coalescing.Coalescing;
 import dev.runner.delivery.DeliveryStore;
 import dev.runner.integration.HandlerSpec;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.metrics.Metrics;
 import dev.runner.pipeline.ItemDispatcher;
 import dev.runner.queue.QueueClient;
 import dev.runner.store.Ids;
@@ -60,13 +62,19 @@ public final class EventIntake {
 
     private final DeliveryStore deliveries;
     private final ItemDispatcher dispatcher;
+    private final Metrics metrics;
     private final Clock clock;
     /** Records of sends that went out, deleted by the next accept's statement. */
     private final Queue<UUID> settled = new ConcurrentLinkedQueue<>();
 
     public EventIntake(DeliveryStore deliveries, ItemDispatcher dispatcher, Clock clock) {
+        this(deliveries, dispatcher, Metrics.NONE, clock);
+    }
+
+    public EventIntake(DeliveryStore deliveries, ItemDispatcher dispatcher, Metrics metrics, Clock clock) {
         this.deliveries = deliveries;
         this.dispatcher = dispatcher;
+        this.metrics = metrics;
         this.clock = clock;
     }
 
@@ -80,23 +88,30 @@ public final class EventIntake {
         Batch batch = Batch.of(trigger, offered, clock);
         List<UUID> settledBefore = drainSettled();
         UUID owedSendId = Ids.next(clock);
-        List<DeliveryStore.Outcome> outcomes;
+        DeliveryStore.Accepted accepted;
         try {
-            outcomes = deliveries.accept(batch.offered(), batch.runs(), batch.items(), owedSendId, settledBefore);
+            accepted = deliveries.acceptKeepingRecords(batch.offered(), batch.runs(), batch.items(), owedSendId, settledBefore);
         } catch (RuntimeException e) {
             settled.addAll(settledBefore);
             throw e;
         }
-        List<ItemJob> jobs = batch.jobs(outcomes);
-        if (!jobs.isEmpty()) {
-            send(jobs, owedSendId);
+        List<DeliveryStore.Outcome> outcomes = accepted.outcomes();
+        Coalescing.Sends sends = Coalescing.sends(batch.jobs(outcomes), accepted.coalesced());
+        if (!sends.superseded().isEmpty()) {
+            metrics.itemsSuperseded(sends.superseded().size(), sends.tenantsSuperseded());
+        }
+        if (!sends.jobs().isEmpty()) {
+            send(sends, owedSendId);
+        } else if (!sends.superseded().isEmpty()) {
+            settled.add(owedSendId); // every item it owed was superseded: nothing to send
         }
         return batch.answers(outcomes);
     }
 
-    private void send(List<ItemJob> jobs, UUID owedSendId) {
+    private void send(Coalescing.Sends sends, UUID owedSendId) {
+        List<ItemJob> jobs = sends.jobs();
         try {
-            dispatcher.dispatch(jobs);
+            dispatcher.dispatch(jobs, sends.waitSeconds());
         } catch (QueueClient.NotGranted e) {
             throw e;
         } catch (RuntimeException e) {
@@ -156,7 +171,9 @@ public final class EventIntake {
                 if (run == null) {
                     run = Map.entry(Ids.next(clock), new HashSet<>());
                     groupRuns.add(run);
-                    runs.add(new DeliveryStore.NewRun(run.getKey(), delivery.handler().handlerKey(), delivery.handler().direction(), trigger));
+                    HandlerSpec.Configs configs = delivery.handler().configs();
+                    runs.add(new DeliveryStore.NewRun(run.getKey(), delivery.handler().handlerKey(), delivery.handler().direction(), trigger,
+                            configs.coalesceMs(), configs.orderedByRecord()));
                     runOf.put(run.getKey(), new RunOf(delivery.tenantId(), delivery.integrationKey(), delivery.handler()));
                 }
                 run.getValue().addAll(unique.keySet());

@@ -141,13 +141,14 @@ public final class IngestService {
     }
 
     /**
-     * The batch's tenant integrations read into the cache with one statement, so that binding and resolving each
+     * The batch's tenant integrations (with their secrets, which signed messages are checked against) read into
+     * the cache with one statement, so that binding and resolving each
      * message find them there: ten messages for ten tenants are one lookup, not ten. A failure here is left to the
      * per-message lookups, which retry only the messages they touch.
      */
     private void prefetch(List<Read> read) {
         try {
-            integrations.tenantIntegrationsCached(read.stream()
+            integrations.tenantIntegrationsWithSecretsCached(read.stream()
                     .map(one -> new Integrations.TenantKey(one.envelope().tenantId(), one.envelope().integrationKey())).distinct().toList());
         } catch (RuntimeException e) {
             LOG.warn("ingest lookup failed; each message is looked up on its own", "error", e);
@@ -184,7 +185,7 @@ public final class IngestService {
             Optional<TenantIntegration> tenant;
             Optional<HandlerSpec> handler;
             try {
-                tenant = integrations.tenantIntegrationCached(envelope.tenantId(), envelope.integrationKey());
+                tenant = integrations.tenantIntegrationWithSecretsCached(envelope.tenantId(), envelope.integrationKey());
                 handler = integrations.handlerOrRefresh(envelope.integrationKey(), envelope.handlerKey());
             } catch (RuntimeException e) {
                 LOG.error("ingest lookup failed, will retry", "messageId", one.message().messageId(), "error", e);

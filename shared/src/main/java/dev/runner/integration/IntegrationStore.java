@@ -73,16 +73,26 @@ public final class IntegrationStore {
      */
     public Optional<TenantIntegration> tenantIntegration(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select tenant_id, integration_key, enabled, null::text[], settings::text, schedules::text
+                select tenant_id, integration_key, enabled, null::text[], settings::text, schedules::text, weight
                 from tenant_integrations where tenant_id = ? and integration_key = ?
                 """, IntegrationStore::tenantIntegration, tenantId, integrationKey);
     }
 
     /** The tenant integrations of {@code keys} that exist, without their webhook secrets, in one statement. */
     public Map<Integrations.TenantKey, TenantIntegration> tenantIntegrations(Collection<Integrations.TenantKey> keys) {
+        return tenantIntegrations(keys, "null::text[]");
+    }
+
+    /** The same with their webhook secrets: for the ingest function's checks, whose role may read them. */
+    public Map<Integrations.TenantKey, TenantIntegration> tenantIntegrationsWithSecrets(Collection<Integrations.TenantKey> keys) {
+        return tenantIntegrations(keys, "t.webhook_secrets");
+    }
+
+    /** @param secrets the secrets column, or {@code null::text[]} for a role that may not read it (a constant here, never input) */
+    private Map<Integrations.TenantKey, TenantIntegration> tenantIntegrations(Collection<Integrations.TenantKey> keys, String secrets) {
         Map<Integrations.TenantKey, TenantIntegration> found = new HashMap<>();
-        db.query("""
-                select t.tenant_id, t.integration_key, t.enabled, null::text[], t.settings::text, t.schedules::text
+        db.query("select t.tenant_id, t.integration_key, t.enabled, " + secrets + """
+                , t.settings::text, t.schedules::text, t.weight
                 from tenant_integrations t join unnest(?::text[], ?::text[]) as k(tenant_id, integration_key)
                     on t.tenant_id = k.tenant_id and t.integration_key = k.integration_key
                 """, row -> found.put(new Integrations.TenantKey(row.getString(1), row.getString(2)), tenantIntegration(row)),
@@ -94,18 +104,18 @@ public final class IntegrationStore {
     /** The tenant integration with its webhook secrets: for the webhook and ingest checks, and the management API. */
     public Optional<Stored> stored(String tenantId, String integrationKey) {
         return db.queryOne("""
-                select tenant_id, integration_key, enabled, webhook_secrets, settings::text, schedules::text, operator_disabled
+                select tenant_id, integration_key, enabled, webhook_secrets, settings::text, schedules::text, weight, operator_disabled
                 from tenant_integrations where tenant_id = ? and integration_key = ?
-                """, row -> new Stored(tenantIntegration(row), row.getBoolean(7)), tenantId, integrationKey);
+                """, row -> new Stored(tenantIntegration(row), row.getBoolean(8)), tenantId, integrationKey);
     }
 
-    /** From the columns tenant_id, integration_key, enabled, webhook_secrets (null when not read), settings, schedules. */
+    /** From the columns tenant_id, integration_key, enabled, webhook_secrets (null when not read), settings, schedules, weight. */
     private static TenantIntegration tenantIntegration(ResultSet row) throws SQLException {
         Map<String, String> schedules = new LinkedHashMap<>();
         Json.parse(row.getString(6)).properties().forEach(e -> schedules.put(e.getKey(), e.getValue().asText()));
         Array secrets = row.getArray(4);
         return new TenantIntegration(row.getString(1), row.getString(2), row.getBoolean(3),
-                secrets == null ? null : List.of((String[]) secrets.getArray()), Json.parse(row.getString(5)), schedules);
+                secrets == null ? null : List.of((String[]) secrets.getArray()), Json.parse(row.getString(5)), schedules, row.getInt(7));
     }
 
     /**
@@ -125,27 +135,30 @@ public final class IntegrationStore {
             int saved = mayCreate
                     ? db.update(connection, """
                         insert into tenant_integrations as t (tenant_id, integration_key, enabled, webhook_secrets, settings, schedules,
-                                                              operator_disabled)
-                        values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?, ?)
+                                                              operator_disabled, weight)
+                        values (?, ?, ?, coalesce(?::text[], '{}'), ?, ?, ?, coalesce(?::int, 1))
                         on conflict (tenant_id, integration_key) do update set
                             enabled = excluded.enabled,
                             webhook_secrets = case when ?::text[] is null then t.webhook_secrets else excluded.webhook_secrets end,
                             settings = excluded.settings,
                             schedules = excluded.schedules,
                             operator_disabled = case when ? then excluded.operator_disabled else t.operator_disabled end,
+                            weight = coalesce(?::int, t.weight),
                             updated_at = now()
                         where ? or not (t.operator_disabled and excluded.enabled)
                         """, integration.tenantId(), integration.integrationKey(), integration.enabled(), secrets(integration),
-                        settings, schedulesParam, byOperator && !integration.enabled(), secrets(integration), byOperator, byOperator)
+                        settings, schedulesParam, byOperator && !integration.enabled(), integration.weight(), secrets(integration), byOperator,
+                        integration.weight(), byOperator)
                     : db.update(connection, """
                         update tenant_integrations t set enabled = ?, webhook_secrets = coalesce(?::text[], t.webhook_secrets),
                             settings = ?, schedules = ?,
                             operator_disabled = case when ? then ? else t.operator_disabled end,
+                            weight = coalesce(?::int, t.weight),
                             updated_at = now()
                         where t.tenant_id = ? and t.integration_key = ? and (? or not (t.operator_disabled and ?))
                         """, integration.enabled(), secrets(integration), settings, schedulesParam, byOperator,
-                        byOperator && !integration.enabled(), integration.tenantId(), integration.integrationKey(), byOperator,
-                        integration.enabled());
+                        byOperator && !integration.enabled(), integration.weight(), integration.tenantId(), integration.integrationKey(),
+                        byOperator, integration.enabled());
             if (saved == 0) {
                 boolean exists = !db.query(connection, "select 1 from tenant_integrations where tenant_id = ? and integration_key = ?",
                         row -> 1, integration.tenantId(), integration.integrationKey()).isEmpty();

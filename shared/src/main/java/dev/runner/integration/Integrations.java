@@ -141,6 +141,11 @@ public final class Integrations {
         return tenants.getAll(keys, missing -> store.tenantIntegrations(missing));
     }
 
+    /** As {@link #tenantIntegrationWithSecretsCached} for several at once: the ones not cached are read with one statement. */
+    public Map<TenantKey, Optional<TenantIntegration>> tenantIntegrationsWithSecretsCached(Collection<TenantKey> keys) {
+        return tenantsWithSecrets.getAll(keys, missing -> store.tenantIntegrationsWithSecrets(missing));
+    }
+
     /** Under Standard Webhooks a {@code whsec_} secret is base64 and must decode; the message never holds the secret. */
     private static String unusableSecret(IntegrationType type, TenantIntegration integration) {
         if (type.webhookScheme() != WebhookScheme.STANDARD || integration.webhookSecrets() == null) {

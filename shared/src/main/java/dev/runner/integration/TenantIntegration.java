@@ -17,11 +17,25 @@ import java.util.regex.Pattern;
  *
  * @param webhookSecrets the secrets webhooks (and signed ingest messages) may be signed with, current first; more
  *                       than one only during a rotation. Empty: none set. In an update, null keeps the stored ones.
+ * @param weight         its share of a handler's concurrency and rate when tenants compete ({@value #DEFAULT_WEIGHT} unless an
+ *                       operator set another); in an update, null keeps the stored one
  */
 public record TenantIntegration(String tenantId, String integrationKey, boolean enabled, List<String> webhookSecrets,
-                                JsonNode settings, Map<String, String> schedules) {
+                                JsonNode settings, Map<String, String> schedules, Integer weight) {
 
     public static final Pattern TENANT = IntegrationType.KEY;
+    public static final int DEFAULT_WEIGHT = 1;
+    public static final int MAX_WEIGHT = 1000;
+
+    public TenantIntegration(String tenantId, String integrationKey, boolean enabled, List<String> webhookSecrets,
+                             JsonNode settings, Map<String, String> schedules) {
+        this(tenantId, integrationKey, enabled, webhookSecrets, settings, schedules, null);
+    }
+
+    /** The weight that applies: the one set, else the default. */
+    public int weightOrDefault() {
+        return weight == null ? DEFAULT_WEIGHT : weight;
+    }
     /** Secrets accepted at once: the current one and those still in use by senders mid-rotation. */
     public static final int MAX_WEBHOOK_SECRETS = 3;
     private static final int MIN_SECRET_LENGTH = 16;
@@ -77,8 +91,14 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
                 schedules.put(entry.getKey(), entry.getValue().asText());
             });
         }
+        JsonNode weight = node.get("weight");
+        if (weight != null && !weight.isNull() && (!weight.canConvertToInt() || !weight.isIntegralNumber()
+                || weight.asInt() < 1 || weight.asInt() > MAX_WEIGHT)) {
+            throw new Json.InvalidJsonException("weight must be an integer from 1 to " + MAX_WEIGHT);
+        }
         return new TenantIntegration(tenantId, integrationKey, enabled == null || enabled.asBoolean(), secrets,
-                settings == null || settings.isNull() ? Json.object() : settings, schedules);
+                settings == null || settings.isNull() ? Json.object() : settings, schedules,
+                weight == null || weight.isNull() ? null : weight.asInt());
     }
 
     /** The API's view: everything but the secret. */
@@ -89,6 +109,7 @@ public record TenantIntegration(String tenantId, String integrationKey, boolean 
         node.put("enabled", enabled);
         node.put("webhookSecretSet", webhookSecrets != null && !webhookSecrets.isEmpty());
         node.put("webhookSecretCount", webhookSecrets == null ? 0 : webhookSecrets.size());
+        node.put("weight", weightOrDefault());
         node.set("settings", settings);
         ObjectNode schedulesNode = node.putObject("schedules");
         schedules.forEach(schedulesNode::put);

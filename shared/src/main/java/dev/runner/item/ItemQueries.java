@@ -50,7 +50,7 @@ public final class ItemQueries {
 
     private static final String DETAIL_COLUMNS = """
             item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at,
-            run_id, tenant_id, integration_key, handler_key, pending_since
+            run_id, tenant_id, integration_key, handler_key, superseded_by, record_wait_since, pending_since
             """;
 
     private final Database db;
@@ -124,7 +124,7 @@ public final class ItemQueries {
     /** One item with its payload. Primary key. */
     public Optional<ItemDetail> find(UUID itemId) {
         return db.queryOne("select " + DETAIL_COLUMNS + ", payload::text from execution_items where item_id = ?",
-                row -> detail(row, row.getString(14) == null ? null : Json.parse(row.getString(14))), itemId);
+                row -> detail(row, row.getString(16) == null ? null : Json.parse(row.getString(16))), itemId);
     }
 
     /** Parked items (waiting for a resume) per handler. Index execution_items_parked_by_handler. */
@@ -187,10 +187,7 @@ public final class ItemQueries {
     }
 
     private static ItemDetail detail(ResultSet row, JsonNode payload) throws SQLException {
-        Timestamp dlqAt = row.getTimestamp(7);
-        var view = new ItemStore.ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
-                row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
-                dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), ItemStore.pendingSince(row, 13));
+        var view = ItemStore.ItemView.of(row, 13);
         return new ItemDetail(row.getObject(9, UUID.class), row.getString(10), row.getString(11), row.getString(12), view, payload);
     }
 }

@@ -10,7 +10,8 @@ import java.util.Optional;
  * queued while its handler is paused; dead → queued on redrive; queued, retrying, parked → cancelled when
  * its run is cancelled (an item in flight finishes first); processing → pending when its handler answers pending, pending →
  * processing when its callback comes or its wait ends (the answer then settled as a synchronous one), pending → cancelled
- * by a cancel. Postgres applies each move
+ * by a cancel; accepted → superseded when coalescing folds its update into an item of its record that waits
+ * (dev.runner.coalescing; superseded_by names that item). Postgres applies each move
  * with {@code UPDATE … WHERE status = …}, so a lost race is a zero-row update.
  */
 public enum ItemStatus {
@@ -22,7 +23,9 @@ public enum ItemStatus {
     PARKED,
     CANCELLED,
     /** Its handler answered pending: it waits for its callback (or the wait's end), holding no claim and no message. */
-    PENDING;
+    PENDING,
+    /** Ended by coalescing: another item's call carried its update, or a later one (execution_items.superseded_by). */
+    SUPERSEDED;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

@@ -75,14 +75,23 @@ public final class ItemStore {
      * Duplicate externalIds inside the page keep the first.
      */
     public List<ItemJob> insert(RunRef run, List<NewItem> items) {
+        return insert(run, items, false);
+    }
+
+    /** {@code byRecord}: its handler has {@code ordered_by_record}, so the items enter the record index (dev.runner.ordering). */
+    public List<ItemJob> insert(RunRef run, List<NewItem> items, boolean byRecord) {
         try (Connection connection = db.dataSource().getConnection()) {
-            return insert(connection, run, items);
+            return insert(connection, run, items, byRecord);
         } catch (SQLException e) {
             throw new Database.StoreException("insert items", e);
         }
     }
 
     public List<ItemJob> insert(Connection connection, RunRef run, List<NewItem> items) throws SQLException {
+        return insert(connection, run, items, false);
+    }
+
+    public List<ItemJob> insert(Connection connection, RunRef run, List<NewItem> items, boolean byRecord) throws SQLException {
         Map<String, NewItem> unique = new LinkedHashMap<>();
         items.forEach(item -> unique.putIfAbsent(item.externalId(), item));
         if (unique.isEmpty()) {
@@ -102,24 +111,29 @@ public final class ItemStore {
             i++;
         }
         return db.query(connection, """
-                insert into execution_items (item_id, run_id, tenant_id, integration_key, handler_key, external_id, payload)
-                select v.item_id, ?, ?, ?, ?, v.external_id, v.payload::jsonb
+                insert into execution_items (item_id, run_id, tenant_id, integration_key, handler_key, external_id, payload, by_record)
+                select v.item_id, ?, ?, ?, ?, v.external_id, v.payload::jsonb, ?::boolean
                 from unnest(?::uuid[], ?::text[], ?::text[]) as v(item_id, external_id, payload)
                 on conflict (run_id, external_id) do update set updated_at = execution_items.updated_at
                     where execution_items.status = 'queued'
                 returning item_id, external_id
                 """, row -> new ItemJob(run.runId(), row.getObject(1, UUID.class), run.tenantId(), run.integrationKey(),
                         run.handlerKey(), run.direction(), run.trigger(), row.getString(2), 0, 0),
-                run.runId(), run.tenantId(), run.integrationKey(), run.handlerKey(),
+                run.runId(), run.tenantId(), run.integrationKey(), run.handlerKey(), byRecord ? Boolean.TRUE : null,
                 Database.array("uuid", ids), Database.array("text", externalIds), Database.array("text", payloads));
     }
 
     /**
      * What a claim found: the items claimed for an attempt, and those whose message arrived before
      * the item was due (a duplicate, or a message that came back before its deferral ended), with
-     * how long until they are due. Items in neither map are ended, parked or another worker's.
+     * how long until they are due; {@code waiting}: those that wait for an earlier item of their record
+     * (dev.runner.ordering). Items in none are ended, parked or another worker's.
      */
-    public record Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early) {}
+    public record Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early, Set<UUID> waiting) {
+        public Claim(Map<UUID, Claimed> claimed, Map<UUID, Duration> early) {
+            this(claimed, early, Set.of());
+        }
+    }
 
     /**
      * Claims items for an attempt: queued or retrying ones whose message was due (a message that
@@ -131,22 +145,30 @@ public final class ItemStore {
      * ({@code runner_claim_items}, db/migration/V11__hot_statements.sql).
      */
     public Claim claim(Collection<UUID> itemIds, Duration lease) {
+        if (itemIds.isEmpty()) {
+            return new Claim(Map.of(), Map.of());
+        }
+        return claim(new Database.Sql("select item_id, attempts, payload, early_ms, false from runner_claim_items(?::uuid[], ?)",
+                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0));
+    }
+
+    /** Runs a claim statement whose rows are (item_id, attempts, payload, early_ms, waiting). */
+    public Claim claim(Database.Sql statement) {
         Map<UUID, Claimed> claimed = new HashMap<>();
         Map<UUID, Duration> early = new HashMap<>();
-        if (itemIds.isEmpty()) {
-            return new Claim(claimed, early);
-        }
-        db.query("select item_id, attempts, payload, early_ms from runner_claim_items(?::uuid[], ?)", row -> {
-                    UUID id = row.getObject(1, UUID.class);
-                    if (row.getObject(4) == null) {
-                        claimed.put(id, new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3))));
-                    } else {
-                        early.put(id, Duration.ofMillis(row.getLong(4)));
-                    }
-                    return id;
-                },
-                Database.array("uuid", itemIds.toArray()), lease.toMillis() / 1000.0);
-        return new Claim(claimed, early);
+        Set<UUID> waiting = new HashSet<>();
+        db.query(statement, row -> {
+            UUID id = row.getObject(1, UUID.class);
+            if (row.getBoolean(5)) {
+                waiting.add(id);
+            } else if (row.getObject(4) == null) {
+                claimed.put(id, new Claimed(row.getInt(2), row.getString(3) == null ? Json.object() : Json.parse(row.getString(3))));
+            } else {
+                early.put(id, Duration.ofMillis(row.getLong(4)));
+            }
+            return id;
+        });
+        return new Claim(claimed, early, waiting);
     }
 
     /**
@@ -169,45 +191,61 @@ public final class ItemStore {
         if (results.isEmpty()) {
             return List.of();
         }
-        int n = results.size();
-        UUID[] ids = new UUID[n];
-        String[] statuses = new String[n];
-        String[] errors = new String[n];
-        Integer[] refunds = new Integer[n];
-        Boolean[] handoffs = new Boolean[n];
-        Integer[] visibleIn = new Integer[n];
-        for (int i = 0; i < n; i++) {
-            Result result = results.get(i);
-            ids[i] = result.itemId();
-            refunds[i] = 0;
-            handoffs[i] = false;
-            switch (result) {
-                case Result.Succeeded s -> statuses[i] = ItemStatus.SUCCEEDED.wireName();
-                case Result.Retrying r -> {
-                    statuses[i] = ItemStatus.RETRYING.wireName();
-                    errors[i] = r.error();
-                    visibleIn[i] = r.visibleInSeconds();
-                }
-                case Result.HandedToDlq h -> {
-                    statuses[i] = ItemStatus.PROCESSING.wireName();
-                    errors[i] = h.error();
-                    handoffs[i] = true;
-                    refunds[i] = h.attemptUnused() ? 1 : 0;
-                }
-                case Result.Deferred d -> {
-                    statuses[i] = ItemStatus.QUEUED.wireName();
-                    refunds[i] = 1;
-                    visibleIn[i] = d.visibleInSeconds();
-                }
-                case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
-            }
-        }
-        return db.query("""
+        ResultColumns columns = ResultColumns.of(results);
+        return db.query(new Database.Sql("""
                 select run_id, tenant_id, created_at, finished_at
                 from runner_record_and_complete(?::uuid[], ?::text[], ?::text[], ?::int[], ?::boolean[], ?::int[], ?::uuid[])
-                """, CompletedRun::of, Database.array("uuid", ids), Database.array("text", statuses), Database.array("text", errors),
-                Database.array("int4", refunds), Database.array("bool", handoffs), Database.array("int4", visibleIn),
-                Database.array("uuid", runsToCheck.toArray()));
+                """, columns.with(Database.array("uuid", runsToCheck.toArray()))), CompletedRun::of);
+    }
+
+    /** A batch's results as the record functions take them: one array per column, in their parameter order. */
+    public record ResultColumns(Object[] arrays) {
+
+        public static ResultColumns of(List<Result> results) {
+            int n = results.size();
+            UUID[] ids = new UUID[n];
+            String[] statuses = new String[n];
+            String[] errors = new String[n];
+            Integer[] refunds = new Integer[n];
+            Boolean[] handoffs = new Boolean[n];
+            Integer[] visibleIn = new Integer[n];
+            for (int i = 0; i < n; i++) {
+                Result result = results.get(i);
+                ids[i] = result.itemId();
+                refunds[i] = 0;
+                handoffs[i] = false;
+                switch (result) {
+                    case Result.Succeeded s -> statuses[i] = ItemStatus.SUCCEEDED.wireName();
+                    case Result.Retrying r -> {
+                        statuses[i] = ItemStatus.RETRYING.wireName();
+                        errors[i] = r.error();
+                        visibleIn[i] = r.visibleInSeconds();
+                    }
+                    case Result.HandedToDlq h -> {
+                        statuses[i] = ItemStatus.PROCESSING.wireName();
+                        errors[i] = h.error();
+                        handoffs[i] = true;
+                        refunds[i] = h.attemptUnused() ? 1 : 0;
+                    }
+                    case Result.Deferred d -> {
+                        statuses[i] = ItemStatus.QUEUED.wireName();
+                        refunds[i] = 1;
+                        visibleIn[i] = d.visibleInSeconds();
+                    }
+                    case Result.Waiting w -> visibleIn[i] = w.visibleInSeconds();
+                }
+            }
+            return new ResultColumns(new Object[] {Database.array("uuid", ids), Database.array("text", statuses),
+                    Database.array("text", errors), Database.array("int4", refunds), Database.array("bool", handoffs),
+                    Database.array("int4", visibleIn)});
+        }
+
+        /** These arrays followed by {@code more} parameters. */
+        public Object[] with(Object... more) {
+            Object[] all = java.util.Arrays.copyOf(arrays, arrays.length + more.length);
+            System.arraycopy(more, 0, all, arrays.length, more.length);
+            return all;
+        }
     }
 
     /** A dead item as the DLQ consumer ends it. {@code error} null keeps the last error recorded. */
@@ -278,9 +316,9 @@ public final class ItemStore {
     }
 
     /**
-     * Items waiting for a message that is overdue by {@code grace}: queued or retrying, expected back
-     * (or last touched) before now − grace. Their message may have been lost between a commit and a
-     * send that failed. Each is marked due now, so it is re-sent at most once per period (it is
+     * Items waiting for a message that is overdue by {@code grace}: queued (not held back by the
+     * backlog horizon, which sends no message) or retrying, expected back (or last touched) before
+     * now − grace. Their message may have been lost between a commit and a send that failed. Each is marked due now, so it is re-sent at most once per period (it is
      * overdue again only a grace later); a duplicate of a live message is harmless (the claim lets one through).
      * {@code tiers} limits the sweep to runs of those triggers (a tier with a visible backlog is
      * left alone: its messages may only be waiting their turn).
@@ -292,7 +330,7 @@ public final class ItemStore {
         return db.query("""
                 with picked as materialized (
                     select i.item_id from execution_items i join runs ir on ir.run_id = i.run_id
-                    where i.status in ('queued', 'retrying')
+                    where i.status in ('queued', 'retrying') and i.held_since is null
                       and coalesce(i.next_visible_at, i.updated_at) < now() - make_interval(secs => ?)
                       and ir.trigger = any(?)
                     order by coalesce(i.next_visible_at, i.updated_at) limit ? for update of i skip locked)
@@ -440,14 +478,31 @@ public final class ItemStore {
                 .stream().sorted().toList();
     }
 
-    /** An item as the API shows it; {@code pendingSince} when it waits for its callback (status pending), else null. */
+    /**
+     * An item as the API shows it. {@code supersededBy}: for a superseded item, the item whose call carried its update;
+     * {@code waitingForRecordSince}: since when it waits for an earlier item of its record (dev.runner.ordering);
+     * {@code pendingSince}: when it waits for its callback (status pending), else null.
+     */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
-                           JsonNode history, Instant dlqAt, Instant updatedAt, Instant pendingSince) {}
+                           JsonNode history, Instant dlqAt, Instant updatedAt, UUID supersededBy, Instant waitingForRecordSince,
+                           Instant pendingSince) {
 
-    /** When a pending item began to wait, from column {@code column} (pending_since; status in column 3); null for any other status. */
-    public static Instant pendingSince(ResultSet row, int column) throws SQLException {
-        Timestamp since = row.getTimestamp(column);
-        return since == null || !ItemStatus.PENDING.wireName().equals(row.getString(3)) ? null : since.toInstant();
+        /** Columns item_id, external_id, status, attempts, last_error, history, dlq_at, updated_at from {@code first}, then
+         * superseded_by, record_wait_since and pending_since at {@code recordColumn}. */
+        public static ItemView of(ResultSet row, int recordColumn) throws SQLException {
+            Timestamp dlqAt = row.getTimestamp(7);
+            Timestamp waiting = row.getTimestamp(recordColumn + 1);
+            return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
+                    row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
+                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), row.getObject(recordColumn, UUID.class),
+                    waiting == null ? null : waiting.toInstant(), pendingSince(row, recordColumn + 2));
+        }
+
+        /** When a pending item began to wait, from column {@code column} (pending_since; status in column 3); null for any other status. */
+        private static Instant pendingSince(ResultSet row, int column) throws SQLException {
+            Timestamp since = row.getTimestamp(column);
+            return since == null || !ItemStatus.PENDING.wireName().equals(row.getString(3)) ? null : since.toInstant();
+        }
     }
 
     /**
@@ -455,12 +510,7 @@ public final class ItemStore {
      * range of execution_items_by_status; of every status, those ranges merged, at most a page of each.
      */
     public List<ItemView> list(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
-        return db.query(listSql(runId, status, afterItemId, limit), row -> {
-            Timestamp dlqAt = row.getTimestamp(7);
-            return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
-                    row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
-                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), pendingSince(row, 9));
-        });
+        return db.query(listSql(runId, status, afterItemId, limit), row -> ItemView.of(row, 9));
     }
 
     /** The statement {@link #list} runs. */
@@ -471,7 +521,8 @@ public final class ItemStore {
         return new Database.Sql("""
                 select i.* from unnest(?::text[]) as s(status)
                 cross join lateral (
-                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at, pending_since
+                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at, superseded_by,
+                        record_wait_since, pending_since
                     from execution_items
                     where run_id = ? and status = s.status and (?::uuid is null or item_id > ?)
                     order by item_id

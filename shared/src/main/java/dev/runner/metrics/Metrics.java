@@ -33,6 +33,9 @@ public interface Metrics {
     /** One item batch settled. */
     default void itemsSettled(ItemBatch batch) {}
 
+    /** Items the intake ended superseded by coalescing (dev.runner.coalescing), of these tenants. */
+    default void itemsSuperseded(int count, Set<String> tenantIds) {}
+
     /** Items the dead-letter consumer marked dead, of these tenants. */
     default void itemsDead(int count, Set<String> tenantIds) {}
 
@@ -55,8 +58,18 @@ public interface Metrics {
     /** A tenant's scope of the integration's breaker closed again: its half-open probes succeeded. */
     default void tenantBreakerClosed(String integrationKey, String tenantId) {}
 
+    /**
+     * A handler's adaptive scope changed (AIMD, docs/resilience.md): {@code change} is stopped (a
+     * Retry-After), cut, raised or restored (back at the configured limits); {@code tenantId} null
+     * for the handler's own scope.
+     */
+    default void adaptiveLimit(String integrationKey, String handlerKey, String tenantId, String change) {}
+
     /** Admission found the integration's breaker open or half-open (once per batch and integration). */
     default void breakerOpen(String integrationKey) {}
+
+    /** Items of a tenant held in Postgres, unsent, because their window slot lay beyond the backlog horizon. */
+    default void itemsHeld(String tenantId, int count) {}
 
     /** Items of a tenant sent with a delay because its window was full (slots reserved at the source). */
     default void tenantWindowDeferrals(String tenantId, int count) {}

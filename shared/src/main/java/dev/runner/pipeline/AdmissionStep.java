@@ -103,6 +103,17 @@ public final class AdmissionStep {
      */
     Admitted admit(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, List<Fate> fates,
                    long callDeadline, LongSupplier remainingMillis) {
+        return admit(groups, specs, fates, callDeadline, remainingMillis, true);
+    }
+
+    /**
+     * @param mayWait whether items that find no lease may wait for one in this invocation; a
+     *                further round (items asked again after a first round's calls) may not: they
+     *                take a lease free then or are deferred, so an invocation does not sit on one
+     *                tenant's items while the queue has others' to serve
+     */
+    Admitted admit(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, List<Fate> fates,
+                   long callDeadline, LongSupplier remainingMillis, boolean mayWait) {
         Decisions decisions = new Decisions(fates);
         Map<HandlerRef, List<Item>> asking = new LinkedHashMap<>();
         for (var entry : groups.entrySet()) {
@@ -112,14 +123,15 @@ public final class AdmissionStep {
                 entry.getValue().forEach(item -> decisions.admittedIds.add(item.itemId()));
             }
         }
-        long waitUntil = System.nanoTime() + laneWait.toNanos();
+        long waitUntil = System.nanoTime() + (mayWait ? laneWait.toNanos() : 0);
         while (!asking.isEmpty()) {
             Map<String, Item> byId = new HashMap<>();
             List<GroupRequest> requests = new ArrayList<>();
             for (var entry : asking.entrySet()) {
                 entry.getValue().forEach(item -> byId.put(item.itemId().toString(), item));
                 HandlerSpec spec = specs.get(entry.getKey());
-                requests.add(request(entry.getKey(), spec, entry.getValue(), expectedCall(entry.getKey(), spec), remainingMillis.getAsLong()));
+                requests.add(request(entry.getKey(), spec, entry.getValue(), expectedCall(entry.getKey(), spec), remainingMillis.getAsLong(),
+                        tenant -> weight(tenant, entry.getKey().integrationKey())));
             }
             Map<HandlerRef, List<Item>> waiting = decisions.take(guard.admit(requests), byId,
                     (group, delay) -> canWait(System.nanoTime(), delay, waitUntil, callDeadline, expectedCall(group, specs.get(group))));
@@ -142,7 +154,7 @@ public final class AdmissionStep {
                 }
             }
         }
-        return new Admitted(decisions.admittedIds, decisions.byGroup, decisions.paused);
+        return new Admitted(decisions.admittedIds, decisions.byGroup, decisions.paused, decisions.later);
     }
 
     /** What the guard's answers of one round decided, gathered over the rounds of one batch. */
@@ -151,6 +163,8 @@ public final class AdmissionStep {
         final Map<HandlerRef, GroupAdmission> byGroup = new LinkedHashMap<>();
         final Map<HandlerRef, List<Item>> paused = new LinkedHashMap<>();
         final Set<HandlerRef> failedOpen = new LinkedHashSet<>();
+        /** Items of a group with calls to make that found no lease of their own: asked again once those calls are done. */
+        final Map<HandlerRef, List<Item>> later = new LinkedHashMap<>();
         private final List<Fate> fates;
         /** When the lease expected back first, of the last round's waiting items, is due (a delay in nanoseconds). */
         long soonestNanos = Long.MAX_VALUE;
@@ -175,6 +189,9 @@ public final class AdmissionStep {
                 if (admission.failedOpen()) {
                     failedOpen.add(group);
                 }
+                // A group with calls to make does not hold its leases idle waiting for more: the rest are
+                // asked again once its calls are done (while tenants compete: other tenants' items).
+                boolean calling = admission.decisions().stream().anyMatch(Admission.Admitted.class::isInstance);
                 for (Admission decision : admission.decisions()) {
                     Item item = byId.get(decision.itemId());
                     switch (decision) {
@@ -182,10 +199,14 @@ public final class AdmissionStep {
                             admittedIds.add(item.itemId());
                             byGroup.put(group, admission);
                         }
-                        case Admission.Deferred d when d.reason() == DeferReason.HANDLER_CONCURRENCY
-                                && waitRule.canWait(group, d.delay()) -> {
-                            waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
-                            soonestNanos = Math.min(soonestNanos, d.delay().toNanos());
+                        case Admission.Deferred d when (d.reason() == DeferReason.HANDLER_CONCURRENCY
+                                || d.reason() == DeferReason.ADAPTIVE_LIMIT) && waitRule.canWait(group, d.delay()) -> {
+                            if (calling) {
+                                later.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
+                            } else {
+                                waiting.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
+                                soonestNanos = Math.min(soonestNanos, d.delay().toNanos());
+                            }
                         }
                         case Admission.Deferred d -> fates.add(new Fate.Deferred(item, d.delay(), Reason.valueOf(d.reason().name())));
                         case Admission.Paused p -> paused.computeIfAbsent(group, g -> new ArrayList<>()).add(item);
@@ -206,11 +227,20 @@ public final class AdmissionStep {
         return callTimes.expected(group, Duration.ofMillis(spec.configs().timeoutMs()));
     }
 
-    /** A group's ask: its items most urgent first, its limits, and how long what it is granted may be held. */
-    static GroupRequest request(HandlerRef group, HandlerSpec spec, List<Item> members, Duration expectedCall, long remainingMillis) {
+    /** A tenant's weight on an integration (its share when tenants compete), from the short-lived cache; the default when unknown. */
+    private int weight(String tenantId, String integrationKey) {
+        return integrations.tenantIntegrationCached(tenantId, integrationKey).map(TenantIntegration::weightOrDefault)
+                .orElse(TenantIntegration.DEFAULT_WEIGHT);
+    }
+
+    /** A group's ask: its items most urgent first, each with its tenant's weight, its limits, and how long what it is granted may be held. */
+    static GroupRequest request(HandlerRef group, HandlerSpec spec, List<Item> members, Duration expectedCall, long remainingMillis,
+                                java.util.function.ToIntFunction<String> weightOf) {
         List<Candidate> candidates = new ArrayList<>(members.size());
+        Map<String, Integer> weights = new HashMap<>();
         members.forEach(item -> candidates.add(new Candidate(item.itemId().toString(), item.job().tenantId(), item.job().trigger().priority(),
-                item.job().tenantSlotAt())));
+                item.job().tenantSlotAt(), Candidate.runTagOf(item.job().runId()),
+                weights.computeIfAbsent(item.job().tenantId(), weightOf::applyAsInt))));
         return new GroupRequest(group.integrationKey(), group.handlerKey(),
                 new ConcurrencyAndRate(spec.configs().concurrency(), spec.configs().ratePerMinute()), candidates,
                 spec.batch() ? spec.configs().batchSize() : 1, expectedCall, Duration.ofMillis(Math.max(0, remainingMillis)));

@@ -12,14 +12,20 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What admission let through: the items, per group the admission itself (its leases, the lanes
- * they allow, the time its rate entries carry), and the items to park (paused handlers).
- * {@code leasesReleased} fills as lanes give their leases back early.
+ * they allow, the time its rate entries carry), the items to park (paused handlers), and the items
+ * to ask again once this round's calls are done (a group granted leases for some tenants' items
+ * only, while tenants compete). {@code leasesReleased} fills as lanes give their leases back early.
  */
 record Admitted(Set<UUID> itemIds, Map<HandlerRef, GroupAdmission> byGroup, Map<HandlerRef, List<Item>> paused,
-                Set<String> leasesReleased) {
+                Map<HandlerRef, List<Item>> later, Set<String> leasesReleased) {
 
     Admitted(Set<UUID> itemIds, Map<HandlerRef, GroupAdmission> byGroup, Map<HandlerRef, List<Item>> paused) {
-        this(itemIds, byGroup, paused, ConcurrentHashMap.newKeySet());
+        this(itemIds, byGroup, paused, Map.of(), ConcurrentHashMap.newKeySet());
+    }
+
+    Admitted(Set<UUID> itemIds, Map<HandlerRef, GroupAdmission> byGroup, Map<HandlerRef, List<Item>> paused,
+             Map<HandlerRef, List<Item>> later) {
+        this(itemIds, byGroup, paused, later, ConcurrentHashMap.newKeySet());
     }
 
     /** The group's leases still held: those its lanes did not give back early. */

@@ -101,6 +101,11 @@ public final class BulkActions {
             BulkAction action = actions.open(connection, Ids.next(settings.clock()), target, tenantId, total).action();
             return page(connection, action);
         }, done -> done == null ? List.of() : done.page().toSend());
+        if (target instanceof BulkAction.Target.Cancel cancel) {
+            // The run's future tenant-window slots go back at once, so the tenant's next run starts at the
+            // window's pace, not behind slots no item of this run will use.
+            runs.find(cancel.runId()).ifPresent(run -> dispatcher.cancelled(run.tenantId(), run.runId()));
+        }
         if (paged == null) {
             return Asked.NOTHING;
         }

@@ -4,8 +4,11 @@ import dev.runner.callback.CallbackStore;
 import dev.runner.callback.CallbackUrls;
 import dev.runner.callback.HeldLeases;
 import dev.runner.handler.Outcome;
+import dev.runner.integration.HandlerRef;
+import dev.runner.integration.Integrations;
 import dev.runner.item.ItemJob;
 import dev.runner.log.Log;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
 import dev.runner.queue.QueueMessage;
@@ -21,7 +24,8 @@ import java.util.UUID;
 /**
  * The late answers of items that waited for their callback (docs/handler-contract.md, callbacks): a callback, or the
  * wait's end, is settled by {@link SettleStep} as the handler's synchronous answer would have been (retries with
- * their backoff, the DLQ, run completion, metrics), in the attempt the pending answer was given in.
+ * their backoff, the DLQ, run completion, metrics), in the attempt the pending answer was given in. An item of a
+ * handler with {@code ordered_by_record} that ends so releases the next item of its record ({@link RecordOrder}).
  */
 public final class CallbackCompletion {
 
@@ -53,11 +57,14 @@ public final class CallbackCompletion {
     private final CallbackStore store;
     private final HeldLeases leases;
     private final SettleStep settling;
+    private final Integrations integrations;
 
-    public CallbackCompletion(CallbackStore store, HeldLeases leases, SettleStep settling) {
+    /** @param integrations which handlers go one item at a time per record */
+    public CallbackCompletion(CallbackStore store, HeldLeases leases, SettleStep settling, Integrations integrations) {
         this.store = store;
         this.leases = leases;
         this.settling = settling;
+        this.integrations = integrations;
     }
 
     /** A callback for the item and attempt {@code signed} names (its URL's signature checked), answering {@code answer}. */
@@ -106,7 +113,7 @@ public final class CallbackCompletion {
             }
         }
         leases.release(held);
-        settling.settle(fates, tenants);
+        settling.settle(fates, tenants, ordered(fates));
         LOG.info("pending items timed out", "items", expired.size());
         return expired.size();
     }
@@ -116,7 +123,20 @@ public final class CallbackCompletion {
             leases.release(List.of(new HeldLeases.Held(job.integrationKey(), job.handlerKey(), heldLease)));
         }
         // A re-send that fails leaves the item retrying with no message: the overdue sweep sends it (LostWorkSweep).
-        settling.settle(fates, Set.of(job.tenantId()));
+        settling.settle(fates, Set.of(job.tenantId()), ordered(fates));
+    }
+
+    /** The handlers of {@code fates} whose items go one at a time per record: their record releases its next item. */
+    private Set<HandlerRef> ordered(List<Fate> fates) {
+        Set<HandlerRef> ordered = new LinkedHashSet<>();
+        for (Fate fate : fates) {
+            ItemJob job = fate.item().job();
+            HandlerRef handler = new HandlerRef(job.integrationKey(), job.handlerKey());
+            if (!ordered.contains(handler) && RecordOrder.ordered(integrations.handler(job.integrationKey(), job.handlerKey()).orElse(null))) {
+                ordered.add(handler);
+            }
+        }
+        return ordered;
     }
 
     /** A late answer comes in no message: the item stands alone. */

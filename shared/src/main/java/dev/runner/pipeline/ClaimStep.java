@@ -2,6 +2,7 @@ package dev.runner.pipeline;
 
 import dev.runner.integration.HandlerRef;
 import dev.runner.item.ItemStore;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
 import dev.runner.pipeline.Settlement.Reason;
@@ -17,7 +18,8 @@ import java.util.UUID;
 /**
  * The claiming step of {@link ItemWorker}: the admitted items are claimed for an attempt in one
  * statement; only claimed items are called. An item whose message came back before it was due is
- * deferred to its time, and one not claimable (ended, parked, another worker's) is skipped.
+ * deferred to its time, and one not claimable (ended, parked, another worker's, or waiting for an earlier
+ * item of its record, {@link RecordOrder}) is skipped.
  */
 public final class ClaimStep {
 
@@ -26,17 +28,21 @@ public final class ClaimStep {
         static final Claimed NONE = new Claimed(Map.of(), Map.of());
     }
 
-    private final ItemStore items;
+    private final RecordOrder order;
     private final Duration lease;
 
     /** @param lease how long a claim keeps other workers off an item */
-    public ClaimStep(ItemStore items, Duration lease) {
-        this.items = items;
+    public ClaimStep(RecordOrder order, Duration lease) {
+        this.order = order;
         this.lease = lease;
     }
 
-    Claimed claim(Map<HandlerRef, List<Item>> groups, Set<UUID> admittedIds, List<Fate> fates) {
-        return sort(groups, admittedIds, items.claim(admittedIds, lease), fates);
+    /** @param ordered the groups whose handler goes one item at a time per record */
+    Claimed claim(Map<HandlerRef, List<Item>> groups, Set<HandlerRef> ordered, Set<UUID> admittedIds, List<Fate> fates) {
+        List<UUID> orderedIds = new ArrayList<>();
+        ordered.forEach(group -> groups.getOrDefault(group, List.of()).stream().map(Item::itemId).filter(admittedIds::contains)
+                .forEach(orderedIds::add));
+        return sort(groups, admittedIds, order.claim(admittedIds, orderedIds, lease), fates);
     }
 
     /** What a claim means for each admitted item, the groups' order kept. */

@@ -45,7 +45,7 @@ public final class DeliveredRuns {
                 return Optional.empty();
             }
             runs.insert(connection, run, RunStatus.RUNNING, null);
-            return Optional.of(items.insert(connection, run.ref(), kept));
+            return Optional.of(items.insert(connection, run.ref(), kept, handler.configs().orderedByRecord()));
         }, made -> made.orElse(List.of()));
         if (created.isEmpty()) {
             return new RunService.Started(null, newItems.size(), 0);

@@ -120,7 +120,8 @@ public final class FetchStep {
             }
             List<ItemStore.NewItem> fetched = page.items().stream()
                     .map(item -> new ItemStore.NewItem(item.externalId(), item.payload())).toList();
-            List<ItemJob> toSend = turns.take(() -> items.insert(job.ref(), fetched));
+            boolean byRecord = handler.map(spec -> spec.configs().orderedByRecord()).orElse(false);
+            List<ItemJob> toSend = turns.take(() -> items.insert(job.ref(), fetched, byRecord));
             dispatcher.dispatch(toSend);
             if (!turns.take(() -> runs.saveCursor(job.runId(), page.nextCursor()))) {
                 // Cancelled while this page was fetched: no further page; what this one stored is dropped at its claim.

@@ -9,6 +9,7 @@ import dev.runner.item.ItemMessage;
 import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
+import dev.runner.ordering.RecordOrder;
 import dev.runner.pipeline.Settlement.Fate;
 import dev.runner.pipeline.Settlement.Item;
 import dev.runner.pipeline.Settlement.Reason;
@@ -40,7 +41,10 @@ import java.util.function.LongSupplier;
  * handler call per {@code batch_size} items
  * for batch handlers, one Redis round trip (admit; a report only when there is something to
  * report), no SQS request of its own (receive and delete belong to the event source mapping) when
- * nothing goes again.
+ * nothing goes again. While tenants compete for a handler's leases, a wave's group may be granted
+ * leases for some tenants' items only: the others are asked again in a second round once the first
+ * round's calls are done (a round trip, a claim statement and a report), and go back to SQS only if
+ * no lease is free then.
  *
  * <p>A handler group's failure, however it fails, becomes retryable failures of that group's
  * items: the other groups' outcomes are recorded all the same. Handler calls end by the
@@ -100,6 +104,12 @@ public final class ItemWorker {
         groups.keySet().forEach(g -> integrations.handlerOrRefresh(g.integrationKey(), g.handlerKey()).ifPresent(spec -> specs.put(g, spec)));
 
         admission.parkDisabled(groups, fates);
+        Set<HandlerRef> ordered = new LinkedHashSet<>();
+        specs.forEach((group, spec) -> {
+            if (RecordOrder.ordered(spec)) {
+                ordered.add(group);
+            }
+        });
         List<Map<HandlerRef, List<Item>>> waves = waves(groups, specs);
         long started = System.nanoTime();
         for (int i = 0; i < waves.size(); i++) {
@@ -111,23 +121,41 @@ public final class ItemWorker {
                         members.forEach(item -> fates.add(new Fate.Deferred(item, later, Reason.OUT_OF_TIME)))));
                 break;
             }
-            callWave(waves.get(i), specs, byItem, fates, callDeadline, remainingMillis);
+            callWave(waves.get(i), specs, ordered, byItem, fates, callDeadline, remainingMillis);
         }
         Set<String> tenants = new LinkedHashSet<>();
         byItem.values().forEach(item -> tenants.add(item.job().tenantId()));
-        return new BatchResult(settling.settle(fates, tenants));
+        return new BatchResult(settling.settle(fates, tenants, ordered));
     }
 
-    /** One wave: admitted, claimed, called and reported; its outcomes become fates, settled with the batch's. */
-    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Map<UUID, Item> byItem, List<Fate> fates,
-                          long callDeadline, LongSupplier remainingMillis) {
-        Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis);
+    /**
+     * One wave in rounds: while tenants compete, a group may be granted leases for some tenants' items
+     * only; the others are asked again once this round's calls are done (its leases given back), not
+     * sent back to SQS. Its outcomes become fates, settled with the batch's.
+     */
+    private void callWave(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Set<HandlerRef> ordered,
+                          Map<UUID, Item> byItem, List<Fate> fates, long callDeadline, LongSupplier remainingMillis) {
+        Map<HandlerRef, List<Item>> asking = round(groups, specs, ordered, byItem, fates, callDeadline, remainingMillis, true);
+        if (!asking.isEmpty()) {
+            round(asking, specs, ordered, byItem, fates, callDeadline, remainingMillis, false);
+        }
+    }
+
+    /**
+     * One round of admission, claim, calls and report; returns the items to ask again now that its
+     * calls are done. The first round's items may wait for a lease in the invocation; a second
+     * round's take one free then or are deferred (it asks again nothing).
+     */
+    private Map<HandlerRef, List<Item>> round(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Set<HandlerRef> ordered,
+                                              Map<UUID, Item> byItem, List<Fate> fates, long callDeadline, LongSupplier remainingMillis,
+                                              boolean first) {
+        Admitted admitted = admission.admit(groups, specs, fates, callDeadline, remainingMillis, first);
         CallStep.BatchCalls batchCalls = CallStep.BatchCalls.NONE;
         ClaimStep.Claimed claimed = ClaimStep.Claimed.NONE;
         try {
             // Inside the try: whatever fails from here on (Postgres at park or claim, a call), the leases go back.
             admitted.paused().forEach((group, members) -> admission.park(group, members, fates));
-            claimed = claiming.claim(groups, admitted.itemIds(), fates);
+            claimed = claiming.claim(groups, ordered, admitted.itemIds(), fates);
             batchCalls = calling.call(claimed.toCall(), specs, admitted, claimed.claims(), callDeadline);
         } finally {
             // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.
@@ -139,6 +167,7 @@ public final class ItemWorker {
                     fates.add(new Fate.Called(byItem.get(itemId), claims.get(itemId).attempt(), outcome)));
         }
         fates.addAll(batchCalls.uncalled());
+        return admitted.later();
     }
 
     /**

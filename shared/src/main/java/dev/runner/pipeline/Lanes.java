@@ -3,6 +3,7 @@ package dev.runner.pipeline;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -29,8 +30,15 @@ import java.util.function.LongSupplier;
  */
 final class Lanes<C, R> {
 
-    /** How every call of a group ended: results of the calls made, in no particular order, and the calls never started. */
-    record Ran<C, R>(List<R> results, List<C> unstarted, boolean stoppedByFailure) {}
+    /**
+     * How every call of a group ended: results of the calls made, in no particular order, the calls
+     * never started, and those held off (not made, with how long the caller asked them to wait).
+     */
+    record Ran<C, R>(List<R> results, List<C> unstarted, boolean stoppedByFailure, Map<C, Duration> heldOff) {
+        Ran(List<R> results, List<C> unstarted, boolean stoppedByFailure) {
+            this(results, unstarted, stoppedByFailure, Map.of());
+        }
+    }
 
     /** What a lane needs to know of a result: whether the endpoint answered, for the stop rule. */
     interface Call<C, R> {
@@ -43,6 +51,11 @@ final class Lanes<C, R> {
 
         /** Lane {@code lane} (0-based) takes no further call while other lanes still run. */
         default void laneFreed(int lane) {}
+
+        /** How long this call must wait before it may be made (its scope was asked to wait), or null: it may go now. */
+        default Duration holdOff(C call) {
+            return null;
+        }
     }
 
     /** Shortest time left in which a call still starts, whatever its expected duration. */
@@ -58,6 +71,7 @@ final class Lanes<C, R> {
     private static final int DONE = 2;
     private static final int WITHDRAWN = 3;
     private static final int LATE = 4;
+    private static final int HELD = 5;
 
     private final ExecutorService executor;
     private final LongSupplier nanoTime;
@@ -78,6 +92,7 @@ final class Lanes<C, R> {
         int n = calls.size();
         AtomicIntegerArray states = new AtomicIntegerArray(n);
         AtomicReferenceArray<R> results = new AtomicReferenceArray<>(n);
+        AtomicReferenceArray<Duration> holds = new AtomicReferenceArray<>(n);
         AtomicInteger next = new AtomicInteger();
         AtomicBoolean down = new AtomicBoolean();
         long needNanos = Math.max(SHORTEST_START_NANOS, 2 * expected.toNanos());
@@ -89,7 +104,18 @@ final class Lanes<C, R> {
             futures.add(executor.submit(() -> {
                 while (!down.get() && !Thread.currentThread().isInterrupted() && deadlineNanos - nanoTime.getAsLong() >= needNanos) {
                     int i = next.getAndIncrement();
-                    if (i >= n || !states.compareAndSet(i, QUEUED, STARTED)) {
+                    if (i >= n) {
+                        break;
+                    }
+                    Duration hold = caller.holdOff(calls.get(i));
+                    if (hold != null) {
+                        holds.set(i, hold);
+                        if (states.compareAndSet(i, QUEUED, HELD)) {
+                            continue;
+                        }
+                        break;
+                    }
+                    if (!states.compareAndSet(i, QUEUED, STARTED)) {
                         break;
                     }
                     R result = caller.call(calls.get(i), Duration.ofNanos(deadlineNanos - nanoTime.getAsLong()));
@@ -110,8 +136,11 @@ final class Lanes<C, R> {
         awaitLanes(futures, deadlineNanos);
         List<R> made = new ArrayList<>(n);
         List<C> unstarted = new ArrayList<>();
+        Map<C, Duration> heldOff = new java.util.LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
-            if (states.compareAndSet(i, QUEUED, WITHDRAWN)) {
+            if (states.get(i) == HELD) {
+                heldOff.put(calls.get(i), holds.get(i));
+            } else if (states.compareAndSet(i, QUEUED, WITHDRAWN)) {
                 unstarted.add(calls.get(i));
             } else if (states.compareAndSet(i, STARTED, LATE)) {
                 made.add(caller.late(calls.get(i))); // not back by the deadline, or crashed in Runner
@@ -120,7 +149,7 @@ final class Lanes<C, R> {
             }
         }
         futures.forEach(future -> future.cancel(true));
-        return new Ran<>(made, unstarted, down.get());
+        return new Ran<>(made, unstarted, down.get(), heldOff);
     }
 
     /** Until every lane ended, or the deadline and a grace for calls' own timeouts. */

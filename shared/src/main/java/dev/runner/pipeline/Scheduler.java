@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Supplier;
 
 /**
  * One tick (EventBridge, every minute): every due schedule becomes a run with trigger schedule.
@@ -19,10 +18,11 @@ import java.util.function.Supplier;
  * overlapping ticks never fire a schedule twice for the same due time. A schedule that missed
  * several due times (an outage) fires once and moves to its next due time after now. Handlers
  * are resolved before the transaction opens, so the tick never holds a connection while it waits
- * for another. Each tick also sweeps ({@link #sweep}), busy tiers or not: work whose message was
+ * for another. Each tick also sweeps, busy tiers or not: work whose message was
  * lost when a send failed after its rows were committed (a webhook, ingest, redrive, resume, a
- * manual or scheduled run) is sent again, a run whose completion was lost is completed, and bulk actions
- * (redrive, cancel, resume, enable) go on a page at a time.
+ * manual or scheduled run) is sent again, a run whose completion was lost is completed, bulk actions
+ * (redrive, cancel, resume, enable) go on a page at a time, and the items tenants hold back beyond
+ * their horizon are released as their slots come near ({@link Sweeps}).
  */
 public final class Scheduler {
 
@@ -37,22 +37,13 @@ public final class Scheduler {
     private final ScheduleStore schedules;
     private final RunService runs;
     private final RunDispatcher dispatcher;
-    private final LostWorkSweep lostWork;
-    private final RetentionSweep retention;
-    private final BulkActions bulk;
-    private final CallbackCompletion callbacks;
+    private final Sweeps sweeps;
 
-    /** The parts of the sweep each tick runs, in its order (see {@link #sweep}). */
-    public record SweepParts(LostWorkSweep lostWork, BulkActions bulk, RetentionSweep retention, CallbackCompletion callbacks) {}
-
-    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, SweepParts sweeps) {
+    public Scheduler(ScheduleStore schedules, RunService runs, RunDispatcher dispatcher, Sweeps sweeps) {
         this.schedules = schedules;
         this.runs = runs;
         this.dispatcher = dispatcher;
-        this.lostWork = sweeps.lostWork();
-        this.retention = sweeps.retention();
-        this.bulk = sweeps.bulk();
-        this.callbacks = sweeps.callbacks();
+        this.sweeps = sweeps;
     }
 
     public Tick tick(Instant now) {
@@ -80,46 +71,13 @@ public final class Scheduler {
             }
             return jobs;
         }, jobs -> jobs);
-        Sweep sweep = sweep();
+        Sweeps.Swept sweep = sweeps.run();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
-                    "runsCompleted", sweep.completed(), "callbacksTimedOut", sweep.timedOut(), "bulkItems", sweep.bulk(), "deliveriesForgotten", sweep.purged(),
-                    "retentionDeleted", sweep.trimmed());
+                    "runsCompleted", sweep.completed(), "callbacksTimedOut", sweep.timedOut(), "bulkItems", sweep.bulk(),
+                    "deliveriesForgotten", sweep.purged(), "retentionDeleted", sweep.trimmed(), "backlogReleased", sweep.released());
         }
         return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
-    }
-
-    private record Sweep(int runs, int items, int completed, int timedOut, long bulk, int purged, long trimmed) {
-        boolean any() {
-            return runs + items + completed + timedOut + bulk + purged + trimmed > 0;
-        }
-    }
-
-    /**
-     * Every tick whatever the traffic, the sweep's parts in turn (LostWorkSweep, CallbackCompletion, BulkActions, RetentionSweep):
-     * owed messages, overdue runs and items, abandoned runs, pending items past their wait (timed out), the pages of bulk actions left, then what is past its
-     * window or its retention. Each part runs even when one before it failed.
-     */
-    private Sweep sweep() {
-        LostWorkSweep.Resent owed = attempt("owed messages", lostWork::sendOwed, new LostWorkSweep.Resent(0, 0));
-        int overdueRuns = attempt("overdue runs", lostWork::resendOverdueRuns, 0);
-        int overdueItems = attempt("overdue items", lostWork::resendOverdueItems, 0);
-        int completed = attempt("abandoned runs", lostWork::completeAbandoned, 0);
-        int timedOut = attempt("callback timeouts", callbacks::timeOut, 0);
-        long paged = attempt("bulk actions", bulk::continueRunning, 0L);
-        int purged = attempt("purge", retention::forget, 0);
-        long trimmed = attempt("retention", retention::trim, 0L);
-        return new Sweep(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, timedOut, paged, purged, trimmed);
-    }
-
-    /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */
-    private static <T> T attempt(String part, Supplier<T> work, T none) {
-        try {
-            return work.get();
-        } catch (RuntimeException e) {
-            LOG.warn("sweep part failed; the next tick tries again", "part", part, "error", e);
-            return none;
-        }
     }
 
     private static Instant nextFire(ScheduleStore.Due schedule, Instant now) {

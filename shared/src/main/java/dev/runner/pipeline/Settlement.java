@@ -95,7 +95,7 @@ final class Settlement {
 
     /** Why an item waits (admission's reasons, and the two the worker adds). */
     enum Reason {
-        TENANT_LIMIT, HANDLER_CONCURRENCY, HANDLER_RATE, BREAKER_OPEN, BREAKER_PROBING,
+        TENANT_LIMIT, HANDLER_CONCURRENCY, HANDLER_RATE, BREAKER_OPEN, BREAKER_PROBING, ADAPTIVE_STOP, ADAPTIVE_LIMIT,
         /** The handler answered 429 with Retry-After. */
         HANDLER_ASKED,
         /** Paused or disabled as seen by admission, not any more as seen by Postgres: it waits briefly. */

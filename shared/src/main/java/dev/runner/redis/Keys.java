@@ -65,6 +65,11 @@ public final class Keys {
         return handler(integrationKey, handlerKey) + ":freed";
     }
 
+    /** Hash: the handler's adaptive scopes (AIMD) and the tenants waiting for one of its leases. */
+    public String flow(String integrationKey, String handlerKey) {
+        return handler(integrationKey, handlerKey) + ":flow";
+    }
+
     /** Sorted set itemId → until when (ms): urgent (webhook) items of the handler waiting or running; while any are, the share kept for them holds. */
     public String urgent(String integrationKey, String handlerKey) {
         return handler(integrationKey, handlerKey) + ":urgent";
@@ -75,14 +80,17 @@ public final class Keys {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:window";
     }
 
-    /** Present while the tenant has had a most urgent item lately: its window then keeps a share for them. */
-    public String tenantUrgentSeen(String tenantId) {
-        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:urgent-seen";
-    }
-
     /** The tenant's future slots held by items of one priority, which a more urgent item may take. */
     public String tenantBacklog(String tenantId, int priority) {
         return prefix + ":{t:" + require(tenantId, "tenantId") + "}:backlog:" + priority;
+    }
+
+    /**
+     * Hash "integrationKey|handlerKey|reason" → count: a tenant's deferrals in the five minutes
+     * starting at {@code epochFiveMinutes} (five-minute periods since the epoch).
+     */
+    public String tenantWaits(String tenantId, long epochFiveMinutes) {
+        return prefix + ":{t:" + require(tenantId, "tenantId") + "}:waits:" + epochFiveMinutes;
     }
 
     /**

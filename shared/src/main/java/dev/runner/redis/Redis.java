@@ -225,6 +225,12 @@ public final class Redis implements AutoCloseable {
 
         /** ZCOUNT over scores in (above, upTo], upTo null = no upper bound: a Long. */
         record Count(String key, long above, Long upTo) implements Read {}
+
+        /** ZRANGE WITHSCORES of the whole set: its scores in order, as a list of Doubles (empty when the key is absent). */
+        record Scores(String key) implements Read {}
+
+        /** The highest score of a sorted set, a Double, or null when the set is empty or absent. */
+        record Highest(String key) implements Read {}
     }
 
     /**

@@ -13,19 +13,23 @@ import java.util.HexFormat;
  * are of the expanded text, which is what Redis runs.
  */
 public enum Script {
-    /** Pause flag, breaker and handler concurrency/rate for one (integration, handler) group. */
-    ADMIT_HANDLER("admitHandler", 9),
-    /** A tenant's sliding window: admit now or reserve the next free slot, by priority. */
-    ADMIT_TENANT("admitTenant", 5),
-    /** Breaker outcome (integration and tenant scopes) of a group's handler calls, and release of their leases. */
-    REPORT_OUTCOME("reportOutcome", 7),
-    /** Gives back lease, rate entry and probe of items admitted by the handler script but deferred by the tenant's. */
+    /** Pause flag, breaker, adaptive scopes and handler concurrency (fair shares)/rate for one (integration, handler) group. */
+    ADMIT_HANDLER("admitHandler", 10),
+    /** A tenant's sliding window: admit now or reserve the next slot, paced and by priority, up to a horizon. */
+    ADMIT_TENANT("admitTenant", 4),
+    /** Breaker outcome (integration and tenant scopes) of a group's handler calls. */
+    RECORD_OUTCOME("recordOutcome", 3),
+    /** AIMD: a handler's adaptive scopes from its partner's answers (429 and Retry-After, timeouts, successes). */
+    ADAPT_LIMITS("adaptLimits", 2),
+    /** Gives back leases, probes and urgent markers of an admission (and the rate entries of items not called). */
     RELEASE_HANDLER("releaseHandler", 6),
     /** Gives back tenant slots of items the tenant admitted but the handler script did not. */
     REFUND_TENANT("refundTenant", 1),
+    /** Gives back the future tenant slots of a cancelled run's items. */
+    RELEASE_RUN_SLOTS("releaseRunSlots", 4),
     /** An integration's breaker as of now, without writing anything. */
     READ_BREAKER("readBreaker", 2),
-    /** Counts a minute's admission deferrals by reason (the operator's charts). */
+    /** Counts admission deferrals into a period's hash: a minute's by reason (the operator's charts), a tenant's by handler and reason ("why is it waiting?"). */
     COUNT_DEFERRALS("countDeferrals", 1),
     /** Keeps a concurrency lease for an item waiting for its callback, until the wait's end at most. */
     HOLD_LEASE("holdLease", 1);

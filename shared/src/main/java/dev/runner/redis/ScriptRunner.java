@@ -49,6 +49,10 @@ final class ScriptRunner {
         return replies;
     }
 
+    private static List<Double> scores(Object reply) {
+        return ((List<?>) reply).stream().map(value -> ((io.lettuce.core.ScoredValue<?>) value).getScore()).toList();
+    }
+
     /** One round trip; {@code sendBody}: EVAL instead of EVALSHA. */
     private List<Object> dispatch(List<? extends Redis.Command> calls, boolean sendBody) {
         costs.redisRoundTrip(calls.size());
@@ -62,6 +66,8 @@ final class ScriptRunner {
                     case Redis.Read.Hash hash -> commands.hgetall(hash.key());
                     case Redis.Read.Count count -> commands.zcount(count.key(), Range.from(Range.Boundary.excluding((double) count.above()),
                             count.upTo() == null ? Range.Boundary.unbounded() : Range.Boundary.including((double) count.upTo())));
+                    case Redis.Read.Scores scores -> commands.zrangeWithScores(scores.key(), 0, -1);
+                    case Redis.Read.Highest highest -> commands.zrangeWithScores(highest.key(), -1, -1);
                 });
             }
             return sent;
@@ -69,7 +75,12 @@ final class ScriptRunner {
         List<Object> replies = new ArrayList<>(futures.size());
         for (int i = 0; i < futures.size(); i++) {
             try {
-                replies.add(connection.await(futures.get(i)));
+                Object reply = connection.await(futures.get(i));
+                replies.add(switch (calls.get(i)) {
+                    case Redis.Read.Scores scores -> scores(reply);
+                    case Redis.Read.Highest highest -> scores(reply).stream().findFirst().orElse(null);
+                    default -> reply;
+                });
             } catch (RedisNoScriptException e) {
                 replies.add(NO_SCRIPT);
             } catch (RedisCommandExecutionException e) {

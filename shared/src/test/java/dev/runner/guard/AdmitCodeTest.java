@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** The reply codes have one name and one number on both sides: admitHandler-9.lua and {@link AdmitCode}. No I/O. */
+/** The reply codes have one name and one number on both sides: admitHandler-10.lua and {@link AdmitCode}. No I/O. */
 class AdmitCodeTest {
 
     private static final Pattern CODES = Pattern.compile("(?m)^local (ADMITTED(?:, [A-Z_]+)*) = ([0-9, ]+)$");
@@ -21,7 +21,7 @@ class AdmitCodeTest {
     @Test
     void theScriptNamesEveryCodeAsTheEnumDoes() {
         Matcher line = CODES.matcher(Script.ADMIT_HANDLER.body());
-        assertTrue(line.find(), "admitHandler-9.lua declares its codes on one line: local ADMITTED, PAUSED, … = 0, 1, …");
+        assertTrue(line.find(), "admitHandler-10.lua declares its codes on one line: local ADMITTED, PAUSED, … = 0, 1, …");
         String[] names = line.group(1).split(", ");
         String[] numbers = line.group(2).split(", ");
         assertEquals(names.length, numbers.length);
@@ -43,7 +43,7 @@ class AdmitCodeTest {
 
     @Test
     void anUnknownCodeIsAnError() {
-        var e = assertThrows(IllegalStateException.class, () -> AdmitCode.of(6));
-        assertEquals("unknown admitHandler code 6", e.getMessage());
+        var e = assertThrows(IllegalStateException.class, () -> AdmitCode.of(8));
+        assertEquals("unknown admitHandler code 8", e.getMessage());
     }
 }

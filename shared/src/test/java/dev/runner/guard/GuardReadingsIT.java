@@ -66,7 +66,8 @@ class GuardReadingsIT {
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
         f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("i-0", "i-1", "i-2", "i-3", "i-4", "i-5", "i-6", "i-7")));
 
-        assertEquals(new GuardReadings.TenantUsage(5, 3), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("acme"));
+        assertEquals(new GuardReadings.TenantUsage(3, 5), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("acme"),
+                "three of five at once; the rest paced through the window and beyond");
         assertEquals(new GuardReadings.TenantUsage(0, 0), readings.tenants(List.of("acme", "quiet")).orElseThrow().get("quiet"));
     }
 
@@ -78,7 +79,7 @@ class GuardReadingsIT {
         var readings = new GuardReadings(target.redis(), f.keys, GuardFixture.BREAKER, f.clock);
         f.guard.reserveTenantSlots(GuardFixture.named("acme", Trigger.MANUAL, List.of("r-0", "r-1", "r-2", "r-3", "r-4", "r-5", "r-6", "r-7")));
 
-        assertEquals(Map.of(DeferReason.TENANT_LIMIT, 3L), readings.deferrals(1).orElseThrow().getFirst().byReason());
+        assertEquals(Map.of(DeferReason.TENANT_LIMIT, 5L), readings.deferrals(1).orElseThrow().getFirst().byReason());
     }
 
     @ParameterizedTest

@@ -286,25 +286,61 @@ class HandlerLimitsIT {
         assertEquals(List.of("r-0"), admittedIds(f.admitOne(group(CRM, SYNC, new ConcurrencyAndRate(1, 1), items("r", "acme", Trigger.WEBHOOK, 2)))),
                 "paused items took no lease and no rate entry");
     }
-    /** Fair share across tenants: a tenant whose calls hang (never reported) holds at most half the leases while another is about. */
+    /**
+     * Fair share across tenants: a tenant whose calls hang (never reported) may take every free lease
+     * while no one else wants one (work-conserving); once another tenant is left waiting, the hanging
+     * tenant takes none beyond its half, and each lease that comes back goes to the waiting tenant.
+     */
     @ParameterizedTest
     @MethodSource("dev.runner.redis.RedisTargets#both")
-    void aTenantWhoseCallsHangHoldsAtMostHalfTheLeasesWhileAnotherTenantIsAbout(RedisTargets.Target target) {
+    void aTenantWhoseCallsHangKeepsNoMoreThanItsShareOnceAnotherWaits(RedisTargets.Target target) {
         var f = new GuardFixture(target);
         var limits = new ConcurrencyAndRate(4, 0);
-        f.guard.report(List.of(GuardFixture.released(f.admitGroup(group(CRM, SYNC, limits, items("seen", "other", Trigger.MANUAL, 1))))));
-
-        List<Admission> hung = new ArrayList<>();
+        List<GroupAdmission> hung = new ArrayList<>();
         for (int call = 0; call < 4; call++) {
-            hung.addAll(f.admitOne(group(CRM, SYNC, limits, items("hang" + call, "hanging", Trigger.MANUAL, 1))));
+            hung.add(f.admitGroup(group(CRM, SYNC, limits, items("hang" + call, "hanging", Trigger.MANUAL, 1))));
         }
-        assertEquals(2, count(hung, Admission.Admitted.class), "half of 4: its calls hang until their timeout and hold their leases");
-        assertTrue(hung.stream().filter(Admission.Deferred.class::isInstance)
-                .allMatch(d -> ((Admission.Deferred) d).reason() == DeferReason.HANDLER_CONCURRENCY));
+        assertEquals(4, hung.stream().filter(a -> a.decisions().getFirst() instanceof Admission.Admitted).count(), "alone: every lease");
 
-        GroupAdmission other = f.admitGroup(group(CRM, SYNC, limits, items("fair", "other", Trigger.MANUAL, 2)));
-        assertEquals(2, count(other.decisions(), Admission.Admitted.class), "the other tenant keeps the other half");
-        assertEquals(2, other.leaseTokens().size());
+        var waiting = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("fair", "other", Trigger.MANUAL, 1)))
+                .getFirst());
+        assertEquals(DeferReason.HANDLER_CONCURRENCY, waiting.reason(), "no lease free: the other tenant waits, and says so");
+
+        f.guard.report(List.of(GuardFixture.released(hung.getFirst())));
+        var more = assertInstanceOf(Admission.Deferred.class, f.admitOne(group(CRM, SYNC, limits, items("hang-more", "hanging", Trigger.MANUAL, 1)))
+                .getFirst());
+        assertEquals(DeferReason.HANDLER_CONCURRENCY, more.reason(), "three held, share two: the hanging tenant takes no lease back");
+        GroupAdmission other = f.admitGroup(group(CRM, SYNC, limits, items("fair-again", "other", Trigger.MANUAL, 2)));
+        assertEquals(List.of("other"), other.leaseTokens().stream().map(GroupAdmission::tenantOfLease).toList(),
+                "the lease that came back is the waiting tenant's");
+        assertEquals(2, count(other.decisions(), Admission.Admitted.class), "its two calls run one after the other on it");
+        assertTrue(other.tenantLanes());
+    }
+
+    /** Weighted shares: weights 3 and 1 on a handler of 4 calls, both waiting: 3 leases for one, 1 for the other. */
+    @ParameterizedTest
+    @MethodSource("dev.runner.redis.RedisTargets#both")
+    void competingTenantsShareTheLeasesByWeight(RedisTargets.Target target) {
+        var f = new GuardFixture(target);
+        var limits = new ConcurrencyAndRate(4, 0);
+        GroupAdmission filler = f.admitGroup(group(CRM, SYNC, limits, weighted("fill", "filler", 1, 4)));
+        assertEquals(4, filler.leaseTokens().size());
+        // Both wait: nothing is free.
+        f.admitGroup(group(CRM, SYNC, limits, weighted("h0", "heavy", 3, 1)));
+        f.admitGroup(group(CRM, SYNC, limits, weighted("l0", "light", 1, 1)));
+        f.guard.report(List.of(GuardFixture.released(filler)));
+
+        GroupAdmission mixed = f.admitGroup(group(CRM, SYNC, limits, java.util.stream.Stream.concat(
+                weighted("l", "light", 1, 4).stream(), weighted("h", "heavy", 3, 4).stream()).toList()));
+        List<String> leaseTenants = mixed.leaseTokens().stream().map(GroupAdmission::tenantOfLease).sorted().toList();
+        assertEquals(List.of("heavy", "heavy", "heavy", "light"), leaseTenants, "4 x 3 / 4 for heavy, 4 x 1 / 4 for light");
+        assertTrue(mixed.tenantLanes(), "each lease one tenant's: its calls only run on it");
+        assertEquals(8, count(mixed.decisions(), Admission.Admitted.class), "every item runs, in its tenant's lanes");
+    }
+
+    private static List<Candidate> weighted(String prefix, String tenant, int weight, int count) {
+        return items(prefix, tenant, Trigger.MANUAL, count).stream()
+                .map(c -> new Candidate(c.itemId(), c.tenantId(), c.priority(), 0, "", weight)).toList();
     }
 
     @ParameterizedTest

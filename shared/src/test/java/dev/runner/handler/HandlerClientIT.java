@@ -39,7 +39,7 @@ class HandlerClientIT {
     private static final Duration DEADLINE = Duration.ofMillis(500);
     /** The time left of calls that are to be answered: ample, so that a loaded machine does not turn answers into timeouts. */
     private static final Duration AMPLE = Duration.ofSeconds(5);
-    private static final Outcome.Failed TIMED_OUT = new Outcome.Failed("handler timed out after 500 ms", true);
+    private static final Outcome.Failed TIMED_OUT = new Outcome.Failed("handler timed out after 500 ms", true, true);
     private static final long FIFTY_MB = 50L * 1024 * 1024;
 
     private static HostileHandler hostile;
@@ -74,10 +74,10 @@ class HandlerClientIT {
     void aHandlerThatSendsNothingTimesOutAtTheEarlierOfItsTimeoutAndTheCallersTimeLeft() {
         String url = hostile.url("silent", new Act.StallBeforeHeaders());
         HandlerSpec patient = spec(url, false, 10_000);
-        assertEquals(new Outcome.Failed("handler timed out after 300 ms", true),
+        assertEquals(new Outcome.Failed("handler timed out after 300 ms", true, true),
                 returns(DEADLINE, () -> client.process("crm", patient, item(), "i-1", Duration.ofMillis(300))));
         HandlerSpec hasty = spec(url, false, 200);
-        assertEquals(new Outcome.Failed("handler timed out after 200 ms", true),
+        assertEquals(new Outcome.Failed("handler timed out after 200 ms", true, true),
                 returns(AMPLE, () -> client.process("crm", hasty, item(), "i-1", AMPLE)));
     }
 

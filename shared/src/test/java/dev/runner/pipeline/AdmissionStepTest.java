@@ -39,7 +39,7 @@ class AdmissionStepTest {
         Item webhook = TestItems.item("t-1", Trigger.WEBHOOK);
         Item manual = TestItems.item("t-2", Trigger.MANUAL);
 
-        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(webhook, manual), Duration.ofMillis(80), 9_000);
+        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(webhook, manual), Duration.ofMillis(80), 9_000, tenant -> 1);
 
         assertEquals(List.of(webhook.itemId().toString(), manual.itemId().toString()),
                 request.items().stream().map(c -> c.itemId()).toList());
@@ -48,7 +48,7 @@ class AdmissionStepTest {
         assertEquals(5, request.itemsPerCall(), "a batch handler's call carries batch_size items");
         assertEquals(Duration.ofMillis(80), request.expectedCall());
         assertEquals(Duration.ofSeconds(9), request.holdFor());
-        assertEquals(Duration.ZERO, AdmissionStep.request(LEADS, BATCH_SPEC, List.of(manual), Duration.ZERO, -5).holdFor(),
+        assertEquals(Duration.ZERO, AdmissionStep.request(LEADS, BATCH_SPEC, List.of(manual), Duration.ZERO, -5, tenant -> 1).holdFor(),
                 "no time left holds nothing");
     }
 
@@ -59,7 +59,7 @@ class AdmissionStepTest {
         Item rateLimited = TestItems.item("t-1", Trigger.WEBHOOK);
         Item paused = TestItems.item("t-1", Trigger.WEBHOOK);
         List<Item> members = List.of(admitted, leaseSoon, rateLimited, paused);
-        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, members, Duration.ofMillis(50), 60_000);
+        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, members, Duration.ofMillis(50), 60_000, tenant -> 1);
         GroupAdmission answer = new GroupAdmission(request, List.of(
                 new Admission.Admitted(admitted.itemId().toString()),
                 new Admission.Deferred(leaseSoon.itemId().toString(), Duration.ofMillis(30), DeferReason.HANDLER_CONCURRENCY),
@@ -72,18 +72,28 @@ class AdmissionStepTest {
 
         assertEquals(Set.of(admitted.itemId()), decisions.admittedIds);
         assertEquals(Map.of(LEADS, answer), decisions.byGroup);
-        assertEquals(Map.of(LEADS, List.of(leaseSoon)), waiting, "a concurrency deferral may wait for its lease");
-        assertEquals(Duration.ofMillis(30).toNanos(), decisions.soonestNanos);
+        assertEquals(Map.of(), waiting, "a group with calls to make does not hold its leases idle waiting for more");
+        assertEquals(Map.of(LEADS, List.of(leaseSoon)), decisions.later, "it is asked again once the group's calls are done");
         assertEquals(List.of(new Fate.Deferred(rateLimited, Duration.ofSeconds(4), Reason.HANDLER_RATE)), fates,
                 "a rate deferral is a fate at once: waiting for it would not free a lease");
         assertEquals(Map.of(LEADS, List.of(paused)), decisions.paused);
         assertTrue(decisions.failedOpen.isEmpty());
+
+        GroupAdmission none = new GroupAdmission(request, List.of(
+                new Admission.Deferred(admitted.itemId().toString(), Duration.ofMillis(30), DeferReason.HANDLER_CONCURRENCY),
+                new Admission.Deferred(leaseSoon.itemId().toString(), Duration.ofMillis(30), DeferReason.ADAPTIVE_LIMIT),
+                new Admission.Deferred(rateLimited.itemId().toString(), Duration.ofSeconds(4), DeferReason.HANDLER_RATE),
+                new Admission.Paused(paused.itemId().toString())));
+        var again = new AdmissionStep.Decisions(new ArrayList<>());
+        assertEquals(Map.of(LEADS, List.of(admitted, leaseSoon)), again.take(List.of(none), byId(members), (group, delay) -> true),
+                "with no lease at all, a concurrency deferral (the learnt limit's too) may wait for one");
+        assertEquals(Duration.ofMillis(30).toNanos(), again.soonestNanos);
     }
 
     @Test
     void aConcurrencyDeferralThatMayNotWaitIsAFateAndAFailOpenIsRemembered() {
         Item item = TestItems.item("t-1", Trigger.MANUAL);
-        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(item), Duration.ofMillis(50), 60_000);
+        GroupRequest request = AdmissionStep.request(LEADS, BATCH_SPEC, List.of(item), Duration.ofMillis(50), 60_000, tenant -> 1);
         GroupAdmission deferred = new GroupAdmission(request, List.of(
                 new Admission.Deferred(item.itemId().toString(), Duration.ofSeconds(20), DeferReason.HANDLER_CONCURRENCY)),
                 FailOpen.REDIS_UNAVAILABLE, false, List.of(), 0);

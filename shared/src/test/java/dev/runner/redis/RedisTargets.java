@@ -59,18 +59,18 @@ public final class RedisTargets {
     }
 
     /**
-     * An admitTenant-5.lua call as a test vehicle (a script with a key per tag, many values): the
-     * tenant's window, backlog sets and urgent flag, a one-minute window of {@code limit}, the items
+     * An admitTenant-4.lua call as a test vehicle (a script with a key per tag, many values): the
+     * tenant's window and backlog sets, a one-minute window of {@code limit}, no horizon, the items
      * as manual ones.
      */
     public static Redis.Call admitTenant(Keys keys, String tenant, long now, int limit, java.util.List<String> itemIds) {
-        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(Long.toString(now), "60000", Integer.toString(limit), "5000", "2", "3", "5"));
+        java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of(Long.toString(now), "60000", Integer.toString(limit), "5000", "0", "2", "3", "5"));
         itemIds.forEach(id -> {
             args.add(id);
             args.add("2");
         });
         return new Redis.Call(Script.ADMIT_TENANT, java.util.List.of(keys.tenantWindow(tenant), keys.tenantBacklog(tenant, 2),
-                keys.tenantBacklog(tenant, 3), keys.tenantBacklog(tenant, 5), keys.tenantUrgentSeen(tenant)), args);
+                keys.tenantBacklog(tenant, 3), keys.tenantBacklog(tenant, 5)), args);
     }
 
     /** A URL on which nothing listens. */

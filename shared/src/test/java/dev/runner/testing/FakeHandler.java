@@ -33,6 +33,15 @@ import java.util.function.ToIntFunction;
  */
 public final class FakeHandler implements AutoCloseable {
 
+    /** An answer: its status and its Retry-After header (null: none). */
+    public record Reply(int status, String retryAfter) {
+        public static final Reply OK = new Reply(200, null);
+
+        public static Reply status(int status) {
+            return new Reply(status, null);
+        }
+    }
+
     /** A call as received, with when (System.nanoTime). */
     public record Call(String handlerKey, String operation, String idempotencyKey, boolean signatureValid, JsonNode body,
                        long receivedAtNanos) {}
@@ -41,6 +50,10 @@ public final class FakeHandler implements AutoCloseable {
     public static final class Behaviour {
         volatile List<List<ObjectNode>> pages = List.of();
         volatile ToIntFunction<JsonNode> itemStatus = item -> 200;
+        /** Null: {@link #itemStatus} answers, with no header. */
+        volatile java.util.function.Function<JsonNode, Reply> itemReply;
+        /** Null: {@link #batchStatus} answers the call, then each item. */
+        volatile java.util.function.Function<JsonNode, Reply> batchReply;
         volatile java.util.function.IntSupplier batchStatus = () -> 200;
         volatile java.util.function.IntSupplier fetchStatus = () -> 200;
         /** Null: the secret the server was started with. */
@@ -66,6 +79,18 @@ public final class FakeHandler implements AutoCloseable {
         /** The HTTP status each item's processing answers (200 = success, 202 = pending), by item. */
         public Behaviour itemStatus(ToIntFunction<JsonNode> status) {
             this.itemStatus = status;
+            return this;
+        }
+
+        /** The answer to each /process call, by item, with its Retry-After (a partner that limits Runner). */
+        public Behaviour itemReply(java.util.function.Function<JsonNode, Reply> reply) {
+            this.itemReply = reply;
+            return this;
+        }
+
+        /** The answer to each /process-batch call as a whole, by its request (200 = answer per item), with its Retry-After. */
+        public Behaviour batchReply(java.util.function.Function<JsonNode, Reply> reply) {
+            this.batchReply = reply;
             return this;
         }
 
@@ -188,8 +213,9 @@ public final class FakeHandler implements AutoCloseable {
             switch (operation) {
                 case "fetch" -> fetch(exchange, behaviour, body);
                 case "process" -> {
-                    int status = behaviour.itemStatus.applyAsInt(body.path("item"));
-                    answer(exchange, status, "{\"status\":" + status + "}");
+                    var custom = behaviour.itemReply;
+                    Reply reply = custom != null ? custom.apply(body.path("item")) : Reply.status(behaviour.itemStatus.applyAsInt(body.path("item")));
+                    answer(exchange, reply, "{\"status\":" + reply.status() + "}");
                 }
                 case "process-batch" -> processBatch(exchange, behaviour, body);
                 default -> answer(exchange, 404, "{}");
@@ -219,9 +245,10 @@ public final class FakeHandler implements AutoCloseable {
     }
 
     private static void processBatch(HttpExchange exchange, Behaviour behaviour, JsonNode request) throws IOException {
-        int status = behaviour.batchStatus.getAsInt();
-        if (status != 200) {
-            answer(exchange, status, "{\"error\":\"batch failing\"}");
+        var custom = behaviour.batchReply;
+        Reply reply = custom != null ? custom.apply(request) : Reply.status(behaviour.batchStatus.getAsInt());
+        if (reply.status() != 200) {
+            answer(exchange, reply, "{\"error\":\"batch failing\"}");
             return;
         }
         ObjectNode answer = Json.object();
@@ -240,6 +267,13 @@ public final class FakeHandler implements AutoCloseable {
             }
         }
         answer(exchange, 200, Json.write(answer));
+    }
+
+    private static void answer(HttpExchange exchange, Reply reply, String body) throws IOException {
+        if (reply.retryAfter() != null) {
+            exchange.getResponseHeaders().set("Retry-After", reply.retryAfter());
+        }
+        answer(exchange, reply.status(), body);
     }
 
     private static void answer(HttpExchange exchange, int status, String body) throws IOException {

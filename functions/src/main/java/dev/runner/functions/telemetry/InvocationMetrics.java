@@ -92,6 +92,11 @@ public final class InvocationMetrics implements Metrics {
     }
 
     @Override
+    public void itemsSuperseded(int count, Set<String> tenantIds) {
+        current().itemsSuperseded(count, tenantIds);
+    }
+
+    @Override
     public void itemsDead(int count, Set<String> tenantIds) {
         current().itemsDead(count, tenantIds);
     }
@@ -124,6 +129,16 @@ public final class InvocationMetrics implements Metrics {
     @Override
     public void breakerOpen(String integrationKey) {
         current().breakerOpen(integrationKey);
+    }
+
+    @Override
+    public void adaptiveLimit(String integrationKey, String handlerKey, String tenantId, String change) {
+        current().adaptiveLimit(integrationKey, handlerKey, tenantId, change);
+    }
+
+    @Override
+    public void itemsHeld(String tenantId, int count) {
+        current().itemsHeld(tenantId, count);
     }
 
     @Override

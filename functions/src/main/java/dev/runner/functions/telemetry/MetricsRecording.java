@@ -46,7 +46,12 @@ final class MetricsRecording implements Metrics {
     private final AtomicInteger retried = new AtomicInteger();
     private final AtomicInteger parked = new AtomicInteger();
     private final AtomicInteger dead = new AtomicInteger();
+    private final AtomicInteger superseded = new AtomicInteger();
     private final AtomicInteger tenantWindowDeferrals = new AtomicInteger();
+    private final AtomicInteger itemsHeld = new AtomicInteger();
+    /** The metric of each adaptive scope change ({@code Metrics.adaptiveLimit}). */
+    private static final Map<String, String> ADAPTIVE_METRICS = Map.of("stopped", "AdaptiveStops", "cut", "AdaptiveCuts",
+            "raised", "AdaptiveRaises", "restored", "AdaptiveRestores");
     private final AtomicInteger redisFailOpen = new AtomicInteger();
     private final Map<String, AtomicInteger> deferredByReason = new ConcurrentHashMap<>();
     private final Map<String, Calls> byIntegration = new ConcurrentHashMap<>();
@@ -62,6 +67,8 @@ final class MetricsRecording implements Metrics {
         final AtomicInteger closed = new AtomicInteger();
         final AtomicInteger tenantScopesOpened = new AtomicInteger();
         final AtomicInteger tenantScopesClosed = new AtomicInteger();
+        /** Adaptive scope changes (AIMD) by kind: stopped, cut, raised, restored. */
+        final Map<String, AtomicInteger> adaptive = new ConcurrentHashMap<>();
         final Set<String> tenantScopes = ConcurrentHashMap.newKeySet();
         final AtomicBoolean open = new AtomicBoolean();
         final Set<String> handlerKeys = ConcurrentHashMap.newKeySet();
@@ -76,6 +83,12 @@ final class MetricsRecording implements Metrics {
         parked.addAndGet(batch.parked());
         batch.deferred().forEach((reason, count) -> deferredByReason.computeIfAbsent(reason, r -> new AtomicInteger()).addAndGet(count));
         tenantIds.addAll(batch.tenantIds());
+    }
+
+    @Override
+    public void itemsSuperseded(int count, Set<String> tenants) {
+        superseded.addAndGet(count);
+        tenantIds.addAll(tenants);
     }
 
     @Override
@@ -124,6 +137,22 @@ final class MetricsRecording implements Metrics {
     }
 
     @Override
+    public void adaptiveLimit(String integrationKey, String handlerKey, String tenantId, String change) {
+        Calls calls = calls(integrationKey);
+        calls.adaptive.computeIfAbsent(change, c -> new AtomicInteger()).incrementAndGet();
+        calls.handlerKeys.add(handlerKey);
+        if (tenantId != null) {
+            calls.tenantScopes.add(tenantId);
+        }
+    }
+
+    @Override
+    public void itemsHeld(String tenantId, int count) {
+        itemsHeld.addAndGet(count);
+        tenantIds.add(tenantId);
+    }
+
+    @Override
     public void tenantWindowDeferrals(String tenantId, int count) {
         tenantWindowDeferrals.addAndGet(count);
         tenantIds.add(tenantId);
@@ -151,7 +180,9 @@ final class MetricsRecording implements Metrics {
         count(byFunction, "ItemsRetried", retried.get(), BY_FUNCTION);
         count(byFunction, "ItemsParked", parked.get(), BY_FUNCTION);
         count(byFunction, "ItemsDead", dead.get(), BY_FUNCTION);
+        count(byFunction, "ItemsSuperseded", superseded.get(), BY_FUNCTION);
         count(byFunction, "TenantWindowDeferrals", tenantWindowDeferrals.get(), BY_FUNCTION);
+        count(byFunction, "ItemsHeld", itemsHeld.get(), BY_FUNCTION);
         count(byFunction, "RedisFailOpen", redisFailOpen.get(), BY_FUNCTION);
         List<RunEnd> ended = List.copyOf(runs);
         if (!ended.isEmpty()) {
@@ -192,6 +223,8 @@ final class MetricsRecording implements Metrics {
             count(metrics, "TenantBreakerOpened", calls.tenantScopesOpened.get(), BY_INTEGRATION);
             count(metrics, "TenantBreakerClosed", calls.tenantScopesClosed.get(), BY_INTEGRATION);
             count(metrics, "BreakerOpen", calls.open.get() ? 1 : 0, BY_FUNCTION_AND_INTEGRATION);
+            // A handler's (or a tenant's) scope learning its partner's limits.
+            new TreeMap<>(calls.adaptive).forEach((change, n) -> count(metrics, ADAPTIVE_METRICS.get(change), n.get(), BY_INTEGRATION));
             if (!metrics.isEmpty()) {
                 Map<String, Object> properties = new LinkedHashMap<>(invocation);
                 if (!calls.handlerKeys.isEmpty()) {

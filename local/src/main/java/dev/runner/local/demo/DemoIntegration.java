@@ -19,6 +19,11 @@ public final class DemoIntegration {
 
     public static final String INTEGRATION_KEY = "crm-demo";
     public static final String HANDLER_KEY = "contacts";
+    /**
+     * A second handler of the demo type that keeps records: a contact's updates go one at a time, in order, and a
+     * burst of them within two seconds is one call with the latest (docs/item-lifecycle.md, one record at a time).
+     */
+    public static final String UPDATES_HANDLER_KEY = "contact-updates";
     public static final String TENANT_ID = "t-demo";
     /**
      * A secret as Standard Webhooks serialises them ({@code whsec_} + base64 of the key), so the standard's own
@@ -37,7 +42,12 @@ public final class DemoIntegration {
 
     /** PUTs the type and the tenant integration; throws with the API's answer when it refuses. */
     public void install(DemoHandlerService handlers) {
-        put("/types/" + INTEGRATION_KEY, type(INTEGRATION_KEY, handlers.url(INTEGRATION_KEY, HANDLER_KEY)));
+        ObjectNode type = type(INTEGRATION_KEY, handlers.url(INTEGRATION_KEY, HANDLER_KEY));
+        ObjectNode updates = ((ObjectNode) type.path("handlers").path(HANDLER_KEY)).deepCopy()
+                .put("url", handlers.url(INTEGRATION_KEY, UPDATES_HANDLER_KEY));
+        ((ObjectNode) updates.path("configs")).put("ordered_by_record", true).put("coalesce_ms", 2_000);
+        ((ObjectNode) type.path("handlers")).set(UPDATES_HANDLER_KEY, updates);
+        put("/types/" + INTEGRATION_KEY, type);
         put("/tenants/" + TENANT_ID + "/integrations/" + INTEGRATION_KEY,
                 tenantIntegration(TENANT_ID, INTEGRATION_KEY, WEBHOOK_SECRET, Json.object()));
     }

@@ -33,6 +33,11 @@ import java.util.concurrent.atomic.LongAdder;
  * comes back after the visibility timeout. See
  * https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html
  *
+ * <p>SQS fair queues (messages carrying a {@code MessageGroupId} on a standard queue, as Runner's
+ * tier messages carry their tenant) are kept: the pollers receive ahead into a {@link FairQueueBuffer}
+ * and take each batch as SQS serves them in AWS: a noisy tenant's messages (many in flight) after
+ * the quiet tenants', so one tenant's backlog does not delay the others' messages.
+ *
  * <p>Like Lambda's pollers, which are AWS's own and not the function's, these reach the queue
  * in-process ({@link ElasticMqQueues}: ElasticMQ's queue actors, the same the SQS endpoint uses),
  * not through the SDK and HTTP: the function's own requests are the only SQS traffic that goes
@@ -50,6 +55,10 @@ public final class QueuePoller implements AutoCloseable {
     private static final int LONG_POLL_SECONDS = 5;
     /** SQS receives and deletes at most this many messages per call. */
     private static final int SQS_BATCH_LIMIT = 10;
+    /** Messages a mapping's pollers hold received ahead, in flight, to serve the groups fairly. */
+    static final int FAIR_BUFFER = 1_000;
+    /** Receiving ahead stops while a message has waited this long in the buffer (item queues' visibility timeout: 360 s). */
+    static final Duration FAIR_AHEAD = Duration.ofSeconds(20);
     private static final Logger LOG = LoggerFactory.getLogger(QueuePoller.class);
 
     private final ElasticMqQueues queues;
@@ -58,6 +67,9 @@ public final class QueuePoller implements AutoCloseable {
     private final String region;
     private final Clock clock;
     private final InvocationMeter meter;
+    private final FairQueueBuffer buffer = new FairQueueBuffer(FAIR_BUFFER);
+    /** The last receive came back full: more messages are likely waiting. */
+    private volatile boolean queueHadMore;
     private final List<Thread> pollers = new ArrayList<>();
     /** Batches being processed right now. */
     private final AtomicInteger busy = new AtomicInteger();
@@ -155,6 +167,7 @@ public final class QueuePoller implements AutoCloseable {
                         deliver(batch);
                     }
                 } finally {
+                    buffer.done(batch);
                     synchronized (busy) {
                         busy.decrementAndGet();
                         busy.notifyAll();
@@ -170,9 +183,18 @@ public final class QueuePoller implements AutoCloseable {
         }
     }
 
-    /** Long-polls for a first message, then tops the batch up until it is full or the window closes. */
+    /**
+     * Takes a batch fairly from what was received ahead, long-polling for a first message when
+     * there is none, then tops the batch up until it is full or the window closes.
+     */
     private List<ElasticMqQueues.Received> receiveBatch() {
-        List<ElasticMqQueues.Received> batch = new ArrayList<>(receive(Math.min(SQS_BATCH_LIMIT, source.batchSize()), LONG_POLL_SECONDS));
+        fill();
+        List<ElasticMqQueues.Received> batch = new ArrayList<>(buffer.take(source.batchSize()));
+        if (batch.isEmpty()) {
+            buffer.offer(receive(SQS_BATCH_LIMIT, LONG_POLL_SECONDS), clock.millis());
+            fill();
+            batch.addAll(buffer.take(source.batchSize()));
+        }
         if (batch.isEmpty() || source.batchingWindow().isZero()) {
             return batch;
         }
@@ -184,7 +206,8 @@ public final class QueuePoller implements AutoCloseable {
             }
             int wait = (int) Math.min(LONG_POLL_SECONDS, left / 1000);
             List<ElasticMqQueues.Received> more = receive(Math.min(SQS_BATCH_LIMIT, source.batchSize() - batch.size()), wait);
-            batch.addAll(more);
+            buffer.offer(more, clock.millis());
+            batch.addAll(buffer.take(source.batchSize() - batch.size()));
             if (more.isEmpty() && wait == 0) {
                 // Less than a second of window left and nothing there: SQS long-polls in whole seconds.
                 pause(Duration.ofMillis(Math.min(left, 200)));
@@ -193,9 +216,24 @@ public final class QueuePoller implements AutoCloseable {
         return batch;
     }
 
+    /**
+     * Receives ahead while the last receive came back full (the queue has more: a backlog, where
+     * the fair order matters) and the buffer has room; an empty queue costs no extra receive.
+     */
+    private void fill() {
+        while (running && queueHadMore && buffer.room() >= SQS_BATCH_LIMIT && buffer.heldMillis(clock.millis()) < FAIR_AHEAD.toMillis()) {
+            List<ElasticMqQueues.Received> more = receive(SQS_BATCH_LIMIT, 0);
+            buffer.offer(more, clock.millis());
+            if (more.size() < SQS_BATCH_LIMIT) {
+                return;
+            }
+        }
+    }
+
     private List<ElasticMqQueues.Received> receive(int max, int waitSeconds) {
         List<ElasticMqQueues.Received> messages = queues.queue(source.queueName())
                 .receive(max, waitSeconds, null, List.of("All"), List.of("All"));
+        queueHadMore = messages.size() == SQS_BATCH_LIMIT;
         long bytes = 0;
         for (ElasticMqQueues.Received message : messages) {
             bytes += message.body().length();

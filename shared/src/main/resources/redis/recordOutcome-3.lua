@@ -1,7 +1,6 @@
 --[[
-  Record the outcome of a group's handler calls on the integration's breaker and release their
-  leases, probes and urgent markers. Each call counts once, whatever its item count. Which calls count depends on
-  the state:
+  Record the outcome of a group's handler calls on the integration's breaker. Each call counts
+  once, whatever its item count. Which calls count depends on the state:
     closed:    every call; a success resets the consecutive failures (successes count before
                failures within one report: the order inside a batch is unknown, and a failure
                after the last success is the pessimistic reading); failures >= threshold opens
@@ -15,23 +14,20 @@
   (includes/tenantScopes) opens instead, with the same rules on that tenant's calls alone: closed,
   its consecutive failures >= threshold open it; open for the same duration; half-open, its probe
   call decides (a failure re-opens, successes >= needed close). Tenant scopes are told only
-  while the integration's breaker is closed.
+  while the integration's breaker is closed. A batch of several tenants that failed as a whole is
+  called again by tenant first, so a call here carries one tenant's items unless it was answered.
+  The calls' leases, probes and urgent markers are given back after this, by releaseHandler in
+  the same round trip.
   Input:
     KEYS[1] breaker   hash: state, failures, successes, openedAt, halfOpenAt (absent = closed)
     KEYS[2] probes    sorted set itemId -> probe expiry (ms)
-    KEYS[3] leases    sorted set token:expectedEndMs -> lease expiry (ms)
-    KEYS[4] urgent    sorted set itemId -> until when (ms) an urgent item waits or runs
-    KEYS[5] waiters   string, present while a worker waits for a lease of this handler
-    KEYS[6] freed     list, the doorbell: one ring per lease given back while one waits
-    KEYS[7] scopes    hash, the integration's tenant scopes (includes/tenantScopes)
+    KEYS[3] scopes    hash, the integration's tenant scopes (includes/tenantScopes)
     ARGV[1] now (ms)
     ARGV[2] failure threshold
     ARGV[3] breaker open duration (ms)
     ARGV[4] half-open successes needed to close
-    ARGV[5] number of lease tokens released, l
-    ARGV[6..] the l lease tokens; then m, the number of admitted itemIds whose probes and urgent
-              markers are released, and the m itemIds; then the calls, each as 1 (the endpoint
-              answered) or 0 (it failed), its item count n, its n itemIds, its tenant count t, its t tenantIds
+    ARGV[5..] the calls, each as 1 (the endpoint answered) or 0 (it failed), its item count n,
+              its n itemIds, its tenant count t, its t tenantIds
   Output:
     { state after the report: 'closed' | 'open' | 'half_open',
       the transition it made: 1 opened (from closed or half-open), 2 closed (from half-open), 0 none,
@@ -39,26 +35,16 @@
 ]]
 local breakerKey = KEYS[1]
 local probesKey = KEYS[2]
-local leasesKey = KEYS[3]
-local urgentKey = KEYS[4]
-local waitersKey = KEYS[5]
-local freedKey = KEYS[6]
-local scopesKey = KEYS[7]
+local scopesKey = KEYS[3]
 
 local now = tonumber(ARGV[1])
 local threshold = tonumber(ARGV[2])
 local openMs = tonumber(ARGV[3])
 local successesNeeded = tonumber(ARGV[4])
-local tokenCount = tonumber(ARGV[5])
-local FIRST_TOKEN = 6
-local itemCountAt = FIRST_TOKEN + tokenCount
-local releasedCount = tonumber(ARGV[itemCountAt])
-local FIRST_RELEASED = itemCountAt + 1
-local FIRST_CALL = FIRST_RELEASED + releasedCount
+local FIRST_CALL = 5
 
 --- @include "includes/advanceBreaker"
 --- @include "includes/sliced"
---- @include "includes/ringFreed"
 --- @include "includes/tenantScopes"
 
 -- How recently admission must have seen a second tenant for one tenant's failures to stay its own.
@@ -67,7 +53,7 @@ local OTHER_TENANT_MS = 60000
 local breaker = advanceBreaker(breakerKey, probesKey, now, openMs)
 local state = breaker.state
 
--- Probe slots are checked (and freed) before the release below frees the rest.
+-- Probe slots are checked (and freed) here, before releaseHandler frees the rest.
 local successes, failures = 0, 0
 -- The tenants of the failed calls ('*' stands for calls naming none), and per tenant its calls.
 local failingTenants, failingCount = {}, 0
@@ -110,17 +96,6 @@ while call <= #ARGV do
     end
   end
   call = firstItem + itemCount + 1 + tenantCount
-end
-
-if tokenCount > 0 then
-  ringFreed(waitersKey, freedKey, callSliced('ZREM', leasesKey, ARGV, FIRST_TOKEN, itemCountAt - 1))
-end
-if releasedCount > 0 then
-  -- Probes exist only while half-open (opening and closing delete them).
-  if state == 'half_open' then
-    callSliced('ZREM', probesKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
-  end
-  callSliced('ZREM', urgentKey, ARGV, FIRST_RELEASED, FIRST_CALL - 1)
 end
 
 local function open(consecutiveFailures)
