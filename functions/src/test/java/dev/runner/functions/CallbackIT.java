@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.awaitility.Awaitility.await;
@@ -52,6 +53,27 @@ class CallbackIT {
         assertEquals("applied", Json.parse(answer.getBody()).path("status").asText());
         fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(20));
         assertEquals(1, fixture.handlers.itemCalls(integration.handlerKey()).size(), "the handler was called once");
+    }
+
+    @Test
+    void aCallbackEndingAnOrderedRecordsItemReleasesTheNextAtOnce() {
+        var integration = fixture.integration(false, Json.object().put("ordered_by_record", true));
+        AtomicInteger calls = new AtomicInteger();
+        fixture.handlers.handler(integration.handlerKey()).itemStatus(item -> calls.incrementAndGet() == 1 ? 202 : 200);
+        UUID first = webhook(integration, "deal-9");
+        awaitStatus(first, ItemStatus.PENDING);
+        UUID second = webhook(integration, "deal-9");
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+                .until(() -> items(second).getFirst().waitingForRecordSince() != null);
+        assertEquals(1, fixture.handlers.itemCalls(integration.handlerKey()).size(), "the later item waits while the earlier is pending");
+
+        APIGatewayV2HTTPResponse answer = callback(onlyCall(integration.handlerKey()).path("callbackUrl").asText(), "{\"ok\":true}");
+
+        assertEquals(200, answer.getStatusCode(), answer.getBody());
+        fixture.awaitRun(first, RunStatus.COMPLETED, Duration.ofSeconds(20));
+        // Released by the callback's record, not by the overdue sweep's recheck (RecordOrder.RECHECK, minutes later).
+        fixture.awaitRun(second, RunStatus.COMPLETED, Duration.ofSeconds(20));
+        assertEquals(2, fixture.handlers.itemCalls(integration.handlerKey()).size());
     }
 
     @Test
