@@ -24,7 +24,7 @@ const TRIGGERS = ['webhook', 'manual', 'queue', 'schedule'];
 const RUN_STATUSES = ['queued', 'fetching', 'running', 'completed', 'completed_with_errors', 'failed', 'cancelled'];
 // A run that may still be cancelled.
 const OPEN_RUN_STATUSES = ['queued', 'fetching', 'running'];
-const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'superseded'];
+const ITEM_STATUSES = ['queued', 'processing', 'succeeded', 'retrying', 'dead', 'parked', 'cancelled', 'pending', 'superseded'];
 const OUTCOMES = [
   { key: 'succeeded', label: 'Succeeded' },
   { key: 'retried', label: 'Retried' },
@@ -136,6 +136,12 @@ function when(iso) {
   if (!iso) return h('span', { class: 'muted' }, '—');
   const date = new Date(iso);
   return h('time', { datetime: iso, title: iso }, Number.isNaN(date.getTime()) ? iso : dateTime.format(date));
+}
+
+/** How long a pending item has waited for its handler's callback (docs/handler-contract.md, callbacks). */
+function waited(item) {
+  if (!item.pendingSince) return null;
+  return `waiting for its callback ${duration((Date.now() - new Date(item.pendingSince).getTime()) / 1000)}`;
 }
 
 function duration(seconds) {
@@ -774,7 +780,7 @@ function mountRun(main, target, ctx) {
         ['Item', 'Status', { text: 'Attempts', class: 'num' }, 'Last error', 'Dead at', 'Updated', 'Actions'],
         (page.items ?? []).map((item) => h('tr', {},
           h('td', {}, itemLink(item)),
-          h('td', {}, badge(item.status)),
+          h('td', {}, badge(item.status), item.pendingSince ? h('span', { class: 'muted' }, ` ${waited(item)}`) : null),
           h('td', { class: 'num' }, num(item.attempts)),
           h('td', { class: 'error-text' }, item.lastError ?? ''),
           h('td', {}, when(item.dlqAt)),
@@ -856,6 +862,7 @@ function mountItem(main, target, ctx) {
       h('dl', { class: 'facts', id: 'item-facts' },
         fact('External id', item.externalId),
         fact('Status', badge(item.status)),
+        item.pendingSince ? fact('Pending since', h('span', {}, when(item.pendingSince), ` (${waited(item)})`)) : null,
         fact('Attempts', num(item.attempts)),
         fact('Last error', item.lastError == null ? h('span', { class: 'muted' }, 'none') : h('span', { class: 'error-text' }, item.lastError)),
         fact('Dead at (dlq_at)', when(item.dlqAt)),

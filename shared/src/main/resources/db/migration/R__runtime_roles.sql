@@ -126,3 +126,16 @@ end
 $$;
 -- A tenant integration's enable, continued by the tick, leaves the items of paused handlers parked.
 grant select on paused_handlers to runner_scheduler;
+
+-- Callbacks (issue 31, V60): the webhook function takes callbacks (POST /callbacks/{token}) and settles them; the item
+-- worker parks pending items and reads callbacks that came before its answer was recorded; the tick times out waits;
+-- the API shows them. A cancelled run's pending items are cancelled by the API's first page and the tick's.
+do $$
+begin
+    if to_regclass('public.item_callbacks') is not null then
+        grant select, insert on item_callbacks to runner_webhook, runner_scheduler;
+        grant select on item_callbacks to runner_item_worker, runner_api;
+        grant select, delete on item_callbacks to runner_scheduler;
+    end if;
+end
+$$;

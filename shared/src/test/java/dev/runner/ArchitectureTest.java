@@ -55,7 +55,7 @@ class ArchitectureTest {
                 .layer("Domain").definedBy("dev.runner.integration..", "dev.runner.run..", "dev.runner.item..", "dev.runner.dlq..",
                         "dev.runner.pause..", "dev.runner.schedule..", "dev.runner.guard..", "dev.runner.handler..",
                         "dev.runner.apikey..", "dev.runner.delivery..", "dev.runner.outbox..", "dev.runner.bulk..", "dev.runner.backlog..",
-                        "dev.runner.waiting..")
+                        "dev.runner.waiting..", "dev.runner.callback..")
                 .layer("Pipeline").definedBy("dev.runner.pipeline..", "dev.runner.intake..")
                 .layer("Edge").definedBy("dev.runner.api..", "dev.runner.webhook..")
                 .layer("Composition").definedBy("dev.runner.app..")

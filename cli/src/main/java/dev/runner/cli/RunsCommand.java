@@ -114,7 +114,8 @@ final class RunsCommand {
             showRun(out, run);
             out.writer().println();
             out.table(page, page.path("items"), List.of(field("ITEM", "itemId"), field("EXTERNAL ID", "externalId"),
-                    field("STATUS", "status"), field("ATTEMPTS", "attempts"), field("LAST ERROR", "lastError")), "no item");
+                    field("STATUS", "status"), field("ATTEMPTS", "attempts"), new Output.Column("WAITING", RunsCommand::waiting),
+                    field("LAST ERROR", "lastError")), "no item");
             return RunnerCli.Exit.DONE.code;
         }
     }
@@ -127,7 +128,22 @@ final class RunsCommand {
                 out.fact("error", run.path("error").asText());
             }
             out.fact("items", Progress.of(run, 0, Duration.ZERO).line());
+            long pending = run.path("counts").path("pending").asLong();
+            if (pending > 0) {
+                out.fact("pending", pending + " waiting for their handler's callback (runs show --items --status pending)");
+            }
         });
+    }
+
+    /** How long a pending item has waited for its callback (docs/handler-contract.md, callbacks); empty for any other item. */
+    static String waiting(JsonNode item) {
+        if (!item.path("pendingSince").isTextual()) {
+            return "";
+        }
+        Duration waited = Duration.between(java.time.Instant.parse(item.path("pendingSince").asText()), java.time.Instant.now());
+        long seconds = Math.max(0, waited.toSeconds());
+        return seconds < 90 ? seconds + " s" : seconds < 5400 ? Math.round(seconds / 60.0) + " min"
+                : seconds / 3600 + " h " + (seconds % 3600) / 60 + " min";
     }
 
     @Command(name = "watch", description = "Follow a run until it ends: a live bar on a terminal, a line per change otherwise.")

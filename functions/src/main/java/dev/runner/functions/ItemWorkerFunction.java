@@ -20,7 +20,7 @@ public final class ItemWorkerFunction implements RequestStreamHandler {
     /** Deferrals and retries go back to the item's tier as messages of their own, final failures to the items DLQ. */
     public static final Grants GRANTS = Grants.none()
             .sendingTo(QueueRole.itemsTiers()).sendingTo(QueueRole.ITEMS_DLQ)
-            .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH);
+            .reading(SecretRole.DATABASE, SecretRole.HANDLER_SIGNING_KEY, SecretRole.REDIS_AUTH, SecretRole.CALLBACK_KEY);
 
     private final ItemWorker worker;
     private final Invocation<SQSEvent, SQSBatchResponse> invocation;

@@ -20,6 +20,8 @@ public final class SchedulerFunction implements RequestStreamHandler {
     /** Due schedules' RunJobs; the sweep re-sends stale runs (both runs tiers) and stale items (every items tier). */
     public static final Grants GRANTS = Grants.none()
             .sendingTo(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE).sendingTo(QueueRole.itemsTiers())
+            // A pending item timed out on its last attempt goes to the items DLQ, as its worker would send it.
+            .sendingTo(QueueRole.ITEMS_DLQ)
             // The sweep re-sends only on tiers without a visible backlog.
             .readingAttributesOf(QueueRole.RUNS_MANUAL, QueueRole.RUNS_SCHEDULE).readingAttributesOf(QueueRole.itemsTiers())
             .reading(SecretRole.DATABASE, SecretRole.REDIS_AUTH);

@@ -151,6 +151,19 @@ final class PipelineFixture implements AutoCloseable, org.junit.jupiter.api.exte
         return Lambda.http(new WebhookFunction(runner), event, TestContext.of("webhook", 30_000));
     }
 
+    /** POST {url} (an item's callbackUrl, or a forgery of one) as API Gateway hands the callback route to WebhookFunction. */
+    APIGatewayV2HTTPResponse callback(String url, String body) {
+        String path = java.net.URI.create(url).getPath();
+        APIGatewayV2HTTPEvent event = Events.load("webhook.json", APIGatewayV2HTTPEvent.class);
+        event.setRawPath(path);
+        event.setRouteKey("POST /callbacks/{token}");
+        event.getRequestContext().getHttp().setPath(path);
+        event.setPathParameters(Map.of("token", path.substring("/callbacks/".length())));
+        event.setHeaders(Map.of("content-type", "application/json"));
+        event.setBody(body);
+        return Lambda.http(new WebhookFunction(runner), event, TestContext.of("webhook", 30_000));
+    }
+
     /** A signed webhook delivery of {@code body}, accepted: the run it started. */
     UUID webhookRun(Integration integration, String body) {
         var response = webhook(webhookEvent(integration, body));

@@ -106,6 +106,8 @@ public final class LocalRuntime implements AutoCloseable {
     private final Clock clock;
     private final String apiKey;
     private final String signingSecret;
+    /** The key the items' callback URLs are signed with: one per runtime, as one secret per stack. */
+    private final String callbackSecret = randomHex(32);
     private final String functionsDbPassword = randomHex(16);
     private final Map<DatabaseRole, String> rolePasswords = rolePasswords();
     private final Intrinsics.Stack stack = Intrinsics.Stack.local();
@@ -461,6 +463,10 @@ public final class LocalRuntime implements AutoCloseable {
         environment.put("RUNNER_SECRETS_ENDPOINT", secrets.endpoint().toString());
         // The demo's and a developer's handlers listen on this machine: loopback only, unless the caller names networks.
         environment.put("RUNNER_HANDLER_ALLOWED_NETWORKS", callerOr("RUNNER_HANDLER_ALLOWED_NETWORKS", () -> "127.0.0.0/8,::1/128"));
+        if (environment.containsKey("RUNNER_CALLBACK_BASE_URL")) {
+            // Handlers call back to this runtime's API, where the template's HTTP API address would be.
+            environment.put("RUNNER_CALLBACK_BASE_URL", apiUrl().toString());
+        }
         environment.put("AWS_REGION", stack.region());
         environment.put("AWS_DEFAULT_REGION", stack.region());
         environment.put("AWS_ACCESS_KEY_ID", identity.map(LocalIam.Identity::accessKeyId).orElse(LOCAL_ACCESS_KEY));
@@ -487,6 +493,7 @@ public final class LocalRuntime implements AutoCloseable {
                 case DATABASE_LOGINS -> throw new AssertionError("created above");
                 case API_KEY -> apiKey;
                 case HANDLER_SIGNING_KEY -> signingSecret;
+                case CALLBACK_KEY -> callbackSecret;
                 case REDIS_AUTH -> requireRedisPassword();
             };
             secrets.createIfAbsent(name, value);

@@ -76,6 +76,23 @@ class LocalRuntimeIT {
         assertEquals(2, run.path("counts").path("succeeded").asInt());
     }
 
+    /** The demo handler answers an item with pendingMs pending and calls its callbackUrl later (docs/handler-contract.md, callbacks). */
+    @Test
+    void aPendingDemoItemWaitsThenItsCallbackCompletesTheRun() {
+        String body = "{\"externalId\":\"c-" + UUID.randomUUID() + "\",\"name\":\"Katherine\",\"pendingMs\":1500}";
+        String runId = RunnerApi.require(api.webhook(DemoIntegration.TENANT_ID, DemoIntegration.INTEGRATION_KEY,
+                DemoIntegration.WEBHOOK_SECRET, body), 202).body().path("runId").asText();
+
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                .until(() -> api.run(runId).path("counts").path("pending").asInt() == 1);
+        JsonNode waiting = RunnerApi.require(api.get("/runs/" + runId + "/items?status=pending"), 200).body().path("items");
+        assertTrue(waiting.path(0).path("pendingSince").isTextual(), "a pending item says since when it waits: " + waiting);
+
+        JsonNode run = awaitRun(runId, "completed", Duration.ofSeconds(30));
+        assertEquals(1, run.path("counts").path("succeeded").asInt());
+        assertEquals(0, run.path("counts").path("pending").asInt());
+    }
+
     /**
      * The functions' metrics are the EMF documents Powertools writes in Lambda (docs/metrics.md), in the
      * file the READY line names: namespace Runner, the Function dimension, the properties.

@@ -64,6 +64,10 @@ final class Views {
         if (item.waitingForRecordSince() != null) {
             node.put("waitingForRecordSince", item.waitingForRecordSince().toString());
         }
+        if (item.pendingSince() != null) {
+            // Waiting for its handler's callback (docs/handler-contract.md, callbacks): since when.
+            node.put("pendingSince", item.pendingSince().toString());
+        }
         return node;
     }
 

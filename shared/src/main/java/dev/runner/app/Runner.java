@@ -9,6 +9,10 @@ import dev.runner.backlog.BacklogRelease;
 import dev.runner.backlog.BacklogStore;
 import dev.runner.bulk.BulkActionStore;
 import dev.runner.cache.TypesCache;
+import dev.runner.callback.CallbackStore;
+import dev.runner.callback.CallbackUrls;
+import dev.runner.callback.HeldLeases;
+import dev.runner.callback.PendingWaits;
 import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
 import dev.runner.cost.CostTracker;
@@ -40,6 +44,7 @@ import dev.runner.pipeline.FetchStep;
 import dev.runner.pipeline.ItemDispatcher;
 import dev.runner.pipeline.AdmissionStep;
 import dev.runner.pipeline.CallStep;
+import dev.runner.pipeline.CallbackCompletion;
 import dev.runner.pipeline.CallTimes;
 import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
@@ -68,6 +73,7 @@ import dev.runner.secrets.Secrets;
 import dev.runner.secrets.SecretsManagerSource;
 import dev.runner.store.Credentials;
 import dev.runner.store.Database;
+import dev.runner.webhook.CallbackEndpoint;
 import dev.runner.webhook.WebhookService;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 
@@ -155,14 +161,25 @@ public final class Runner implements AutoCloseable {
             new FetchStep(config().runTimeReserve(), runStore(), itemStore(), integrations(), handlers(), dispatcher.get())));
     private final Part<RecordOrder> recordOrder = part("recordOrder", () -> new RecordOrder(itemStore(), database(),
             RecordOrder.RECHECK));
+    // Callbacks (issue 31): the URLs given to handlers, where pending items wait, and their late answers settled.
+    private final Part<CallbackUrls> callbackUrls = part("callbackUrls", () -> new CallbackUrls(config().callbacks().baseUrl(),
+            secretAdapters().callbackKey(), clock()));
+    private final Part<CallbackStore> callbackStore = part("callbackStore", () -> new CallbackStore(database()));
+    private final Part<HeldLeases> heldLeases = part("heldLeases", () -> new HeldLeases(redis(), keys.get(), clock()));
+    private final Part<SettleStep> settling = part("settling", () -> new SettleStep(config(), recordOrder.get(), runStore(), queues(),
+            metrics(), new PendingWaits(callbackStore.get(), heldLeases.get(), integrations(), clock())));
+    private final Part<CallbackCompletion> callbacks = part("callbacks", () -> new CallbackCompletion(callbackStore.get(),
+            heldLeases.get(), settling.get(), integrations()));
+    private final Part<CallbackEndpoint> callbackEndpoint = part("callbackEndpoint", () -> new CallbackEndpoint(callbackUrls.get(),
+            callbacks.get()));
     private final Part<ItemWorker> itemWorker = part("itemWorker", () -> {
         CallTimes callTimes = new CallTimes();
         return new ItemWorker(integrations(), deadLetterStore(),
                 new AdmissionStep(guard(), pauseStore.get(), integrations(), callTimes, config().laneWait(),
                         config().tenantLimit().shortestDeferral()),
                 new ClaimStep(recordOrder.get(), config().itemClaimLease()),
-                new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral()),
-                new SettleStep(config(), recordOrder.get(), runStore(), queues(), metrics()));
+                new CallStep(handlers(), guard(), callTimes, config().retry(), config().tenantLimit().shortestDeferral(), callbackUrls.get()),
+                settling.get());
     });
     private final Part<EventIntake> intake = part("intake", () -> new EventIntake(deliveryStore.get(), dispatcher.get(), metrics(),
             clock()));
@@ -184,6 +201,7 @@ public final class Runner implements AutoCloseable {
     // Retention's budget is wall time, whatever clock the root runs on.
     private final Part<Scheduler> scheduler = part("scheduler", () -> new Scheduler(scheduleStore.get(), runService(), runDispatcher.get(),
             new Sweeps(new LostWorkSweep(config().sweeps(), outbox.get(), runStore(), itemStore(), runDispatcher.get(), dispatcher.get()),
+                    callbacks.get(),
                     bulk.get(),
                     new RetentionSweep(config(), deliveryStore.get(), runRequests.get(), new RetentionStore(database(), Clock.systemUTC()),
                             Clock.systemUTC()),
@@ -287,6 +305,9 @@ public final class Runner implements AutoCloseable {
     public RunWorker runWorker() { return runWorker.get(); }
     public ItemWorker itemWorker() { return itemWorker.get(); }
     public WebhookService webhooks() { return webhooks.get(); }
+    public CallbackEndpoint callbackEndpoint() { return callbackEndpoint.get(); }
+    public CallbackCompletion callbacks() { return callbacks.get(); }
+    public CallbackUrls callbackUrls() { return callbackUrls.get(); }
     public ManagementApi api() { return api.get(); }
     public Scheduler scheduler() { return scheduler.get(); }
     public IngestService ingest() { return ingest.get(); }

@@ -48,6 +48,17 @@ final class SecretAdapters {
         return granted.apply(SecretRole.HANDLER_SIGNING_KEY).value();
     }
 
+    /** The key the items' callback URLs are signed with: given by value, else read from its secret; null when neither is set. */
+    String callbackKey() {
+        if (config.callbacks().secret() != null) {
+            return config.callbacks().secret();
+        }
+        if (config.secret(SecretRole.CALLBACK_KEY) == null) {
+            return null;
+        }
+        return granted.apply(SecretRole.CALLBACK_KEY).value();
+    }
+
     /** The database login: from its secret, re-read when Postgres refuses it (a rotation); else the values given. */
     Credentials database() {
         if (config.secret(SecretRole.DATABASE) == null) {

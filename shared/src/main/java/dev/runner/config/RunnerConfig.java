@@ -68,7 +68,23 @@ public record RunnerConfig(
         Duration runIdempotencyWindow,
         Retention retention,
         /* Most items in one items-tier message (docs/data-model.md, queue messages); 1 sends one item per message. */
-        int itemsPerMessage) {
+        int itemsPerMessage,
+        Callbacks callbacks) {
+
+    /**
+     * The items' callback URLs (docs/handler-contract.md, callbacks).
+     *
+     * @param baseUrl RUNNER_CALLBACK_BASE_URL, where {@code /callbacks/{token}} is served from outside (the HTTP API's
+     *                address); null = item calls carry no callbackUrl, and a pending answer is a permanent failure
+     * @param secret  RUNNER_CALLBACK_SECRET, the key the URLs are signed with, by value (tests, development); null = from
+     *                its secret (RUNNER_CALLBACK_KEY_SECRET)
+     */
+    public record Callbacks(String baseUrl, String secret) {
+        @Override
+        public String toString() {
+            return "Callbacks[baseUrl=" + baseUrl + "]";
+        }
+    }
 
     public RunnerConfig {
         secrets = Map.copyOf(secrets);
@@ -271,6 +287,7 @@ public record RunnerConfig(
         read.notBoth(SecretRole.DATABASE, "RUNNER_DATABASE_USER", "RUNNER_DATABASE_PASSWORD");
         read.notBoth(SecretRole.API_KEY, "RUNNER_API_KEY");
         read.notBoth(SecretRole.HANDLER_SIGNING_KEY, "RUNNER_HANDLER_SIGNING_SECRET");
+        read.notBoth(SecretRole.CALLBACK_KEY, "RUNNER_CALLBACK_SECRET");
         String redisUrl = read.required("RUNNER_REDIS_URL");
         RedisMode redisMode = read.redisMode();
         if (!redisUrl.startsWith("redis://") && !redisUrl.startsWith("rediss://")) {
@@ -332,7 +349,8 @@ public record RunnerConfig(
                 Duration.ofMillis(read.positiveInt("RUNNER_LANE_WAIT_MS", 2000)),
                 Duration.ofSeconds(read.positiveInt("RUNNER_RUN_IDEMPOTENCY_S", 86400)),
                 retention,
-                read.positiveInt("RUNNER_ITEMS_PER_MESSAGE", 100));
+                read.positiveInt("RUNNER_ITEMS_PER_MESSAGE", 100),
+                new Callbacks(read.optional("RUNNER_CALLBACK_BASE_URL", null), read.optional("RUNNER_CALLBACK_SECRET", null)));
     }
 
     private static Duration max(Duration a, Duration b) {

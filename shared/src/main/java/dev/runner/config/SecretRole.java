@@ -13,6 +13,8 @@ public enum SecretRole {
     API_KEY,
     /** Plain text: the HMAC key Runner signs its handler calls with. */
     HANDLER_SIGNING_KEY,
+    /** Plain text: the HMAC key the items' callback URLs are signed with (docs/handler-contract.md, callbacks); no handler holds it. */
+    CALLBACK_KEY,
     /** Plain text: the Redis AUTH token (ElastiCache in-transit encryption with AUTH). */
     REDIS_AUTH,
     /**

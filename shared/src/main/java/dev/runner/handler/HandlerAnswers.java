@@ -60,6 +60,11 @@ final class HandlerAnswers {
      */
     record Reply(int status, String retryAfter, byte[] body, boolean bodyOverLimit) {}
 
+    /** What a {@code /process} answer says of its item: 202 is pending (a callback completes it), the rest as {@link #outcome}. */
+    static Outcome processOutcome(Reply reply, Instant now) {
+        return reply.status() == 202 ? new Outcome.Pending() : outcome(reply, now);
+    }
+
     /** What the status (and for 429 the Retry-After) says about the call. */
     static Outcome outcome(Reply reply, Instant now) {
         int status = reply.status();
@@ -231,6 +236,9 @@ final class HandlerAnswers {
     }
 
     private static Outcome result(JsonNode result) {
+        if ("pending".equals(result.path("status").asText(null))) {
+            return new Outcome.Pending();
+        }
         JsonNode ok = result.get("ok");
         if (ok == null || !ok.isBoolean()) {
             return new Outcome.Failed("process-batch result for this item has no true/false ok", true);

@@ -144,6 +144,7 @@ public final class HandlerClient implements AutoCloseable {
                     case Outcome.Failed failed -> throw new HandlerCallException(failed);
                     case Outcome.Deferred deferred ->
                             throw new HandlerCallException(new Outcome.Failed("fetch deferred: " + deferred.reason(), true));
+                    case Outcome.Pending pending -> throw new IllegalStateException("a fetch answer is never pending");
                     case Outcome.Succeeded succeeded -> {
                         return HandlerAnswers.page(replied.reply());
                     }
@@ -152,13 +153,13 @@ public final class HandlerClient implements AutoCloseable {
         }
     }
 
-    /** {@code /process} for one item; only the status of the answer counts. */
+    /** {@code /process} for one item; only the status of the answer counts (202: pending, {@link HandlerAnswers#processOutcome}). */
     public Outcome process(String integrationKey, HandlerSpec handler, ObjectNode item, String itemId, Duration timeLeft) {
         ObjectNode request = Json.object();
         request.set("item", item);
         return switch (post(integrationKey, handler, "process", request, itemId, timeLeft, HandlerAnswers.EXCERPT_LIMIT)) {
             case NoReply none -> none.failure();
-            case Replied replied -> HandlerAnswers.outcome(replied.reply(), clock.instant());
+            case Replied replied -> HandlerAnswers.processOutcome(replied.reply(), clock.instant());
         };
     }
 
@@ -202,6 +203,7 @@ public final class HandlerClient implements AutoCloseable {
             case Replied replied -> switch (HandlerAnswers.outcome(replied.reply(), clock.instant())) {
                 case Outcome.Succeeded succeeded -> false;
                 case Outcome.Deferred deferred -> false;
+                case Outcome.Pending pending -> false;
                 case Outcome.Failed failure -> true;
             };
         };

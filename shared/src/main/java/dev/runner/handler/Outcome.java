@@ -18,4 +18,10 @@ public sealed interface Outcome {
 
     /** The handler asked to be called later (429 with Retry-After): not an attempt. */
     record Deferred(Duration delay, String reason) implements Outcome {}
+
+    /**
+     * The handler took the item and finishes it later through the item's callback URL (202 to
+     * {@code /process}, {@code status: "pending"} in a {@code /process-batch} result; docs/handler-contract.md).
+     */
+    record Pending() implements Outcome {}
 }

@@ -21,13 +21,23 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
      * @param orderedByRecord   items of one tenant and externalId are called one at a time, in accepted order (dev.runner.ordering)
      * @param coalesceMs        webhook and ingest items of one tenant and externalId accepted within this window, or while an
      *                          earlier one waits, become one call with the latest payload (dev.runner.coalescing); 0 = off
+     * @param callbackTimeoutMs how long an item answered pending may wait for its callback (docs/handler-contract.md, callbacks)
+     * @param pendingHoldsLease whether an item answered pending keeps a concurrency lease while it waits
      */
-    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs, boolean orderedByRecord, int coalesceMs) {
+    public record Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs, boolean orderedByRecord, int coalesceMs,
+                          long callbackTimeoutMs, boolean pendingHoldsLease) {
+        /** One hour: most partner jobs that finish later (imports, exports) finish within it; a longer one says so. */
+        public static final long DEFAULT_CALLBACK_TIMEOUT_MS = 3_600_000;
+        /** Seven days: a callback URL lives no longer, and a pending item keeps its run open no longer. */
+        public static final long MAX_CALLBACK_TIMEOUT_MS = 7 * 86_400_000L;
         public static final Configs DEFAULTS = new Configs(0, 0, 10, 10_000);
         /** The longest coalescing window: SQS delays a message at most 15 minutes. */
         public static final int MAX_COALESCE_MS = 900_000;
 
         public Configs {
+            if (callbackTimeoutMs < 1_000 || callbackTimeoutMs > MAX_CALLBACK_TIMEOUT_MS) {
+                throw new IllegalArgumentException("configs.callback_timeout_ms must be 1000.." + MAX_CALLBACK_TIMEOUT_MS + ": " + callbackTimeoutMs);
+            }
             if (concurrency < 0) throw new IllegalArgumentException("configs.concurrency < 0: " + concurrency);
             if (ratePerMinute < 0) throw new IllegalArgumentException("configs.rate_limit_per_minute < 0: " + ratePerMinute);
             if (batchSize < 1 || batchSize > 100) throw new IllegalArgumentException("configs.batch_size must be 1..100: " + batchSize);
@@ -38,7 +48,7 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
         }
 
         public Configs(int concurrency, int ratePerMinute, int batchSize, int timeoutMs) {
-            this(concurrency, ratePerMinute, batchSize, timeoutMs, false, 0);
+            this(concurrency, ratePerMinute, batchSize, timeoutMs, false, 0, DEFAULT_CALLBACK_TIMEOUT_MS, false);
         }
 
         /** Its items are kept by record (ordered or coalesced): they enter the record index when accepted. */
@@ -56,16 +66,32 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
                     Json.optionalInt(node, "rate_limit_per_minute", DEFAULTS.ratePerMinute),
                     Json.optionalInt(node, "batch_size", DEFAULTS.batchSize),
                     Json.optionalInt(node, "timeout_ms", DEFAULTS.timeoutMs),
-                    optionalBoolean(node, "ordered_by_record"),
-                    Json.optionalInt(node, "coalesce_ms", DEFAULTS.coalesceMs));
+                    optionalBoolean(node, "ordered_by_record", DEFAULTS.orderedByRecord),
+                    Json.optionalInt(node, "coalesce_ms", DEFAULTS.coalesceMs),
+                    optionalLong(node, "callback_timeout_ms", DEFAULTS.callbackTimeoutMs),
+                    optionalBoolean(node, "pending_holds_lease", DEFAULTS.pendingHoldsLease));
         }
 
-        private static boolean optionalBoolean(JsonNode node, String field) {
+        private static long optionalLong(JsonNode node, String field, long otherwise) {
             JsonNode value = node.get(field);
-            if (value != null && !value.isBoolean() && !value.isNull()) {
+            if (value == null || value.isNull()) {
+                return otherwise;
+            }
+            if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+                throw new Json.InvalidJsonException("configs." + field + " must be an integer");
+            }
+            return value.longValue();
+        }
+
+        private static boolean optionalBoolean(JsonNode node, String field, boolean otherwise) {
+            JsonNode value = node.get(field);
+            if (value == null || value.isNull()) {
+                return otherwise;
+            }
+            if (!value.isBoolean()) {
                 throw new Json.InvalidJsonException("configs." + field + " must be true or false");
             }
-            return value != null && value.asBoolean();
+            return value.booleanValue();
         }
 
         ObjectNode toJson() {
@@ -73,7 +99,9 @@ public record HandlerSpec(String handlerKey, URI url, Direction direction, boole
                     .put("concurrency", concurrency)
                     .put("rate_limit_per_minute", ratePerMinute)
                     .put("batch_size", batchSize)
-                    .put("timeout_ms", timeoutMs);
+                    .put("timeout_ms", timeoutMs)
+                    .put("callback_timeout_ms", callbackTimeoutMs)
+                    .put("pending_holds_lease", pendingHoldsLease);
             if (orderedByRecord) {
                 node.put("ordered_by_record", true);
             }

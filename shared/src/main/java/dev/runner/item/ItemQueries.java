@@ -50,7 +50,7 @@ public final class ItemQueries {
 
     private static final String DETAIL_COLUMNS = """
             item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at,
-            run_id, tenant_id, integration_key, handler_key, superseded_by, record_wait_since
+            run_id, tenant_id, integration_key, handler_key, superseded_by, record_wait_since, pending_since
             """;
 
     private final Database db;
@@ -124,7 +124,7 @@ public final class ItemQueries {
     /** One item with its payload. Primary key. */
     public Optional<ItemDetail> find(UUID itemId) {
         return db.queryOne("select " + DETAIL_COLUMNS + ", payload::text from execution_items where item_id = ?",
-                row -> detail(row, row.getString(15) == null ? null : Json.parse(row.getString(15))), itemId);
+                row -> detail(row, row.getString(16) == null ? null : Json.parse(row.getString(16))), itemId);
     }
 
     /** Parked items (waiting for a resume) per handler. Index execution_items_parked_by_handler. */

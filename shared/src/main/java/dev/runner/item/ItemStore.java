@@ -449,7 +449,8 @@ public final class ItemStore {
     }
 
     /** The statuses of a run's items that a cancel ends, in the order its pages take them. */
-    public static final List<ItemStatus> CANCELLABLE = List.of(ItemStatus.QUEUED, ItemStatus.RETRYING, ItemStatus.PARKED);
+    public static final List<ItemStatus> CANCELLABLE = List.of(ItemStatus.QUEUED, ItemStatus.RETRYING, ItemStatus.PARKED,
+            ItemStatus.PENDING);
 
     /** A run's items a cancel will end (queued, retrying, parked). Index execution_items_by_status. */
     public long countCancellable(Connection connection, UUID runId) throws SQLException {
@@ -479,20 +480,28 @@ public final class ItemStore {
 
     /**
      * An item as the API shows it. {@code supersededBy}: for a superseded item, the item whose call carried its update;
-     * {@code waitingForRecordSince}: since when it waits for an earlier item of its record (dev.runner.ordering).
+     * {@code waitingForRecordSince}: since when it waits for an earlier item of its record (dev.runner.ordering);
+     * {@code pendingSince}: when it waits for its callback (status pending), else null.
      */
     public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
-                           JsonNode history, Instant dlqAt, Instant updatedAt, UUID supersededBy, Instant waitingForRecordSince) {
+                           JsonNode history, Instant dlqAt, Instant updatedAt, UUID supersededBy, Instant waitingForRecordSince,
+                           Instant pendingSince) {
 
         /** Columns item_id, external_id, status, attempts, last_error, history, dlq_at, updated_at from {@code first}, then
-         * superseded_by and record_wait_since at {@code recordColumn}. */
+         * superseded_by, record_wait_since and pending_since at {@code recordColumn}. */
         public static ItemView of(ResultSet row, int recordColumn) throws SQLException {
             Timestamp dlqAt = row.getTimestamp(7);
             Timestamp waiting = row.getTimestamp(recordColumn + 1);
             return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
                     row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
                     dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), row.getObject(recordColumn, UUID.class),
-                    waiting == null ? null : waiting.toInstant());
+                    waiting == null ? null : waiting.toInstant(), pendingSince(row, recordColumn + 2));
+        }
+
+        /** When a pending item began to wait, from column {@code column} (pending_since; status in column 3); null for any other status. */
+        private static Instant pendingSince(ResultSet row, int column) throws SQLException {
+            Timestamp since = row.getTimestamp(column);
+            return since == null || !ItemStatus.PENDING.wireName().equals(row.getString(3)) ? null : since.toInstant();
         }
     }
 
@@ -513,7 +522,7 @@ public final class ItemStore {
                 select i.* from unnest(?::text[]) as s(status)
                 cross join lateral (
                     select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at, superseded_by,
-                        record_wait_since
+                        record_wait_since, pending_since
                     from execution_items
                     where run_id = ? and status = s.status and (?::uuid is null or item_id > ?)
                     order by item_id

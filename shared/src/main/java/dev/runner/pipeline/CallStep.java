@@ -1,6 +1,7 @@
 package dev.runner.pipeline;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.runner.callback.CallbackUrls;
 import dev.runner.config.RunnerConfig;
 import dev.runner.guard.GroupAdmission;
 import dev.runner.guard.GroupReport;
@@ -55,15 +56,21 @@ public final class CallStep {
     private final CallTimes callTimes;
     private final RunnerConfig.Retry retry;
     private final Duration outOfTimeDelay;
+    private final CallbackUrls callbacks;
     private final ExecutorService laneThreads = Executors.newVirtualThreadPerTaskExecutor();
 
-    /** @param outOfTimeDelay how long an item waits whose lane ran out of the invocation's time */
-    public CallStep(HandlerClient handlers, Guard guard, CallTimes callTimes, RunnerConfig.Retry retry, Duration outOfTimeDelay) {
+    /**
+     * @param outOfTimeDelay how long an item waits whose lane ran out of the invocation's time
+     * @param callbacks      the items' callback URLs (docs/handler-contract.md, callbacks)
+     */
+    public CallStep(HandlerClient handlers, Guard guard, CallTimes callTimes, RunnerConfig.Retry retry, Duration outOfTimeDelay,
+                    CallbackUrls callbacks) {
         this.handlers = handlers;
         this.guard = guard;
         this.callTimes = callTimes;
         this.retry = retry;
         this.outOfTimeDelay = outOfTimeDelay;
+        this.callbacks = callbacks;
     }
 
     BatchCalls call(Map<HandlerRef, List<Item>> groups, Map<HandlerRef, HandlerSpec> specs, Admitted admitted,
@@ -304,20 +311,41 @@ public final class CallStep {
                 List<ObjectNode> bodies = new ArrayList<>(chunk.size());
                 List<String> ids = new ArrayList<>(chunk.size());
                 for (Item item : chunk) {
-                    bodies.add(itemBody(item.job(), claimed.get(item.itemId())));
+                    bodies.add(withCallback(itemBody(item.job(), claimed.get(item.itemId())), spec));
                     ids.add(item.itemId().toString());
                 }
                 Map<UUID, Outcome> outcomes = new HashMap<>();
-                handlers.processBatch(group.integrationKey(), spec, bodies, ids, timeLeft).forEach((id, outcome) -> outcomes.put(UUID.fromString(id), outcome));
+                handlers.processBatch(group.integrationKey(), spec, bodies, ids, timeLeft)
+                        .forEach((id, outcome) -> outcomes.put(UUID.fromString(id), pendingIfIssued(outcome)));
                 return CallResult.of(group, outcomes);
             }
             Item item = chunk.getFirst();
-            Outcome outcome = handlers.process(group.integrationKey(), spec, itemBody(item.job(), claimed.get(item.itemId())), item.itemId().toString(), timeLeft);
-            return CallResult.of(group, Map.of(item.itemId(), outcome));
+            Outcome outcome = handlers.process(group.integrationKey(), spec, withCallback(itemBody(item.job(), claimed.get(item.itemId())), spec),
+                    item.itemId().toString(), timeLeft);
+            return CallResult.of(group, Map.of(item.itemId(), pendingIfIssued(outcome)));
         } catch (RuntimeException e) {
             LOG.error("handler call crashed", "integrationKey", group.integrationKey(), "handlerKey", group.handlerKey(), "error", e);
             return CallResult.failed(group, chunk, "handler call failed in Runner: " + e.getClass().getSimpleName());
         }
+    }
+
+    /**
+     * The item with its attempt's callback URL, valid for the call and the handler's whole wait after it: the URL cannot
+     * outlive the attempt's wait by more than the call took, and the attempt's wait is what Postgres enforces.
+     */
+    private ObjectNode withCallback(ObjectNode item, HandlerSpec spec) {
+        if (callbacks.issuing()) {
+            Duration valid = Duration.ofMillis(spec.configs().timeoutMs() + spec.configs().callbackTimeoutMs());
+            item.put("callbackUrl", callbacks.url(UUID.fromString(item.get("itemId").asText()), item.get("attempt").asInt(), valid).toString());
+        }
+        return item;
+    }
+
+    /** A pending answer with no callback URL given (RUNNER_CALLBACK_BASE_URL unset) could never complete: a permanent failure. */
+    private Outcome pendingIfIssued(Outcome outcome) {
+        return outcome instanceof Outcome.Pending && !callbacks.issuing()
+                ? new Outcome.Failed("handler answered pending, but Runner gives no callback URLs: RUNNER_CALLBACK_BASE_URL is not set", false)
+                : outcome;
     }
 
     /** The item as the handler contract shows it (docs/handler-contract.md). */

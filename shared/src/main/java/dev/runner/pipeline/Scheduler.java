@@ -74,8 +74,8 @@ public final class Scheduler {
         Sweeps.Swept sweep = sweeps.run();
         if (!created.isEmpty() || sweep.any()) {
             LOG.info("tick", "fired", created.size(), "skipped", skipped, "resent", sweep.runs(), "itemsResent", sweep.items(),
-                    "runsCompleted", sweep.completed(), "bulkItems", sweep.bulk(), "deliveriesForgotten", sweep.purged(),
-                    "retentionDeleted", sweep.trimmed(), "backlogReleased", sweep.released());
+                    "runsCompleted", sweep.completed(), "callbacksTimedOut", sweep.timedOut(), "bulkItems", sweep.bulk(),
+                    "deliveriesForgotten", sweep.purged(), "retentionDeleted", sweep.trimmed(), "backlogReleased", sweep.released());
         }
         return new Tick(created.size(), skipped, sweep.runs(), sweep.items(), sweep.completed());
     }

@@ -1,5 +1,7 @@
 package dev.runner.pipeline;
 
+import dev.runner.callback.CallbackStore;
+import dev.runner.callback.PendingWaits;
 import dev.runner.config.RunnerConfig;
 import dev.runner.integration.HandlerRef;
 import dev.runner.item.ItemJob;
@@ -39,9 +41,14 @@ public final class SettleStep {
     private final QueueClient queues;
     private final String itemsDlq;
     private final Metrics metrics;
+    private final PendingWaits pending;
 
-    /** @param config its retries, queues and items per message */
-    public SettleStep(RunnerConfig config, RecordOrder order, RunStore runs, QueueClient queues, Metrics metrics) {
+    /**
+     * @param config  its retries, queues and items per message
+     * @param order   where a batch's results are written, releasing what waits behind an ordered item that ended
+     * @param pending where items answered pending begin to wait
+     */
+    public SettleStep(RunnerConfig config, RecordOrder order, RunStore runs, QueueClient queues, Metrics metrics, PendingWaits pending) {
         this.packer = new ItemPacker(config.itemsPerMessage());
         this.settlement = new Settlement(config.retry(), config.queues(), packer);
         this.order = order;
@@ -50,6 +57,7 @@ public final class SettleStep {
         this.runs = runs;
         this.queues = queues;
         this.metrics = metrics;
+        this.pending = pending;
     }
 
     /**
@@ -75,6 +83,9 @@ public final class SettleStep {
                 resends.forEach(resend -> failed.addAll(resend.originalMessageIds()));
             }
         });
+        if (!plan.waiting().isEmpty()) {
+            failed.addAll(settle(beginWaiting(plan.waiting()), tenants, ordered));
+        }
         Set<UUID> stillOpen = new LinkedHashSet<>(plan.runsToCheck());
         ended.forEach(stillOpen::remove);
         if (!stillOpen.isEmpty()) {
@@ -86,6 +97,22 @@ public final class SettleStep {
         }
         metrics.itemsSettled(batchMetrics(tally, tenants));
         return List.copyOf(failed);
+    }
+
+    /**
+     * Items answered pending begin to wait (after the results are written, so a callback racing the answer finds its
+     * item either still processing or pending, CallbackStore); those whose callback came first are returned as called
+     * with its answer, to settle now.
+     */
+    private List<Fate> beginWaiting(List<Settlement.Waiting> waiting) {
+        Map<UUID, Settlement.Item> byId = new LinkedHashMap<>();
+        waiting.forEach(w -> byId.put(w.item().itemId(), w.item()));
+        List<CallbackStore.Early> early = pending.park(waiting.stream()
+                .map(w -> new PendingWaits.Waiting(w.item().job(), w.attempt())).toList());
+        if (!early.isEmpty()) {
+            LOG.info("callbacks came before their pending answer was recorded", "items", early.size());
+        }
+        return early.stream().<Fate>map(e -> new Fate.Called(byId.get(e.itemId()), e.attempt(), e.answer())).toList();
     }
 
     /** The items of ordered handlers among the fates: the record releases what waits behind those that ended. */

@@ -36,6 +36,8 @@ import java.util.UUID;
  *   <li>deferred (by admission, or by the handler's 429): sent again with a delay, no attempt used;
  *       the row records when the new message is expected back;</li>
  *   <li>skipped (not claimed: ended, parked, another worker's, or an early duplicate): acknowledged.</li>
+ *   <li>pending (the handler answered 202, or status pending in a batch): waits for its callback, no message
+ *       (docs/item-lifecycle.md, pending); the callback, or the wait's end, is settled here later as the answer.</li>
  * </ul>
  *
  * <p>A message may carry several items ({@link ItemPacker}), so whatever goes again goes in a
@@ -111,7 +113,7 @@ final class Settlement {
     }
 
     /** Counts of a batch's fates, for logs and metrics. */
-    record Tally(int succeeded, int retried, int handedToDlq, int parked, int skipped, Map<Reason, Integer> deferred) {
+    record Tally(int succeeded, int retried, int handedToDlq, int parked, int skipped, int pending, Map<Reason, Integer> deferred) {
         int deferredTotal() {
             return deferred.values().stream().mapToInt(Integer::intValue).sum();
         }
@@ -124,7 +126,10 @@ final class Settlement {
      * claimable), change visibilities, then check {@code runsToCheck} for completion.
      */
     record Plan(List<OutgoingMessage> toDlq, List<ItemStore.Result> results, Map<String, List<Resend>> resends, Set<UUID> runsToCheck,
-                Tally tally) {}
+                List<Waiting> waiting, Tally tally) {}
+
+    /** An item answered pending in attempt {@code attempt}: it begins to wait for its callback once the results are written. */
+    record Waiting(Item item, int attempt) {}
 
     /**
      * A delayed message carrying items that go again, sent instead of keeping the messages they came in
@@ -147,6 +152,7 @@ final class Settlement {
         List<ItemStore.Result> results = new ArrayList<>();
         List<ItemPacker.Entry<String>> again = new ArrayList<>();
         Set<UUID> runsToCheck = new LinkedHashSet<>();
+        List<Waiting> waiting = new ArrayList<>();
         int succeeded = 0;
         int retried = 0;
         int handedToDlq = 0;
@@ -198,6 +204,7 @@ final class Settlement {
                             handOff(job.withAttempt(c.attempt()), error, false, toDlq, results);
                             handedToDlq++;
                         }
+                        case Outcome.Pending p -> waiting.add(new Waiting(item, c.attempt()));
                         case Outcome.Deferred d -> {
                             // At least the retry backoff of this wait, so Retry-After: 0 does not loop every second.
                             Duration delay = d.delay().compareTo(retry.backoff(job.handlerWaits() + 1)) >= 0
@@ -209,7 +216,8 @@ final class Settlement {
                 }
             }
         }
-        return new Plan(toDlq, results, resends(again), runsToCheck, new Tally(succeeded, retried, handedToDlq, parked, skipped, deferred));
+        return new Plan(toDlq, results, resends(again), runsToCheck, waiting,
+                new Tally(succeeded, retried, handedToDlq, parked, skipped, waiting.size(), deferred));
     }
 
     /** What goes again, packed by tier, run, handler and delay: never with an item going back another way. */

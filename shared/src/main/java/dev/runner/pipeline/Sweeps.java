@@ -7,29 +7,32 @@ import java.util.function.Supplier;
 
 /**
  * The scheduler tick's sweep, whatever the traffic, its parts in turn: owed messages, overdue runs
- * and items, abandoned runs ({@link LostWorkSweep}), the pages of bulk actions left
- * ({@link BulkActions}), what is past its window or its retention ({@link RetentionSweep}), then the
- * items tenants hold back beyond their horizon that may go now ({@link BacklogRelease}). Each part
- * runs even when one before it failed.
+ * and items, abandoned runs ({@link LostWorkSweep}), pending items past their wait (timed out) with
+ * the leases the others keep held again ({@link CallbackCompletion#timeOut}), the pages of bulk
+ * actions left ({@link BulkActions}), what is past its window or its retention ({@link RetentionSweep}),
+ * then the items tenants hold back beyond their horizon that may go now ({@link BacklogRelease}).
+ * Each part runs even when one before it failed.
  */
 public final class Sweeps {
 
     private static final Log LOG = Log.of(Sweeps.class);
 
     /** What one sweep did. */
-    public record Swept(int runs, int items, int completed, long bulk, int purged, long trimmed, int released) {
+    public record Swept(int runs, int items, int completed, int timedOut, long bulk, int purged, long trimmed, int released) {
         boolean any() {
-            return runs + items + completed + bulk + purged + trimmed + released > 0;
+            return runs + items + completed + timedOut + bulk + purged + trimmed + released > 0;
         }
     }
 
     private final LostWorkSweep lostWork;
+    private final CallbackCompletion callbacks;
     private final BulkActions bulk;
     private final RetentionSweep retention;
     private final BacklogRelease backlog;
 
-    public Sweeps(LostWorkSweep lostWork, BulkActions bulk, RetentionSweep retention, BacklogRelease backlog) {
+    public Sweeps(LostWorkSweep lostWork, CallbackCompletion callbacks, BulkActions bulk, RetentionSweep retention, BacklogRelease backlog) {
         this.lostWork = lostWork;
+        this.callbacks = callbacks;
         this.bulk = bulk;
         this.retention = retention;
         this.backlog = backlog;
@@ -40,11 +43,12 @@ public final class Sweeps {
         int overdueRuns = attempt("overdue runs", lostWork::resendOverdueRuns, 0);
         int overdueItems = attempt("overdue items", lostWork::resendOverdueItems, 0);
         int completed = attempt("abandoned runs", lostWork::completeAbandoned, 0);
+        int timedOut = attempt("callback timeouts", callbacks::timeOut, 0);
         long paged = attempt("bulk actions", bulk::continueRunning, 0L);
         int purged = attempt("purge", retention::forget, 0);
         long trimmed = attempt("retention", retention::trim, 0L);
         int released = attempt("backlog", backlog::release, 0);
-        return new Swept(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, paged, purged, trimmed, released);
+        return new Swept(owed.runs() + overdueRuns, owed.items() + overdueItems, completed, timedOut, paged, purged, trimmed, released);
     }
 
     /** One part of the sweep; a failure is logged and the tick goes on (the next tick tries again). */

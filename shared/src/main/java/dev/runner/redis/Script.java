@@ -30,7 +30,9 @@ public enum Script {
     /** An integration's breaker as of now, without writing anything. */
     READ_BREAKER("readBreaker", 2),
     /** Counts admission deferrals into a period's hash: a minute's by reason (the operator's charts), a tenant's by handler and reason ("why is it waiting?"). */
-    COUNT_DEFERRALS("countDeferrals", 1);
+    COUNT_DEFERRALS("countDeferrals", 1),
+    /** Keeps a concurrency lease for an item waiting for its callback, until the wait's end at most. */
+    HOLD_LEASE("holdLease", 1);
 
     private final String name;
     private final int keyCount;

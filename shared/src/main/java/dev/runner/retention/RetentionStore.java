@@ -56,7 +56,7 @@ public final class RetentionStore {
 
     /** An item of an expired run that may go: ended, and if dead, dead longer than the dead retention (seconds). */
     private static final String REMOVABLE = """
-            (%1$s.status not in ('queued', 'processing', 'retrying', 'parked')
+            (%1$s.status not in ('queued', 'processing', 'retrying', 'parked', 'pending')
              and (%1$s.status <> 'dead' or %1$s.dlq_at < now() - make_interval(secs => ?)))
             """;
 

@@ -166,7 +166,7 @@ public final class RunStore {
                     select c.run_id from runs c
                     where c.status = 'running' and c.updated_at < now() - make_interval(secs => ?)
                       and not exists (select 1 from execution_items o
-                                      where o.run_id = c.run_id and o.status in ('queued', 'processing', 'retrying', 'parked'))
+                                      where o.run_id = c.run_id and o.status in ('queued', 'processing', 'retrying', 'parked', 'pending'))
                     order by c.updated_at limit ? for update skip locked)
                 select run_id, tenant_id, created_at, finished_at
                 from runner_complete_runs((select coalesce(array_agg(run_id), '{}') from picked))

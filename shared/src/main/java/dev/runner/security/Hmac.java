@@ -5,7 +5,7 @@ import javax.crypto.spec.SecretKeySpec;
 import java.security.GeneralSecurityException;
 
 /** HMAC-SHA256, the one primitive every webhook scheme here signs with. */
-final class Hmac {
+public final class Hmac {
 
     private static final String ALGORITHM = "HmacSHA256";
 
@@ -18,7 +18,7 @@ final class Hmac {
     private Hmac() {}
 
     /** The MAC of the parts concatenated; {@code key} must not be empty (the JCA refuses empty keys). */
-    static byte[] sha256(byte[] key, byte[]... parts) {
+    public static byte[] sha256(byte[] key, byte[]... parts) {
         try {
             Mac mac = fresh();
             mac.init(new SecretKeySpec(key, ALGORITHM));

@@ -146,7 +146,7 @@ class ManagementApiTest {
     @CsvSource(delimiter = '|', value = {
             "/runs|status=done|status must be one of queued, fetching, running, completed, completed_with_errors, failed, cancelled: done",
             "/runs|trigger=fast|trigger must be one of webhook, manual, queue, schedule: fast",
-            "/items|status=lost|status must be one of queued, processing, succeeded, retrying, dead, parked, cancelled, superseded: lost",
+            "/items|status=lost|status must be one of queued, processing, succeeded, retrying, dead, parked, cancelled, pending, superseded: lost",
             "/items|tenantId=t-1|status is missing",
             "/runs/" + RUN + "/items|status=DEAD|status must be one of",
             "/runs|tenantId=a/b|tenantId must match",

@@ -94,7 +94,7 @@ class OpenApiDocumentTest {
         }
     }
 
-    /** Every route of the table and the webhook route, with its access and capability, and nothing else. */
+    /** Every route of the table, the webhook route and the callback route, with its access and capability, and nothing else. */
     @Test
     void namesExactlyTheRoutesServedWithTheirAccess() {
         Map<String, String> served = new TreeMap<>();
@@ -103,6 +103,7 @@ class OpenApiDocumentTest {
             served.put(parts[0] + " " + parts[1], parts[2]);
         }
         served.put("POST " + WebhookService.ROUTE, "public");
+        served.put("POST " + dev.runner.callback.CallbackUrls.ROUTE, "public");
         Map<String, String> documented = new TreeMap<>();
         Set<String> capabilities = new TreeSet<>();
         document.path("paths").properties().forEach(path -> path.getValue().properties().forEach(operation -> {

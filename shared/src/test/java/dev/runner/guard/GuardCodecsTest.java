@@ -122,6 +122,7 @@ class GuardCodecsTest {
         calls.addAll(Breaker.read(keys, GuardFixture.BREAKER.openFor(), "crm-x", NOW).calls());
         calls.add(deferralCounts.call(java.util.Map.of(DeferReason.TENANT_LIMIT, 2), NOW));
         calls.add(new WaitCounts(keys, roundTrips).call("acme", java.util.Map.of(new WaitCounts.Cause("crm-x", "sync", "tenant_limit"), 2), NOW));
+        calls.add(dev.runner.callback.HeldLeases.holdCall(keys, "crm-x", "sync", "pending:a-0:" + (NOW + 1_000), NOW, NOW + 1_000));
         assertEquals(Script.values().length, calls.stream().map(Redis.Call::script).distinct().count(), "every script is built here");
         for (Redis.Call call : calls) {
             assertEquals(1, call.keys().stream().map(SlotHash::getSlot).distinct().count(), call.script() + " " + call.keys());

@@ -33,6 +33,17 @@ class HandlerAnswersTest {
     }
 
     @Test
+    void aProcessAnswer202IsPendingAndABatchResultSaysPendingItself() {
+        assertEquals(new Outcome.Pending(), HandlerAnswers.processOutcome(reply(202, null, ""), NOW));
+        assertEquals(new Outcome.Succeeded(), HandlerAnswers.processOutcome(reply(200, null, ""), NOW));
+        assertEquals(new Outcome.Succeeded(), HandlerAnswers.outcome(reply(202, null, ""), NOW), "a fetch's 202 is a page as before");
+        var outcomes = HandlerAnswers.batch(reply(200, null,
+                "{\"results\":[{\"itemId\":\"a\",\"status\":\"pending\"},{\"itemId\":\"b\",\"ok\":true}]}"), java.util.List.of("a", "b"), NOW);
+        assertEquals(new Outcome.Pending(), outcomes.get("a"));
+        assertEquals(new Outcome.Succeeded(), outcomes.get("b"));
+    }
+
+    @Test
     void aRedirectSaysSoAndEchoesNothingOfItsBody() {
         Outcome.Failed failed = assertInstanceOf(Outcome.Failed.class, outcome(302, null, "go to http://169.254.169.254/"));
         assertEquals("handler answered 302, a redirect; Runner does not follow redirects: set the handler URL to the address that answers",

@@ -49,6 +49,20 @@ class SettlementTest {
     }
 
     @Test
+    void aPendingAnswerWritesNoRowSendsNoMessageAndBeginsToWait() {
+        Item item = item(Trigger.WEBHOOK);
+
+        Settlement.Plan plan = SETTLEMENT.plan(List.of(new Fate.Called(item, 2, new Outcome.Pending())));
+
+        assertEquals(List.of(new Settlement.Waiting(item, 2)), plan.waiting(), "it waits in the attempt it was answered in");
+        assertEquals(List.of(), plan.results());
+        assertEquals(Map.of(), plan.resends());
+        assertEquals(List.of(), plan.toDlq());
+        assertEquals(Set.of(), plan.runsToCheck(), "a waiting item keeps its run open");
+        assertEquals(1, plan.tally().pending());
+    }
+
+    @Test
     void aRetryableFailureWithAttemptsLeftIsSentAgainAfterItsBackoffCarryingTheAttemptsItUsed() {
         Item item = item(Trigger.MANUAL);
 
@@ -250,7 +264,7 @@ class SettlementTest {
         assertEquals(5, plan.results().size(), "one row written per item, in one statement");
         Map<Reason, Integer> deferred = new EnumMap<>(Reason.class);
         deferred.put(Reason.HANDLER_CONCURRENCY, 2);
-        assertEquals(new Settlement.Tally(1, 1, 1, 0, 0, deferred), plan.tally());
+        assertEquals(new Settlement.Tally(1, 1, 1, 0, 0, 0, deferred), plan.tally());
     }
 
     private static Item item(Trigger trigger) {

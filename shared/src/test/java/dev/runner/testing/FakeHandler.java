@@ -76,7 +76,7 @@ public final class FakeHandler implements AutoCloseable {
             return this;
         }
 
-        /** The HTTP status each item's processing answers (200 = success), by item. */
+        /** The HTTP status each item's processing answers (200 = success, 202 = pending), by item. */
         public Behaviour itemStatus(ToIntFunction<JsonNode> status) {
             this.itemStatus = status;
             return this;
@@ -255,6 +255,11 @@ public final class FakeHandler implements AutoCloseable {
         ArrayNode results = answer.putArray("results");
         for (JsonNode item : request.path("items")) {
             int itemStatus = behaviour.itemStatus.applyAsInt(item);
+            if (itemStatus == 202) {
+                // Pending: the handler calls the item's callbackUrl later (docs/handler-contract.md, callbacks).
+                results.addObject().put("itemId", item.path("itemId").asText()).put("status", "pending");
+                continue;
+            }
             ObjectNode result = results.addObject().put("itemId", item.path("itemId").asText()).put("ok", itemStatus < 300);
             if (itemStatus >= 300) {
                 result.put("error", "item answered " + itemStatus);

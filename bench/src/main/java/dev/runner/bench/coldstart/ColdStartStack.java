@@ -65,6 +65,8 @@ final class ColdStartStack implements AutoCloseable {
     private static final String HANDLER = "leads-import";
     private static final String WEBHOOK_SECRET = "coldstart-webhook-secret";
     private static final String SIGNING_SECRET = "coldstart-signing-secret";
+    /** The key the items' callback URLs are signed with (RUNNER_CALLBACK_KEY_SECRET's value). */
+    private static final String CALLBACK_SECRET = "coldstart-callback-secret";
     private static final String LOCAL_KEY = "local";
 
     private final Path events;
@@ -176,6 +178,7 @@ final class ColdStartStack implements AutoCloseable {
                 case DATABASE -> databaseLogin(name);
                 case API_KEY -> API_KEY;
                 case HANDLER_SIGNING_KEY -> SIGNING_SECRET;
+                case CALLBACK_KEY -> CALLBACK_SECRET;
                 case REDIS_AUTH -> throw new IllegalStateException("the embedded Redis takes no AUTH token");
                 case DATABASE_LOGINS -> throw new AssertionError("created above");
             });

@@ -8,6 +8,11 @@ import com.sun.net.httpserver.HttpServer;
 import dev.runner.json.Json;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -26,7 +31,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       copied into every item's payload.</li>
  *   <li>{@code /process} and {@code /process-batch}: an item whose payload has {@code fail: true}
  *       fails retryably (500 / {@code retryable: true}), {@code reject: true} fails permanently
- *       (422 / {@code retryable: false}); {@code delayMs} makes the call take that long.</li>
+ *       (422 / {@code retryable: false}); {@code delayMs} makes the call take that long;
+ *       {@code pendingMs} answers it pending (202 / {@code status: "pending"}) and calls the item's
+ *       {@code callbackUrl} with {@code {"ok": true}} that long after (docs/handler-contract.md, callbacks).</li>
  * </ul>
  */
 public final class DemoHandlerService implements AutoCloseable {
@@ -36,6 +43,8 @@ public final class DemoHandlerService implements AutoCloseable {
     private final AtomicLong itemCalls = new AtomicLong();
     /** Items called per integration key (the first segment of the handler URL's path). */
     private final Map<String, AtomicLong> itemCallsByIntegration = new ConcurrentHashMap<>();
+    /** Calls back the items it answered pending (the JDK's client: the demo is a stand-in for a partner's service). */
+    private final HttpClient callbacks = HttpClient.newBuilder().executor(executor).connectTimeout(Duration.ofSeconds(5)).build();
 
     private DemoHandlerService(HttpServer server) {
         this.server = server;
@@ -105,6 +114,10 @@ public final class DemoHandlerService implements AutoCloseable {
                     delay(payload.path("delayMs").asLong(0));
                     status = payload.path("fail").asBoolean(false) ? 500 : payload.path("reject").asBoolean(false) ? 422 : 200;
                     answer = status == 200 ? Json.object().put("ok", true) : error("demo item configured to fail");
+                    if (status == 200 && callBackLater(request.path("item"))) {
+                        status = 202;
+                        answer = Json.object().put("pending", true);
+                    }
                 } else {
                     status = 404;
                     answer = error("unknown handler path " + path);
@@ -131,7 +144,7 @@ public final class DemoHandlerService implements AutoCloseable {
         ArrayNode items = Json.array();
         for (int i = 0; i < pageSize; i++) {
             ObjectNode payload = Json.object().put("page", page).put("index", i);
-            for (String copied : new String[] {"fail", "reject", "delayMs"}) {
+            for (String copied : new String[] {"fail", "reject", "delayMs", "pendingMs"}) {
                 if (settings.has(copied)) {
                     payload.set(copied, settings.get(copied));
                 }
@@ -157,6 +170,10 @@ public final class DemoHandlerService implements AutoCloseable {
             delay = Math.max(delay, payload.path("delayMs").asLong(0));
             boolean fail = payload.path("fail").asBoolean(false);
             boolean reject = payload.path("reject").asBoolean(false);
+            if (!fail && !reject && callBackLater(item)) {
+                results.add(Json.object().put("itemId", item.path("itemId").asText()).put("status", "pending"));
+                continue;
+            }
             ObjectNode result = Json.object().put("itemId", item.path("itemId").asText()).put("ok", !fail && !reject);
             if (fail || reject) {
                 result.put("error", "demo item configured to fail").put("retryable", fail);
@@ -167,6 +184,28 @@ public final class DemoHandlerService implements AutoCloseable {
         ObjectNode answer = Json.object();
         answer.set("results", results);
         return answer;
+    }
+
+    /** An item whose payload asks for {@code pendingMs}: its callback is posted that long from now; false for any other. */
+    private boolean callBackLater(JsonNode item) {
+        long pendingMs = item.path("payload").path("pendingMs").asLong(0);
+        String url = item.path("callbackUrl").asText("");
+        if (pendingMs <= 0 || url.isEmpty()) {
+            return false;
+        }
+        executor.submit(() -> {
+            delay(pendingMs);
+            try {
+                callbacks.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{\"ok\":true}")).build(),
+                        HttpResponse.BodyHandlers.discarding());
+            } catch (IOException e) {
+                // A lost callback: Runner times the attempt out and calls again.
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return true;
     }
 
     private static ObjectNode error(String message) {
