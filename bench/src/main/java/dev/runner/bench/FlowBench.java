@@ -82,12 +82,15 @@ final class FlowBench {
                 tenantIds.add("w11b-tenant-" + t);
             }
             stack.integration("w11b", "call", false, Json.object().put("concurrency", 20), tenantIds, "w11-secret-0123456789");
-            stack.handlers.handler("call").pages(Math.max(1, perTenant / 500), Math.min(500, perTenant)).itemReply(partner::process);
+            // Pages of at most 500 items (the run worker's limit) that add up to the items asked for, as near as whole pages allow.
+            int pages = Math.ceilDiv(perTenant, 500);
+            int items = perTenant / pages * pages;
+            stack.handlers.handler("call").pages(pages, items / pages).itemReply(partner::process);
             long start = System.nanoTime();
             List<UUID> runs = stack.manualRuns(tenantIds, "w11b", "call");
             boolean ended = awaitEndedWithin(stack, runs, Duration.ofMinutes(perTenant / perMinute + 2));
             System.out.printf("%nW11b adaptive: %d tenants x %d items; the partner allows %d calls a minute per tenant, 429 beyond"
-                    + " (Retry-After: until the tenant's oldest call leaves its minute)%n", tenants, perTenant, perMinute);
+                    + " (Retry-After: until the tenant's oldest call leaves its minute)%n", tenants, items, perMinute);
             long dead = 0;
             long lost = 0;
             for (int t = 0; t < tenants; t++) {
@@ -97,7 +100,7 @@ final class FlowBench {
                         LEARNING.toSeconds(), 100 * share.servedPerSecond() * 60 / perMinute, perMinute, share.servedPerSecond() * 60,
                         100 * share.refusedShare());
                 dead += stack.count(runs.get(t), "dead");
-                lost += perTenant - stack.count(runs.get(t), "succeeded") - stack.count(runs.get(t), "dead");
+                lost += items - stack.count(runs.get(t), "succeeded") - stack.count(runs.get(t), "dead");
             }
             System.out.printf("  goal: each >= 90 %% of %d/min, <= 5 %% answered 429; %s; items dead %d (goal 0), lost %s%n", perMinute,
                     ended ? "done" : "NOT done within the budget", dead, ended ? Long.toString(lost) : "(not ended)");

@@ -197,7 +197,8 @@ class RecordsIT {
         var response = Lambda.sqs(new IngestFunction(fixture.runner), Lambda.sqsEvent(messages), TestContext.of("ingest", 30_000));
         assertTrue(response.getBatchItemFailures().isEmpty());
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> "succeeded".equals(rows(integration, "ing-1").getFirst().status()));
+        // The survivor is the batch's first update in accepted order, which item ids of one millisecond need not follow.
+        await().atMost(Duration.ofSeconds(30)).until(() -> rows(integration, "ing-1").stream().anyMatch(row -> "succeeded".equals(row.status())));
         assertEquals(List.of(3), processedNs(integration));
         assertEquals(3, rows(integration, "ing-1").stream().filter(row -> "superseded".equals(row.status())).count());
     }
