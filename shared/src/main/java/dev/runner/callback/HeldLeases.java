@@ -37,33 +37,29 @@ public final class HeldLeases {
         this.clock = clock;
     }
 
-    /** Holds a lease of the handler for {@code itemId} until {@code until}; returns its member, or null when Redis did not take it. */
-    public String hold(String integrationKey, String handlerKey, UUID itemId, Instant until) {
-        String member = "pending:" + itemId + ":" + until.toEpochMilli();
-        try {
-            redis.run(holdCall(keys, integrationKey, handlerKey, member, clock.millis(), until.toEpochMilli()));
-            return member;
-        } catch (RuntimeException e) {
-            LOG.warn("pending item waits without its lease: Redis did not take it", "integrationKey", integrationKey,
-                    "handlerKey", handlerKey, "error", e);
-            return null;
-        }
+    /** The lease an item waiting until {@code until} holds of its handler. */
+    public static Held of(String integrationKey, String handlerKey, UUID itemId, Instant until) {
+        return new Held(integrationKey, handlerKey, "pending:" + itemId + ":" + until.toEpochMilli(), until.toEpochMilli());
     }
 
     /**
-     * Holds the leases again (the scheduler's tick): an admission sets the leases key's time to live back to the calls'
-     * lease time, so a quiet handler's key would otherwise expire with a waiting item's lease in it. One round trip.
+     * Holds the leases in one round trip: when a batch's items begin to wait, and again on the scheduler's tick (an
+     * admission sets the leases key's time to live back to the calls' lease time, so a quiet handler's key would
+     * otherwise expire with a waiting item's lease in it). False, logged, when Redis did not take them.
      */
-    public void holdAgain(List<Held> leases) {
+    public boolean hold(List<Held> leases) {
         if (leases.isEmpty()) {
-            return;
+            return true;
         }
         try {
             long now = clock.millis();
             redis.run(leases.stream().map(held -> holdCall(keys, held.integrationKey(), held.handlerKey(), held.member(), now,
                     held.untilMs())).toList());
+            return true;
         } catch (RuntimeException e) {
-            LOG.warn("held leases not held again now; the next tick tries", "leases", leases.size(), "error", e);
+            LOG.warn("held leases not taken now: their items wait without them, or the next tick holds them again",
+                    "leases", leases.size(), "error", e);
+            return false;
         }
     }
 

@@ -6,8 +6,13 @@ import dev.runner.item.ItemJob;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
 
 /**
  * Items whose handler answered pending begin to wait (docs/item-lifecycle.md, pending): each for its handler's
@@ -31,27 +36,28 @@ public final class PendingWaits {
         this.clock = clock;
     }
 
-    /** Parks them (one statement; a Redis round trip per lease held); returns the callbacks already there. */
+    /** Parks them (one statement; one Redis round trip for the leases held); returns the callbacks already there. */
     public List<CallbackStore.Early> park(List<Waiting> waiting) {
         List<CallbackStore.Parking> parking = new ArrayList<>(waiting.size());
+        Map<UUID, HeldLeases.Held> held = new HashMap<>();
+        Instant now = clock.instant();
         for (Waiting item : waiting) {
             ItemJob job = item.job();
             HandlerSpec.Configs configs = integrations.handler(job.integrationKey(), job.handlerKey())
                     .map(HandlerSpec::configs).orElse(HandlerSpec.Configs.DEFAULTS);
             Duration wait = Duration.ofMillis(configs.callbackTimeoutMs());
-            String held = configs.pendingHoldsLease()
-                    ? leases.hold(job.integrationKey(), job.handlerKey(), job.itemId(), clock.instant().plus(wait)) : null;
-            parking.add(new CallbackStore.Parking(job.itemId(), item.attempt(), wait, held));
+            if (configs.pendingHoldsLease()) {
+                held.put(job.itemId(), HeldLeases.of(job.integrationKey(), job.handlerKey(), job.itemId(), now.plus(wait)));
+            }
+            parking.add(new CallbackStore.Parking(job.itemId(), item.attempt(), wait, null));
         }
-        List<CallbackStore.Early> early = store.park(parking);
+        if (!leases.hold(List.copyOf(held.values()))) {
+            held.clear(); // Redis did not take them: the items wait without their leases, as the guard fails open
+        }
+        List<CallbackStore.Early> early = store.park(parking.stream().map(p -> held.containsKey(p.itemId())
+                ? new CallbackStore.Parking(p.itemId(), p.attempt(), p.waitFor(), held.get(p.itemId()).member()) : p).toList());
         // Those whose callback came first wait no more: their leases go back at once.
-        List<HeldLeases.Held> release = new ArrayList<>();
-        for (CallbackStore.Early e : early) {
-            parking.stream().filter(p -> p.itemId().equals(e.itemId()) && p.heldLease() != null).findFirst().ifPresent(p ->
-                    waiting.stream().filter(w -> w.job().itemId().equals(e.itemId())).findFirst().ifPresent(w ->
-                            release.add(new HeldLeases.Held(w.job().integrationKey(), w.job().handlerKey(), p.heldLease()))));
-        }
-        leases.release(release);
+        leases.release(early.stream().map(e -> held.get(e.itemId())).filter(Objects::nonNull).toList());
         return early;
     }
 }

@@ -97,7 +97,7 @@ public final class CallbackCompletion {
      */
     public int timeOut() {
         List<CallbackStore.Expired> expired = store.expire(TIMEOUTS_PER_TICK);
-        leases.holdAgain(store.heldLeases(TIMEOUTS_PER_TICK));
+        leases.hold(store.heldLeases(TIMEOUTS_PER_TICK));
         if (expired.isEmpty()) {
             return 0;
         }
