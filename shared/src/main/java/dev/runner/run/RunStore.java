@@ -188,14 +188,24 @@ public final class RunStore {
                 """, runId) == 1;
     }
 
-    /** Every run of {@code runIds} whose dead items went back to work is open again. One statement. */
+    /**
+     * Every run of {@code runIds} whose dead items went back to work is open again, in the transaction that put them
+     * back. One statement. A run still running is locked too: a completion running at the same moment
+     * (runner_complete_runs, V68) waits for this commit and then sees the items open, or ended the run first and this
+     * reopens it; the lock is taken after the items changed and in run_id order, as the completion takes it.
+     */
     public void reopen(Connection connection, Collection<UUID> runIds) throws SQLException {
         if (runIds.isEmpty()) {
             return;
         }
         db.update(connection, """
-                update runs set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
-                where run_id = any(?) and status in ('completed', 'completed_with_errors', 'cancelled')
+                with locked as materialized (
+                    select run_id from runs
+                    where run_id = any(?) and status in ('running', 'completed', 'completed_with_errors', 'cancelled')
+                    order by run_id for update)
+                update runs r set status = 'running', finished_at = null, kept_dead_at = null, updated_at = now()
+                from locked l
+                where r.run_id = l.run_id
                 """, Database.array("uuid", runIds.toArray()));
     }
 

@@ -10,6 +10,7 @@ import dev.runner.run.RunStore;
 import dev.runner.store.Database;
 import dev.runner.testing.TestStack;
 import dev.runner.trigger.Trigger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,6 +21,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -142,6 +148,50 @@ class ItemStoreIT {
     }
 
     /**
+     * A worker ends a run's last live item while its dead items are being redriven: the run stays open for them. The
+     * worker's completion waits for the redrive's lock on the run and then sees the redriven items queued; were it to
+     * look with a snapshot taken before the redrive committed, it would see them dead and end the run over them, and
+     * their success would never complete it.
+     */
+    @Test
+    void aRunEndedWhileItsDeadItemsAreRedrivenStaysOpenForThem() throws Exception {
+        RunRef run = openRun("t-" + UUID.randomUUID());
+        List<UUID> ids = insert(run, 3).stream().map(ItemJob::itemId).toList();
+        UUID live = ids.get(0);
+        kill(ids.subList(1, 3));
+        items.claim(List.of(live), LEASE);
+        items.record(List.of(new ItemStore.Result.Succeeded(live)));
+
+        CountDownLatch redriveWritten = new CountDownLatch(1);
+        CountDownLatch commitRedrive = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            Future<List<ItemJob>> redrive = threads.submit(() -> db.inTransaction(connection -> {
+                List<ItemJob> jobs = items.redrivePage(connection, new ItemFilter(null, null, null, run.runId()), null, null, null, 1000).jobs();
+                runs.reopen(connection, Set.of(run.runId()));
+                redriveWritten.countDown();
+                await(commitRedrive);
+                return jobs;
+            }));
+            assertTrue(redriveWritten.await(30, TimeUnit.SECONDS));
+            Future<List<UUID>> completion = threads.submit(() -> runs.completeIfDone(List.of(run.runId())));
+            Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> completion.isDone() || waitsForALock("runner_complete_runs"));
+            commitRedrive.countDown();
+            assertEquals(2, redrive.get(30, TimeUnit.SECONDS).size());
+            assertEquals(List.of(), completion.get(30, TimeUnit.SECONDS), "the redriven items are open");
+        } finally {
+            commitRedrive.countDown();
+            threads.shutdownNow();
+        }
+        assertEquals(RunStatus.RUNNING, runs.find(run.runId()).orElseThrow().status());
+
+        items.claim(ids.subList(1, 3), LEASE);
+        items.record(ids.subList(1, 3).stream().<ItemStore.Result>map(ItemStore.Result.Succeeded::new).toList());
+        assertEquals(List.of(run.runId()), runs.completeIfDone(List.of(run.runId())));
+        assertEquals(RunStatus.COMPLETED, runs.find(run.runId()).orElseThrow().status());
+    }
+
+    /**
      * A dead letter is the end only of an item handed to the DLQ, parked, or out of attempts: a copy that comes back
      * after the item was redriven leaves it alone whatever it is doing now (waiting, or in a call, which then decides),
      * and one for an item whose worker stopped mid-call with attempts left sends it back to work.
@@ -222,6 +272,22 @@ class ItemStoreIT {
         items.record(ids.stream().<ItemStore.Result>map(id -> new ItemStore.Result.HandedToDlq(id, "422", false)).toList());
         assertEquals(ids.size(), items.markDead(ids.stream().map(id -> new ItemStore.Dead(id, "422")).toList(), LEASE, MAX_ATTEMPTS)
                 .runsOfDead().size());
+    }
+
+    private static boolean waitsForALock(String statement) {
+        return !db.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like ?", row -> 1,
+                "%" + statement + "%").isEmpty();
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never released");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static ItemStatus statusOf(UUID itemId) {
