@@ -221,6 +221,24 @@ class CallbackIT {
         assertEquals(List.of(), leaseMembers(free), "by default a waiting item holds no lease");
     }
 
+    /** A cancel gives a waiting item's held lease back with its answer: the handler's next item need not wait out the callback's timeout. */
+    @Test
+    void cancellingAWaitingItemGivesItsHeldLeaseBackAtOnce() {
+        var holding = fixture.integration(false, Json.object().put("concurrency", 1).put("pending_holds_lease", true)
+                .put("callback_timeout_ms", 600_000));
+        fixture.handlers.handler(holding.handlerKey()).itemStatus(item -> 202);
+        UUID runId = webhook(holding, "x-1");
+        awaitStatus(runId, ItemStatus.PENDING);
+        assertEquals(1, leaseMembers(holding).size(), "the waiting item holds the handler's one lease");
+
+        assertEquals(202, fixture.api("POST", "/runs/" + runId + "/cancel", null).status());
+
+        assertEquals(List.of(), leaseMembers(holding), "the cancel gave the lease back");
+        assertEquals(ItemStatus.CANCELLED, items(runId).getFirst().status());
+        fixture.handlers.handler(holding.handlerKey()).itemStatus(item -> 200);
+        fixture.awaitRun(webhook(holding, "x-2"), RunStatus.COMPLETED, Duration.ofSeconds(20));
+    }
+
     /** The members of the handler's leases set, read with a client of the test's own. */
     private static List<String> leaseMembers(PipelineFixture.Integration integration) {
         String key = new dev.runner.redis.Keys(fixture.stack.environment().get("RUNNER_REDIS_PREFIX"))

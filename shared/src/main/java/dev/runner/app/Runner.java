@@ -187,7 +187,7 @@ public final class Runner implements AutoCloseable {
             intake.get(), clock()));
     // A bulk action's budget is wall time, whatever clock the root runs on.
     private final Part<BulkActions> bulk = part("bulk", () -> new BulkActions(new BulkActionStore(database()), itemStore(), runStore(),
-            pauseStore.get(), dispatcher.get(), BulkActions.Settings.of(config(), Clock.systemUTC())));
+            pauseStore.get(), dispatcher.get(), heldLeases.get(), BulkActions.Settings.of(config(), Clock.systemUTC())));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
             bulk.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),

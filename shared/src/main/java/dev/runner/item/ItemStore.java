@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -452,18 +453,25 @@ public final class ItemStore {
     public static final List<ItemStatus> CANCELLABLE = List.of(ItemStatus.QUEUED, ItemStatus.RETRYING, ItemStatus.PARKED,
             ItemStatus.PENDING);
 
-    /** A run's items a cancel will end (queued, retrying, parked). Index execution_items_by_status. */
+    /** A run's items a cancel will end (queued, retrying, parked, pending). Index execution_items_by_status. */
     public long countCancellable(Connection connection, UUID runId) throws SQLException {
         return db.query(connection, "select count(*) from execution_items where run_id = ? and status = any(?)", row -> row.getLong(1),
                 runId, Database.array("text", CANCELLABLE.stream().map(ItemStatus::wireName).toArray())).getFirst();
     }
 
     /**
-     * At most {@code limit} of a cancelled run's items in {@code status} (queued, retrying or parked), after
-     * {@code afterItemId} in id order, ended cancelled: one page of a cancel. Returns the ids it ended, in id order.
+     * An item a cancel ended, and the handler lease it held while it waited for its callback ({@code heldLease}, its
+     * member in the handler's leases set; null when it held none), which the cancel gives back once it has committed.
+     */
+    public record Cancelled(UUID itemId, String integrationKey, String handlerKey, String heldLease) {}
+
+    /**
+     * At most {@code limit} of a cancelled run's items in {@code status} (queued, retrying, parked or pending), after
+     * {@code afterItemId} in id order, ended cancelled: one page of a cancel. Returns what it ended, in id order.
      * A range of execution_items_by_status.
      */
-    public List<UUID> cancelPage(Connection connection, UUID runId, ItemStatus status, UUID afterItemId, int limit) throws SQLException {
+    public List<Cancelled> cancelPage(Connection connection, UUID runId, ItemStatus status, UUID afterItemId, int limit)
+            throws SQLException {
         return db.query(connection, """
                 with picked as materialized (
                     select item_id from execution_items
@@ -473,9 +481,10 @@ public final class ItemStore {
                 update execution_items e set status = 'cancelled', finished_at = now(), updated_at = now()
                 from picked p
                 where e.item_id = p.item_id and e.status = ?
-                returning e.item_id
-                """, row -> row.getObject(1, UUID.class), runId, status.wireName(), afterItemId, afterItemId, limit, status.wireName())
-                .stream().sorted().toList();
+                returning e.item_id, e.integration_key, e.handler_key, e.held_lease
+                """, row -> new Cancelled(row.getObject(1, UUID.class), row.getString(2), row.getString(3), row.getString(4)),
+                runId, status.wireName(), afterItemId, afterItemId, limit, status.wireName())
+                .stream().sorted(Comparator.comparing(Cancelled::itemId)).toList();
     }
 
     /**

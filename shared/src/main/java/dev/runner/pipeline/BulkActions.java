@@ -1,6 +1,7 @@
 package dev.runner.pipeline;
 
 import dev.runner.bulk.BulkAction;
+import dev.runner.callback.HeldLeases;
 import dev.runner.bulk.BulkActionStore;
 import dev.runner.config.RunnerConfig;
 import dev.runner.item.ItemJob;
@@ -16,6 +17,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -46,8 +48,15 @@ public final class BulkActions {
         public static final Asked NOTHING = new Asked(Optional.empty(), 0, Set.of(), 0);
     }
 
-    /** What one page did: the items it sends to their tiers, how many it did, where the next starts, whether it was the last. */
-    private record Page(List<ItemJob> toSend, int did, BulkAction.Cursor next, boolean last) {}
+    /**
+     * What one page did: the items it sends to their tiers, the handler leases it gives back (a cancel's pending items
+     * that held one), how many it did, where the next starts, whether it was the last.
+     */
+    private record Page(List<ItemJob> toSend, List<HeldLeases.Held> toRelease, int did, BulkAction.Cursor next, boolean last) {
+        Page(List<ItemJob> toSend, int did, BulkAction.Cursor next, boolean last) {
+            this(toSend, List.of(), did, next, last);
+        }
+    }
 
     /** A page as committed: its action afterwards, and the items it sends. */
     private record Paged(BulkAction action, Page page) {}
@@ -57,6 +66,7 @@ public final class BulkActions {
     private final RunStore runs;
     private final PauseStore pauses;
     private final ItemDispatcher dispatcher;
+    private final HeldLeases leases;
     private final Settings settings;
 
     /**
@@ -72,12 +82,13 @@ public final class BulkActions {
     }
 
     public BulkActions(BulkActionStore actions, ItemStore items, RunStore runs, PauseStore pauses, ItemDispatcher dispatcher,
-                       Settings settings) {
+                       HeldLeases leases, Settings settings) {
         this.actions = actions;
         this.items = items;
         this.runs = runs;
         this.pauses = pauses;
         this.dispatcher = dispatcher;
+        this.leases = leases;
         this.settings = settings;
     }
 
@@ -101,6 +112,9 @@ public final class BulkActions {
             BulkAction action = actions.open(connection, Ids.next(settings.clock()), target, tenantId, total).action();
             return page(connection, action);
         }, done -> done == null ? List.of() : done.page().toSend());
+        if (paged != null) {
+            leases.release(paged.page().toRelease());
+        }
         if (target instanceof BulkAction.Target.Cancel cancel) {
             // The run's future tenant-window slots go back at once, so the tenant's next run starts at the
             // window's pace, not behind slots no item of this run will use.
@@ -132,6 +146,7 @@ public final class BulkActions {
             if (paged == null) {
                 break;
             }
+            leases.release(paged.page().toRelease());
             did += paged.page().did();
             if (paged.action().status() == BulkAction.Status.DONE) {
                 log(paged, "bulk action done");
@@ -173,21 +188,27 @@ public final class BulkActions {
         return new Paged(actions.advance(connection, action.actionId(), page.did(), page.next(), page.last()), page);
     }
 
-    /** A cancel's page: the statuses in turn (queued, retrying, parked), each in id order, until a page is full. */
+    /**
+     * A cancel's page: the statuses in turn (queued, retrying, parked, pending), each in id order, until a page is full.
+     * A pending item's held lease is given back once the page has committed, not at its wait's end.
+     */
     private Page cancelPage(Connection connection, BulkAction.Target.Cancel cancel, BulkAction.Cursor at, int size) throws SQLException {
         List<ItemStatus> statuses = ItemStore.CANCELLABLE;
         int from = at.status() == null ? 0 : statuses.indexOf(ItemStatus.fromWire(at.status()));
         UUID after = at.itemId();
         int did = 0;
+        List<HeldLeases.Held> held = new ArrayList<>();
         for (int i = from; i < statuses.size(); i++) {
-            List<UUID> ended = items.cancelPage(connection, cancel.runId(), statuses.get(i), after, size - did);
+            List<ItemStore.Cancelled> ended = items.cancelPage(connection, cancel.runId(), statuses.get(i), after, size - did);
+            ended.stream().filter(item -> item.heldLease() != null)
+                    .forEach(item -> held.add(new HeldLeases.Held(item.integrationKey(), item.handlerKey(), item.heldLease())));
             did += ended.size();
             if (did == size) {
-                return new Page(List.of(), did, new BulkAction.Cursor(ended.getLast(), null, statuses.get(i).wireName()), false);
+                return new Page(List.of(), held, did, new BulkAction.Cursor(ended.getLast().itemId(), null, statuses.get(i).wireName()), false);
             }
             after = null;
         }
-        return new Page(List.of(), did, at, true);
+        return new Page(List.of(), held, did, at, true);
     }
 
     private static Page unparked(PauseStore.UnparkPage unparked, BulkAction.Cursor at, int size) {
