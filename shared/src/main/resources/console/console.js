@@ -51,6 +51,8 @@ const WAIT_REASONS = {
   adaptive_limit: 'Limit learnt from the partner',
   breaker_open: 'Breaker open',
   breaker_probing: 'Breaker probing',
+  callback: 'The partner\'s callback',
+  record_order: 'An earlier item of the same record',
 };
 // Each patterned series: its colour and a mark that tells it apart without colour.
 const PATTERNS = {
@@ -1102,7 +1104,7 @@ function mountTenant(main, target, ctx) {
         fact('Held past the horizon', num(window.heldPastHorizon ?? 0))),
       table('Handlers',
         ['Handler', { text: 'Waiting', class: 'num' }, { text: 'Held', class: 'num' }, { text: 'Parked', class: 'num' },
-          { text: 'Retrying', class: 'num' }, { text: 'In flight', class: 'num' }, 'Waiting for'],
+          { text: 'Retrying', class: 'num' }, { text: 'In flight', class: 'num' }, { text: 'Pending', class: 'num' }, 'Waiting for'],
         (answer.handlers ?? []).map((handler) => h('tr', {},
           h('th', { scope: 'row' }, `${handler.integrationKey} / ${handler.handlerKey}`),
           h('td', { class: 'num' }, num(handler.items?.waiting ?? 0)),
@@ -1110,6 +1112,7 @@ function mountTenant(main, target, ctx) {
           h('td', { class: 'num' }, num(handler.items?.parked ?? 0)),
           h('td', { class: 'num' }, num(handler.items?.retrying ?? 0)),
           h('td', { class: 'num' }, num(handler.items?.processing ?? 0)),
+          h('td', { class: 'num' }, num(handler.items?.pending ?? 0)),
           h('td', {}, (handler.waitingFor ?? []).length === 0 ? h('span', { class: 'muted' }, 'nothing')
             : h('ul', { class: 'tenant-scopes', 'aria-label': 'Reasons' }, handler.waitingFor.map((reason) => h('li', {},
               h('strong', {}, WAIT_REASONS[reason.reason] ?? reason.reason),

@@ -39,7 +39,7 @@ final class TenantsCommand {
                 out.println(Output.text(handler.path("integrationKey")) + "/" + Output.text(handler.path("handlerKey")) + ": "
                         + items.path("waiting").asLong() + " waiting, " + items.path("held").asLong() + " held, "
                         + items.path("parked").asLong() + " parked, " + items.path("retrying").asLong() + " retrying, "
-                        + items.path("processing").asLong() + " in flight");
+                        + items.path("processing").asLong() + " in flight, " + items.path("pending").asLong() + " pending");
                 for (JsonNode reason : handler.path("waitingFor")) {
                     out.println("  " + Output.text(reason.path("reason")) + (reason.path("now").asBoolean() ? " (now)" : " (lately)") + ": "
                             + reason.path("items").asLong() + " items"

@@ -66,6 +66,11 @@ class CallbackIT {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
                 .until(() -> items(second).getFirst().waitingForRecordSince() != null);
         assertEquals(1, fixture.handlers.itemCalls(integration.handlerKey()).size(), "the later item waits while the earlier is pending");
+        var whyAnswer = fixture.api("GET", "/tenants/" + integration.tenantId(), null);
+        assertEquals(200, whyAnswer.status(), whyAnswer.body());
+        JsonNode why = Json.parse(whyAnswer.body()).path("handlers").get(0);
+        assertEquals(1, why.path("items").path("pending").asInt(), why.toString());
+        assertEquals(Map.of("callback", 1, "record_order", 1), nowReasons(why), "why is it waiting: " + why);
 
         APIGatewayV2HTTPResponse answer = callback(onlyCall(integration.handlerKey()).path("callbackUrl").asText(), "{\"ok\":true}");
 
@@ -237,6 +242,17 @@ class CallbackIT {
         assertEquals(ItemStatus.CANCELLED, items(runId).getFirst().status());
         fixture.handlers.handler(holding.handlerKey()).itemStatus(item -> 200);
         fixture.awaitRun(webhook(holding, "x-2"), RunStatus.COMPLETED, Duration.ofSeconds(20));
+    }
+
+    /** The reasons that hold a handler's items now, with their counts ({@code GET /tenants/{tenantId}}'s waitingFor). */
+    private static Map<String, Integer> nowReasons(JsonNode handler) {
+        Map<String, Integer> now = new java.util.TreeMap<>();
+        handler.path("waitingFor").forEach(reason -> {
+            if (reason.path("now").asBoolean()) {
+                now.put(reason.path("reason").asText(), reason.path("items").asInt());
+            }
+        });
+        return now;
     }
 
     /** The members of the handler's leases set, read with a client of the test's own. */

@@ -224,6 +224,7 @@ final class Views {
             items.put("parked", handler.items().parked());
             items.put("retrying", handler.items().retrying());
             items.put("processing", handler.items().processing());
+            items.put("pending", handler.items().pending());
             ArrayNode reasons = h.putArray("waitingFor");
             for (var reason : handler.reasons()) {
                 ObjectNode r = reasons.addObject();

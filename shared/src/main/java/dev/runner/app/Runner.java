@@ -50,6 +50,7 @@ import dev.runner.pipeline.ClaimStep;
 import dev.runner.pipeline.ItemWorker;
 import dev.runner.pipeline.SettleStep;
 import dev.runner.pipeline.BulkActions;
+import dev.runner.pipeline.BulkPages;
 import dev.runner.pipeline.PauseService;
 import dev.runner.pipeline.LostWorkSweep;
 import dev.runner.pipeline.RedriveService;
@@ -186,8 +187,9 @@ public final class Runner implements AutoCloseable {
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             intake.get(), clock()));
     // A bulk action's budget is wall time, whatever clock the root runs on.
-    private final Part<BulkActions> bulk = part("bulk", () -> new BulkActions(new BulkActionStore(database()), itemStore(), runStore(),
-            pauseStore.get(), dispatcher.get(), heldLeases.get(), BulkActions.Settings.of(config(), Clock.systemUTC())));
+    private final Part<BulkActions> bulk = part("bulk", () -> new BulkActions(new BulkActionStore(database()),
+            new BulkPages(itemStore(), runStore(), pauseStore.get(), heldLeases.get()), dispatcher.get(),
+            BulkActions.Settings.of(config(), Clock.systemUTC())));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
             bulk.get()));
     private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),

@@ -1,15 +1,10 @@
 package dev.runner.pipeline;
 
 import dev.runner.bulk.BulkAction;
-import dev.runner.callback.HeldLeases;
 import dev.runner.bulk.BulkActionStore;
 import dev.runner.config.RunnerConfig;
 import dev.runner.item.ItemJob;
-import dev.runner.item.ItemStatus;
-import dev.runner.item.ItemStore;
 import dev.runner.log.Log;
-import dev.runner.pause.PauseStore;
-import dev.runner.run.RunStore;
 import dev.runner.store.Ids;
 
 import java.sql.Connection;
@@ -17,7 +12,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -48,25 +42,12 @@ public final class BulkActions {
         public static final Asked NOTHING = new Asked(Optional.empty(), 0, Set.of(), 0);
     }
 
-    /**
-     * What one page did: the items it sends to their tiers, the handler leases it gives back (a cancel's pending items
-     * that held one), how many it did, where the next starts, whether it was the last.
-     */
-    private record Page(List<ItemJob> toSend, List<HeldLeases.Held> toRelease, int did, BulkAction.Cursor next, boolean last) {
-        Page(List<ItemJob> toSend, int did, BulkAction.Cursor next, boolean last) {
-            this(toSend, List.of(), did, next, last);
-        }
-    }
-
     /** A page as committed: its action afterwards, and the items it sends. */
-    private record Paged(BulkAction action, Page page) {}
+    private record Paged(BulkAction action, BulkPages.Page page) {}
 
     private final BulkActionStore actions;
-    private final ItemStore items;
-    private final RunStore runs;
-    private final PauseStore pauses;
+    private final BulkPages pages;
     private final ItemDispatcher dispatcher;
-    private final HeldLeases leases;
     private final Settings settings;
 
     /**
@@ -81,14 +62,10 @@ public final class BulkActions {
         }
     }
 
-    public BulkActions(BulkActionStore actions, ItemStore items, RunStore runs, PauseStore pauses, ItemDispatcher dispatcher,
-                       HeldLeases leases, Settings settings) {
+    public BulkActions(BulkActionStore actions, BulkPages pages, ItemDispatcher dispatcher, Settings settings) {
         this.actions = actions;
-        this.items = items;
-        this.runs = runs;
-        this.pauses = pauses;
+        this.pages = pages;
         this.dispatcher = dispatcher;
-        this.leases = leases;
         this.settings = settings;
     }
 
@@ -100,12 +77,7 @@ public final class BulkActions {
      */
     public Asked ask(BulkAction.Target target, String tenantId) {
         Paged paged = dispatcher.commitThenSend(connection -> {
-            long total = switch (target) {
-                case BulkAction.Target.Redrive r -> items.countDead(r.filter(), null, r.limit());
-                case BulkAction.Target.Cancel c -> runs.cancel(connection, c.runId()) ? items.countCancellable(connection, c.runId()) : -1;
-                case BulkAction.Target.Resume r -> pauses.countParked(connection, r.handler());
-                case BulkAction.Target.Enable e -> pauses.countParked(connection, e.tenantId(), e.integrationKey());
-            };
+            long total = pages.total(connection, target);
             if (total <= 0) {
                 return null;
             }
@@ -113,22 +85,19 @@ public final class BulkActions {
             return page(connection, action);
         }, done -> done == null ? List.of() : done.page().toSend());
         if (paged != null) {
-            leases.release(paged.page().toRelease());
+            pages.committed(paged.page());
         }
         if (target instanceof BulkAction.Target.Cancel cancel) {
             // The run's future tenant-window slots go back at once, so the tenant's next run starts at the
             // window's pace, not behind slots no item of this run will use.
-            runs.find(cancel.runId()).ifPresent(run -> dispatcher.cancelled(run.tenantId(), run.runId()));
+            pages.tenantOf(cancel.runId()).ifPresent(tenant -> dispatcher.cancelled(tenant, cancel.runId()));
         }
         if (paged == null) {
             return Asked.NOTHING;
         }
         log(paged, "bulk action asked");
-        long beyond = target instanceof BulkAction.Target.Redrive r && paged.action().total() == r.limit()
-                ? items.countDead(r.filter(), null, Long.MAX_VALUE) + paged.action().done() - paged.action().total()
-                : 0;
         return new Asked(Optional.of(paged.action()), paged.page().did(),
-                paged.page().toSend().stream().map(ItemJob::runId).collect(Collectors.toSet()), Math.max(0, beyond));
+                paged.page().toSend().stream().map(ItemJob::runId).collect(Collectors.toSet()), pages.beyondLimit(paged.action()));
     }
 
     /**
@@ -146,7 +115,7 @@ public final class BulkActions {
             if (paged == null) {
                 break;
             }
-            leases.release(paged.page().toRelease());
+            pages.committed(paged.page());
             did += paged.page().did();
             if (paged.action().status() == BulkAction.Status.DONE) {
                 log(paged, "bulk action done");
@@ -167,53 +136,10 @@ public final class BulkActions {
     /** One page of {@code action}, locked by the caller's transaction, and its progress recorded. */
     private Paged page(Connection connection, BulkAction action) throws SQLException {
         if (action.status() != BulkAction.Status.RUNNING) {
-            return new Paged(action, new Page(List.of(), 0, action.cursor(), true));
+            return new Paged(action, new BulkPages.Page(List.of(), 0, action.cursor(), true));
         }
-        int size = settings.pageSize();
-        BulkAction.Cursor at = action.cursor();
-        Page page = switch (action.target()) {
-            case BulkAction.Target.Redrive r -> {
-                int take = (int) Math.min(size, r.limit() - action.done());
-                ItemStore.RedrivePage redriven = items.redrivePage(connection, r.filter(), action.askedAt(), at.at(), at.itemId(), take);
-                runs.reopen(connection, redriven.jobs().stream().map(ItemJob::runId).collect(Collectors.toSet()));
-                boolean last = redriven.jobs().size() < take || action.done() + redriven.jobs().size() >= r.limit();
-                yield new Page(redriven.jobs(), redriven.jobs().size(),
-                        redriven.lastItemId() == null ? at : new BulkAction.Cursor(redriven.lastItemId(), redriven.lastDlqAt(), null), last);
-            }
-            case BulkAction.Target.Cancel c -> cancelPage(connection, c, at, size);
-            case BulkAction.Target.Resume r -> unparked(pauses.unparkPage(connection, r.handler(), at.itemId(), size), at, size);
-            case BulkAction.Target.Enable e -> unparked(pauses.unparkTenantPage(connection, e.tenantId(), e.integrationKey(), at.itemId(), size),
-                    at, size);
-        };
+        BulkPages.Page page = pages.next(connection, action, settings.pageSize());
         return new Paged(actions.advance(connection, action.actionId(), page.did(), page.next(), page.last()), page);
-    }
-
-    /**
-     * A cancel's page: the statuses in turn (queued, retrying, parked, pending), each in id order, until a page is full.
-     * A pending item's held lease is given back once the page has committed, not at its wait's end.
-     */
-    private Page cancelPage(Connection connection, BulkAction.Target.Cancel cancel, BulkAction.Cursor at, int size) throws SQLException {
-        List<ItemStatus> statuses = ItemStore.CANCELLABLE;
-        int from = at.status() == null ? 0 : statuses.indexOf(ItemStatus.fromWire(at.status()));
-        UUID after = at.itemId();
-        int did = 0;
-        List<HeldLeases.Held> held = new ArrayList<>();
-        for (int i = from; i < statuses.size(); i++) {
-            List<ItemStore.Cancelled> ended = items.cancelPage(connection, cancel.runId(), statuses.get(i), after, size - did);
-            ended.stream().filter(item -> item.heldLease() != null)
-                    .forEach(item -> held.add(new HeldLeases.Held(item.integrationKey(), item.handlerKey(), item.heldLease())));
-            did += ended.size();
-            if (did == size) {
-                return new Page(List.of(), held, did, new BulkAction.Cursor(ended.getLast().itemId(), null, statuses.get(i).wireName()), false);
-            }
-            after = null;
-        }
-        return new Page(List.of(), held, did, at, true);
-    }
-
-    private static Page unparked(PauseStore.UnparkPage unparked, BulkAction.Cursor at, int size) {
-        return new Page(unparked.jobs(), unparked.jobs().size(),
-                unparked.last() == null ? at : new BulkAction.Cursor(unparked.last(), null, null), unparked.looked() < size);
     }
 
     private static void log(Paged paged, String message) {

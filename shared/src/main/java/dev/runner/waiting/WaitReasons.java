@@ -28,9 +28,16 @@ import java.util.Set;
  * partner's Retry-After, limits learnt from its answers), {@code breaker_open} and
  * {@code breaker_probing} (the integration's breaker or the tenant's scope of it), {@code paused}
  * (the handler paused, or the tenant integration disabled), {@code backlog_horizon} (held in
- * Postgres past the horizon). Reads only: one statement and three Redis round trips.
+ * Postgres past the horizon), {@code callback} (answered pending, waiting for the partner's callback),
+ * {@code record_order} (behind an earlier item of the same record). Reads only: one statement and
+ * three Redis round trips.
  */
 public final class WaitReasons {
+
+    /** Items answered pending wait for their callbacks (dev.runner.callback): the partner's work, not a limit of Runner's. */
+    public static final String WAIT_CALLBACK = "callback";
+    /** Items of an {@code ordered_by_record} handler wait for the earlier item of their record to end (dev.runner.ordering). */
+    public static final String WAIT_RECORD_ORDER = "record_order";
 
     /**
      * One reason.
@@ -79,7 +86,7 @@ public final class WaitReasons {
         Optional<GuardReadings.TenantUsage> usage = readings.tenants(List.of(tenantId)).map(m -> m.get(tenantId));
         Optional<GuardReadings.HandlerReadings> read = readings.handlers(handlers);
         Map<HandlerRef, Instant> paused = pauses.paused();
-        WaitingStore.Items none = new WaitingStore.Items(0, 0, 0, 0, 0);
+        WaitingStore.Items none = new WaitingStore.Items(0, 0, 0, 0, 0, 0, 0);
         List<HandlerWait> waiting = new ArrayList<>();
         long held = 0;
         for (HandlerRef handler : handlers) {
@@ -101,6 +108,10 @@ public final class WaitReasons {
                 paused ? "the handler is paused" : items.parked() > 0 ? "the tenant integration is disabled" : null);
         add(reasons, Guard.WAIT_BACKLOG_HORIZON, items.held() > 0, items.held() > 0 ? items.held() : lately.getOrDefault(Guard.WAIT_BACKLOG_HORIZON, 0L),
                 items.held() > 0 ? "held in Postgres past the horizon; released as its slots come near" : null);
+        add(reasons, WAIT_CALLBACK, items.pending() > 0, items.pending(),
+                items.pending() + " answered pending, waiting for the partner's callback (or the callback timeout)");
+        add(reasons, WAIT_RECORD_ORDER, items.behindRecord() > 0, items.behindRecord(),
+                items.behindRecord() + " behind an earlier item of the same record, released when it ends");
         boolean windowFull = usage != null && (usage.usedLastMinute() >= limit.perMinute() || usage.reserved() > 0);
         add(reasons, DeferReason.TENANT_LIMIT.wireName(), windowFull, lately.getOrDefault(DeferReason.TENANT_LIMIT.wireName(), 0L),
                 usage == null ? null : usage.usedLastMinute() + " of " + limit.perMinute() + " this minute, " + usage.reserved() + " slots reserved ahead");
