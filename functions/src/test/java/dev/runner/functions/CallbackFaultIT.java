@@ -3,7 +3,7 @@ package dev.runner.functions;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import dev.runner.item.ItemStatus;
-import dev.runner.item.ItemStore;
+import dev.runner.item.ItemQueries;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
 import org.junit.jupiter.api.Test;
@@ -83,10 +83,10 @@ class CallbackFaultIT {
             partner.shutdown();
         }
 
-        List<ItemStore.ItemView> rows = fixture.runner.itemStore().list(runId, null, null, 1000);
+        List<ItemQueries.ItemView> rows = fixture.runner.itemQueries().list(runId, null, null, 1000);
         List<Runnable> checks = new ArrayList<>();
         checks.add(() -> assertEquals(items, rows.size(), "no item lost"));
-        for (ItemStore.ItemView row : rows) {
+        for (ItemQueries.ItemView row : rows) {
             int n = Integer.parseInt(row.externalId().substring(2));
             Fault fault = Fault.values()[n % Fault.values().length];
             int attempts = fault == Fault.LOST || fault == Fault.LATE ? 2 : 1;

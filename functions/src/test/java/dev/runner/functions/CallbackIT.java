@@ -3,7 +3,7 @@ package dev.runner.functions;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.item.ItemStatus;
-import dev.runner.item.ItemStore;
+import dev.runner.item.ItemQueries;
 import dev.runner.json.Json;
 import dev.runner.run.RunStatus;
 import dev.runner.testing.FakeHandler;
@@ -118,7 +118,7 @@ class CallbackIT {
         assertEquals("repeated", repeated.path("status").asText());
         assertEquals(false, repeated.path("result").path("ok").asBoolean());
         assertEquals("partner refused the record", repeated.path("result").path("error").asText());
-        ItemStore.ItemView item = items(runId).getFirst();
+        ItemQueries.ItemView item = items(runId).getFirst();
         assertEquals(ItemStatus.DEAD, item.status(), "a permanent failure by callback goes to the DLQ as a synchronous one");
         assertEquals("partner refused the record", item.lastError());
         assertEquals(RunStatus.COMPLETED_WITH_ERRORS, fixture.runner.runStore().find(runId).orElseThrow().status());
@@ -167,7 +167,7 @@ class CallbackIT {
 
         assertEquals(410, late.getStatusCode(), late.getBody());
         assertEquals("callback_expired", Json.parse(late.getBody()).path("error").asText());
-        ItemStore.ItemView item = items(runId).getFirst();
+        ItemQueries.ItemView item = items(runId).getFirst();
         assertEquals(ItemStatus.SUCCEEDED, item.status());
         assertEquals(2, item.attempts(), "the timed-out attempt counts");
         assertTrue(item.history().toString().contains("no callback within"), item.history().toString());
@@ -287,8 +287,8 @@ class CallbackIT {
         return FakeHandler.items(calls.getFirst()).getFirst();
     }
 
-    private static List<ItemStore.ItemView> items(UUID runId) {
-        return fixture.runner.itemStore().list(runId, null, null, 100);
+    private static List<ItemQueries.ItemView> items(UUID runId) {
+        return fixture.runner.itemQueries().list(runId, null, null, 100);
     }
 
     private static String statusOf(UUID runId, String itemId) {
@@ -298,7 +298,7 @@ class CallbackIT {
     private static JsonNode awaitStatus(UUID runId, ItemStatus status) {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
                 .until(() -> items(runId).stream().anyMatch(i -> i.status() == status));
-        ItemStore.ItemView item = items(runId).stream().filter(i -> i.status() == status).findFirst().orElseThrow();
+        ItemQueries.ItemView item = items(runId).stream().filter(i -> i.status() == status).findFirst().orElseThrow();
         return Json.object().put("itemId", item.itemId().toString()).put("status", item.status().wireName());
     }
 }

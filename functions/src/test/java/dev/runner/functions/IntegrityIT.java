@@ -365,7 +365,7 @@ class IntegrityIT {
         RunService.Started started = fixture.runner.runService().startWithItems(integration.tenantId(), integration.integrationKey(),
                 handler, Trigger.MANUAL, newItems(4), RunService.Keep.ALL);
 
-        await().atMost(Duration.ofSeconds(20)).until(() -> fixture.runner.itemStore().countByStatus(started.runId())
+        await().atMost(Duration.ofSeconds(20)).until(() -> fixture.runner.itemQueries().countByStatus(started.runId())
                 .getOrDefault(ItemStatus.PARKED, 0L) == 4);
         assertTrue(fixture.handlers.itemCalls(integration.handlerKey()).isEmpty());
 
@@ -403,7 +403,7 @@ class IntegrityIT {
 
         Run run = fixture.awaitRun(runId, RunStatus.FAILED, Duration.ofSeconds(20));
         assertTrue(run.error().contains("limit is 1000"), run.error());
-        assertTrue(fixture.runner.itemStore().countByStatus(runId).isEmpty(), "nothing of the page was stored");
+        assertTrue(fixture.runner.itemQueries().countByStatus(runId).isEmpty(), "nothing of the page was stored");
     }
 
     @Test

@@ -5,7 +5,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.events.SQSEvent;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.runner.item.ItemStatus;
-import dev.runner.item.ItemStore;
+import dev.runner.item.ItemQueries;
 import dev.runner.json.Json;
 import dev.runner.run.Run;
 import dev.runner.run.RunStatus;
@@ -87,7 +87,7 @@ class PipelineIT {
         UUID runId = webhookRun(integration, "[{\"externalId\":\"doomed\"}]");
 
         fixture.awaitRun(runId, RunStatus.COMPLETED_WITH_ERRORS, Duration.ofSeconds(30));
-        ItemStore.ItemView item = fixture.runner.itemStore().list(runId, null, null, 10).getFirst();
+        ItemQueries.ItemView item = fixture.runner.itemQueries().list(runId, null, null, 10).getFirst();
         assertEquals(ItemStatus.DEAD, item.status());
         assertNotNull(item.dlqAt(), "dlq_at stamped");
         assertEquals(3, item.attempts());
@@ -104,7 +104,7 @@ class PipelineIT {
         UUID runId = webhookRun(integration, "{\"externalId\":\"invalid-lead\"}");
 
         fixture.awaitRun(runId, RunStatus.COMPLETED_WITH_ERRORS, Duration.ofSeconds(20));
-        ItemStore.ItemView item = fixture.runner.itemStore().list(runId, null, null, 10).getFirst();
+        ItemQueries.ItemView item = fixture.runner.itemQueries().list(runId, null, null, 10).getFirst();
         assertEquals(ItemStatus.DEAD, item.status());
         assertNotNull(item.dlqAt());
         assertEquals(1, fixture.handlers.timesProcessed(integration.handlerKey(), item.itemId().toString()));
@@ -115,7 +115,7 @@ class PipelineIT {
         var integration = fixture.integration(false);
         UUID runId = webhookRun(integration, "{\"externalId\":\"once\"}");
         fixture.awaitRun(runId, RunStatus.COMPLETED, Duration.ofSeconds(20));
-        ItemStore.ItemView item = fixture.runner.itemStore().list(runId, null, null, 10).getFirst();
+        ItemQueries.ItemView item = fixture.runner.itemQueries().list(runId, null, null, 10).getFirst();
         assertEquals(1, fixture.handlers.timesProcessed(integration.handlerKey(), item.itemId().toString()));
 
         SQSEvent redelivery = Events.load("sqs-item-job.json", SQSEvent.class);
@@ -127,7 +127,7 @@ class PipelineIT {
 
         assertTrue(response.getBatchItemFailures().isEmpty(), "acknowledged, not retried");
         assertEquals(1, fixture.handlers.timesProcessed(integration.handlerKey(), item.itemId().toString()));
-        assertEquals(ItemStatus.SUCCEEDED, fixture.runner.itemStore().list(runId, null, null, 10).getFirst().status());
+        assertEquals(ItemStatus.SUCCEEDED, fixture.runner.itemQueries().list(runId, null, null, 10).getFirst().status());
     }
 
     @Test

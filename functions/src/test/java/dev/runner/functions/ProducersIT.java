@@ -288,7 +288,7 @@ class ProducersIT {
         assertEquals(1, fixture.handlers.calls(integration.handlerKey()).stream().filter(c -> c.operation().equals("fetch")).count(),
                 "one page, then a continuation message");
         Run run = fixture.awaitRun(job.runId(), RunStatus.COMPLETED, Duration.ofSeconds(20));
-        assertEquals(12L, fixture.runner.itemStore().countByStatus(run.runId()).get(ItemStatus.SUCCEEDED));
+        assertEquals(12L, fixture.runner.itemQueries().countByStatus(run.runId()).get(ItemStatus.SUCCEEDED));
         assertEquals(List.of("null", "1", "2"), fixture.handlers.calls(integration.handlerKey()).stream()
                 .filter(c -> c.operation().equals("fetch")).map(c -> c.body().path("cursor").asText("null")).toList());
     }

@@ -13,7 +13,6 @@ import dev.runner.http.Router;
 import dev.runner.integration.IntegrationQueries;
 import dev.runner.integration.Integrations;
 import dev.runner.item.ItemQueries;
-import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pause.PauseStore;
@@ -54,7 +53,7 @@ public final class ManagementApi {
      * requests never reach.
      */
     public record Backend(Database db, Integrations integrations, IntegrationQueries integrationQueries, RunService runService,
-                          RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, ApiKeyStore apiKeys,
+                          RunStore runs, RunQueries runQueries, ItemQueries itemQueries, ApiKeyStore apiKeys,
                           RedriveService redrive, BulkActions bulk, PauseService pauses, PauseStore pauseStore, Guard guard,
                           GuardReadings readings, QueueClient queues, HandlerUrlPolicy handlerUrls, IngestProducers ingestProducers,
                           SigningKeyStore signingKeys, RunnerConfig config, Clock clock) {
@@ -62,7 +61,7 @@ public final class ManagementApi {
         /** Nothing behind the routes: for what is decided before any part is reached (access, validation, the route table). */
         public static Backend none(Clock clock) {
             return new Backend(null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                    null, null, clock);
+                    null, clock);
         }
     }
 
@@ -88,8 +87,7 @@ public final class ManagementApi {
         this.keys = new ApiKeys(adminKey, bearerKeys, principals, backend.apiKeys(), backend.clock());
         var setup = new SetupRoutes(backend.integrations(), backend.handlerUrls(), backend.pauses(), keys, backend.clock());
         var console = new ConsoleAssets();
-        var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.items(), backend.itemQueries(),
-                backend.bulk());
+        var runs = new RunRoutes(backend.runService(), backend.runs(), backend.runQueries(), backend.itemQueries(), backend.bulk());
         var items = new ItemRoutes(backend.itemQueries(), backend.redrive(), backend.bulk());
         var actions = new ActionRoutes(backend.bulk());
         var handlers = new HandlerRoutes(backend.integrationQueries(), backend.pauseStore(), backend.itemQueries(), backend.readings(),

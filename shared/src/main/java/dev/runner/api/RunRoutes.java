@@ -10,7 +10,6 @@ import dev.runner.bulk.BulkAction;
 import dev.runner.item.ItemFilter;
 import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStatus;
-import dev.runner.item.ItemStore;
 import dev.runner.json.Json;
 import dev.runner.log.Log;
 import dev.runner.pipeline.BulkActions;
@@ -36,15 +35,13 @@ final class RunRoutes {
     private final RunService runService;
     private final RunStore runs;
     private final RunQueries runQueries;
-    private final ItemStore items;
     private final ItemQueries itemQueries;
     private final BulkActions bulk;
 
-    RunRoutes(RunService runService, RunStore runs, RunQueries runQueries, ItemStore items, ItemQueries itemQueries, BulkActions bulk) {
+    RunRoutes(RunService runService, RunStore runs, RunQueries runQueries, ItemQueries itemQueries, BulkActions bulk) {
         this.runService = runService;
         this.runs = runs;
         this.runQueries = runQueries;
-        this.items = items;
         this.itemQueries = itemQueries;
         this.bulk = bulk;
     }
@@ -119,7 +116,7 @@ final class RunRoutes {
     /** GET /runs/{runId} */
     ApiResponse get(ApiRequest request, Caller caller) {
         return visibleRun(request, caller)
-                .map(run -> ApiResponse.json(200, Views.run(run, items.countByStatus(run.runId()))))
+                .map(run -> ApiResponse.json(200, Views.run(run, itemQueries.countByStatus(run.runId()))))
                 .orElseGet(() -> noRun(request));
     }
 
@@ -133,7 +130,7 @@ final class RunRoutes {
         if (run.isEmpty()) {
             return noRun(request);
         }
-        List<ItemStore.ItemView> page = items.list(runId, status, after, limit + 1);
+        List<ItemQueries.ItemView> page = itemQueries.list(runId, status, after, limit + 1);
         ObjectNode body = Json.object();
         ArrayNode array = body.putArray("items");
         page.stream().limit(limit).forEach(item -> array.add(Views.item(item)));
@@ -177,7 +174,7 @@ final class RunRoutes {
                     + "; only a queued, fetching or running run can be cancelled");
         }
         LOG.info("run cancelled", "runId", runId, "tenantId", run.get().tenantId(), "items", cancelled.firstPage());
-        ObjectNode body = Views.run(now, items.countByStatus(runId));
+        ObjectNode body = Views.run(now, itemQueries.countByStatus(runId));
         body.set("action", Views.action(cancelled.action()));
         return ApiResponse.json(202, body);
     }

@@ -48,7 +48,7 @@ final class Views {
         return node;
     }
 
-    static ObjectNode item(ItemStore.ItemView item) {
+    static ObjectNode item(ItemQueries.ItemView item) {
         ObjectNode node = Json.object();
         node.put("itemId", item.itemId().toString());
         node.put("externalId", item.externalId());

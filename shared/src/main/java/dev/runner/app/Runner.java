@@ -31,7 +31,9 @@ import dev.runner.integration.Integrations;
 import dev.runner.intake.EventIntake;
 import dev.runner.intake.IngestBinding;
 import dev.runner.intake.IngestService;
+import dev.runner.item.CancelStore;
 import dev.runner.item.ItemQueries;
+import dev.runner.item.RedriveStore;
 import dev.runner.item.ItemStore;
 import dev.runner.metrics.Metrics;
 import dev.runner.pause.PauseStore;
@@ -186,18 +188,19 @@ public final class Runner implements AutoCloseable {
             clock()));
     private final Part<WebhookService> webhooks = part("webhooks", () -> new WebhookService(config().webhooks(), integrations(),
             intake.get(), clock()));
+    private final Part<ItemQueries> itemQueries = part("itemQueries", () -> new ItemQueries(database()));
     // A bulk action's budget is wall time, whatever clock the root runs on.
     private final Part<BulkActions> bulk = part("bulk", () -> new BulkActions(new BulkActionStore(database()),
-            new BulkPages(itemStore(), runStore(), pauseStore.get(), heldLeases.get()), dispatcher.get(),
+            new BulkPages(new RedriveStore(database()), new CancelStore(database()), runStore(), pauseStore.get(), heldLeases.get()), dispatcher.get(),
             BulkActions.Settings.of(config(), Clock.systemUTC())));
     private final Part<PauseService> pauses = part("pauses", () -> new PauseService(integrations(), pauseStore.get(), guard(),
             bulk.get()));
-    private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(itemStore(), runStore(),
+    private final Part<RedriveService> redrive = part("redrive", () -> new RedriveService(new RedriveStore(database()), runStore(),
             dispatcher.get()));
     private final Part<ManagementApi> api = part("api", () -> new ManagementApi(secretAdapters().apiKey(), config().managementBearerKeys(),
             managementIamPrincipals(), new ManagementApi.Backend(
             database(), integrations(), new IntegrationQueries(database()), runService(), runStore(), new RunQueries(database()),
-            itemStore(), new ItemQueries(database()), new ApiKeyStore(database()), redrive.get(), bulk.get(), pauses.get(), pauseStore.get(),
+            itemQueries.get(), new ApiKeyStore(database()), redrive.get(), bulk.get(), pauses.get(), pauseStore.get(),
             guard(), new GuardReadings(redis(), keys.get(), config().breaker(), clock()), queues(), handlerUrls.get(),
             ingestProducers.get(), signingKeys.get(), config(), clock())));
     // Retention's budget is wall time, whatever clock the root runs on.
@@ -301,6 +304,8 @@ public final class Runner implements AutoCloseable {
     public Guard guard() { return guard.get(); }
     public RunStore runStore() { return runStore.get(); }
     public ItemStore itemStore() { return itemStore.get(); }
+
+    public ItemQueries itemQueries() { return itemQueries.get(); }
     public DeadLetterStore deadLetterStore() { return deadLetterStore.get(); }
     public Integrations integrations() { return integrations.get(); }
     public RunService runService() { return runService.get(); }

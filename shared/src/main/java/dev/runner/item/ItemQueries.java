@@ -36,7 +36,7 @@ public final class ItemQueries {
 
     /** An item with its run and handler, and its payload when asked for. */
     public record ItemDetail(UUID runId, String tenantId, String integrationKey, String handlerKey,
-                             ItemStore.ItemView item, JsonNode payload) {}
+                             ItemView item, JsonNode payload) {}
 
     /** What the charts count per minute. */
     public enum Outcome {
@@ -187,7 +187,69 @@ public final class ItemQueries {
     }
 
     private static ItemDetail detail(ResultSet row, JsonNode payload) throws SQLException {
-        var view = ItemStore.ItemView.of(row, 13);
+        var view = ItemView.of(row, 13);
         return new ItemDetail(row.getObject(9, UUID.class), row.getString(10), row.getString(11), row.getString(12), view, payload);
+    }
+
+    /** A run's items counted by status (absent = none). */
+    public Map<ItemStatus, Long> countByStatus(UUID runId) {
+        Map<ItemStatus, Long> counts = new EnumMap<>(ItemStatus.class);
+        db.query("select status, count(*) from execution_items where run_id = ? group by status",
+                row -> counts.put(ItemStatus.fromWire(row.getString(1)), row.getLong(2)), runId);
+        return counts;
+    }
+
+    /**
+     * An item as the API shows it. {@code supersededBy}: for a superseded item, the item whose call carried its update;
+     * {@code waitingForRecordSince}: since when it waits for an earlier item of its record (dev.runner.ordering);
+     * {@code pendingSince}: when it waits for its callback (status pending), else null.
+     */
+    public record ItemView(UUID itemId, String externalId, ItemStatus status, int attempts, String lastError,
+                           JsonNode history, Instant dlqAt, Instant updatedAt, UUID supersededBy, Instant waitingForRecordSince,
+                           Instant pendingSince) {
+
+        /** Columns item_id, external_id, status, attempts, last_error, history, dlq_at, updated_at from {@code first}, then
+         * superseded_by, record_wait_since and pending_since at {@code recordColumn}. */
+        public static ItemView of(ResultSet row, int recordColumn) throws SQLException {
+            Timestamp dlqAt = row.getTimestamp(7);
+            Timestamp waiting = row.getTimestamp(recordColumn + 1);
+            return new ItemView(row.getObject(1, UUID.class), row.getString(2), ItemStatus.fromWire(row.getString(3)),
+                    row.getInt(4), row.getString(5), Json.parse(row.getString(6)),
+                    dlqAt == null ? null : dlqAt.toInstant(), row.getTimestamp(8).toInstant(), row.getObject(recordColumn, UUID.class),
+                    waiting == null ? null : waiting.toInstant(), pendingSince(row, recordColumn + 2));
+        }
+
+        /** When a pending item began to wait, from column {@code column} (pending_since; status in column 3); null for any other status. */
+        private static Instant pendingSince(ResultSet row, int column) throws SQLException {
+            Timestamp since = row.getTimestamp(column);
+            return since == null || !ItemStatus.PENDING.wireName().equals(row.getString(3)) ? null : since.toInstant();
+        }
+    }
+
+    /**
+     * A page of a run's items in id (= creation) order, after {@code afterItemId} (keyset paging): of one status, a
+     * range of execution_items_by_status; of every status, those ranges merged, at most a page of each.
+     */
+    public List<ItemView> list(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
+        return db.query(listSql(runId, status, afterItemId, limit), row -> ItemView.of(row, 9));
+    }
+
+    /** The statement {@link #list} runs. */
+    public static Database.Sql listSql(UUID runId, ItemStatus status, UUID afterItemId, int limit) {
+        String[] statuses = status == null
+                ? Arrays.stream(ItemStatus.values()).map(ItemStatus::wireName).toArray(String[]::new)
+                : new String[] {status.wireName()};
+        return new Database.Sql("""
+                select i.* from unnest(?::text[]) as s(status)
+                cross join lateral (
+                    select item_id, external_id, status, attempts, last_error, history::text, dlq_at, updated_at, superseded_by,
+                        record_wait_since, pending_since
+                    from execution_items
+                    where run_id = ? and status = s.status and (?::uuid is null or item_id > ?)
+                    order by item_id
+                    limit ?) i
+                order by i.item_id
+                limit ?
+                """, Database.array("text", statuses), runId, afterItemId, afterItemId, limit, limit);
     }
 }

@@ -4,7 +4,8 @@ import dev.runner.bulk.BulkAction;
 import dev.runner.callback.HeldLeases;
 import dev.runner.item.ItemJob;
 import dev.runner.item.ItemStatus;
-import dev.runner.item.ItemStore;
+import dev.runner.item.CancelStore;
+import dev.runner.item.RedriveStore;
 import dev.runner.pause.PauseStore;
 import dev.runner.run.RunStore;
 
@@ -33,13 +34,15 @@ public final class BulkPages {
         }
     }
 
-    private final ItemStore items;
+    private final RedriveStore redrives;
+    private final CancelStore cancels;
     private final RunStore runs;
     private final PauseStore pauses;
     private final HeldLeases leases;
 
-    public BulkPages(ItemStore items, RunStore runs, PauseStore pauses, HeldLeases leases) {
-        this.items = items;
+    public BulkPages(RedriveStore redrives, CancelStore cancels, RunStore runs, PauseStore pauses, HeldLeases leases) {
+        this.redrives = redrives;
+        this.cancels = cancels;
         this.runs = runs;
         this.pauses = pauses;
         this.leases = leases;
@@ -51,8 +54,8 @@ public final class BulkPages {
      */
     long total(Connection connection, BulkAction.Target target) throws SQLException {
         return switch (target) {
-            case BulkAction.Target.Redrive r -> items.countDead(r.filter(), null, r.limit());
-            case BulkAction.Target.Cancel c -> runs.cancel(connection, c.runId()) ? items.countCancellable(connection, c.runId()) : -1;
+            case BulkAction.Target.Redrive r -> redrives.countDead(r.filter(), null, r.limit());
+            case BulkAction.Target.Cancel c -> runs.cancel(connection, c.runId()) ? cancels.countCancellable(connection, c.runId()) : -1;
             case BulkAction.Target.Resume r -> pauses.countParked(connection, r.handler());
             case BulkAction.Target.Enable e -> pauses.countParked(connection, e.tenantId(), e.integrationKey());
         };
@@ -64,7 +67,7 @@ public final class BulkPages {
         return switch (action.target()) {
             case BulkAction.Target.Redrive r -> {
                 int take = (int) Math.min(size, r.limit() - action.done());
-                ItemStore.RedrivePage redriven = items.redrivePage(connection, r.filter(), action.askedAt(), at.at(), at.itemId(), take);
+                RedriveStore.RedrivePage redriven = redrives.redrivePage(connection, r.filter(), action.askedAt(), at.at(), at.itemId(), take);
                 runs.reopen(connection, redriven.jobs().stream().map(ItemJob::runId).collect(Collectors.toSet()));
                 boolean last = redriven.jobs().size() < take || action.done() + redriven.jobs().size() >= r.limit();
                 yield new Page(redriven.jobs(), redriven.jobs().size(),
@@ -85,7 +88,7 @@ public final class BulkPages {
     /** For a redrive capped by its limit, the dead items that match beyond it, which a later ask takes; else 0. */
     long beyondLimit(BulkAction action) {
         return action.target() instanceof BulkAction.Target.Redrive r && action.total() == r.limit()
-                ? Math.max(0, items.countDead(r.filter(), null, Long.MAX_VALUE) + action.done() - action.total())
+                ? Math.max(0, redrives.countDead(r.filter(), null, Long.MAX_VALUE) + action.done() - action.total())
                 : 0;
     }
 
@@ -99,13 +102,13 @@ public final class BulkPages {
      * A pending item's held lease is given back once the page has committed, not at its wait's end.
      */
     private Page cancelPage(Connection connection, BulkAction.Target.Cancel cancel, BulkAction.Cursor at, int size) throws SQLException {
-        List<ItemStatus> statuses = ItemStore.CANCELLABLE;
+        List<ItemStatus> statuses = CancelStore.CANCELLABLE;
         int from = at.status() == null ? 0 : statuses.indexOf(ItemStatus.fromWire(at.status()));
         UUID after = at.itemId();
         int did = 0;
         List<HeldLeases.Held> held = new ArrayList<>();
         for (int i = from; i < statuses.size(); i++) {
-            List<ItemStore.Cancelled> ended = items.cancelPage(connection, cancel.runId(), statuses.get(i), after, size - did);
+            List<CancelStore.Cancelled> ended = cancels.cancelPage(connection, cancel.runId(), statuses.get(i), after, size - did);
             ended.stream().filter(item -> item.heldLease() != null)
                     .forEach(item -> held.add(new HeldLeases.Held(item.integrationKey(), item.handlerKey(), item.heldLease())));
             did += ended.size();

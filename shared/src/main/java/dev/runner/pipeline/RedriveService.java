@@ -1,7 +1,7 @@
 package dev.runner.pipeline;
 
 import dev.runner.item.ItemJob;
-import dev.runner.item.ItemStore;
+import dev.runner.item.RedriveStore;
 import dev.runner.log.Log;
 import dev.runner.run.RunStore;
 
@@ -19,11 +19,11 @@ public final class RedriveService {
 
     private static final Log LOG = Log.of(RedriveService.class);
 
-    private final ItemStore items;
+    private final RedriveStore items;
     private final RunStore runs;
     private final ItemDispatcher dispatcher;
 
-    public RedriveService(ItemStore items, RunStore runs, ItemDispatcher dispatcher) {
+    public RedriveService(RedriveStore items, RunStore runs, ItemDispatcher dispatcher) {
         this.items = items;
         this.runs = runs;
         this.dispatcher = dispatcher;

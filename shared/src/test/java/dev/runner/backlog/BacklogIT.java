@@ -100,7 +100,7 @@ class BacklogIT {
         assertTrue(cancelled);
         clock.advance(Duration.ofSeconds(60));
         assertEquals(0, release.release(), "a cancelled run's held items are not released, before its cancel's pages reach them");
-        db.inTransaction(connection -> items.cancelPage(connection, run.runId(), dev.runner.item.ItemStatus.QUEUED, null, 1_000));
+        db.inTransaction(connection -> new dev.runner.item.CancelStore(db).cancelPage(connection, run.runId(), dev.runner.item.ItemStatus.QUEUED, null, 1_000));
         assertEquals(null, store.heldCounts(List.of(tenant)).get(tenant), "the cancel's page ends the held items with the rest");
     }
 

@@ -38,6 +38,9 @@ class ItemStoreIT {
     private static TestStack stack;
     private static Database db;
     private static ItemStore items;
+    private static ItemQueries queries;
+    private static RedriveStore redrives;
+    private static CancelStore cancels;
     private static RunStore runs;
 
     @BeforeAll
@@ -45,6 +48,9 @@ class ItemStoreIT {
         stack = TestStack.create(Map.of());
         db = Database.connect(stack.config().database(), 4, CostTracker.NONE);
         items = new ItemStore(db, Clock.systemUTC());
+        queries = new ItemQueries(db);
+        redrives = new RedriveStore(db);
+        cancels = new CancelStore(db);
         runs = new RunStore(db);
     }
 
@@ -62,10 +68,10 @@ class ItemStoreIT {
         ItemFilter filter = new ItemFilter(tenant, null, null, null);
 
         for (int limit : new int[] {1, 3, 7, 20}) {
-            long before = items.countDead(filter, null, Long.MAX_VALUE);
-            List<ItemJob> redriven = db.inTransaction(connection -> items.redrivePage(connection, filter, null, null, null, limit)).jobs();
+            long before = redrives.countDead(filter, null, Long.MAX_VALUE);
+            List<ItemJob> redriven = db.inTransaction(connection -> redrives.redrivePage(connection, filter, null, null, null, limit)).jobs();
             assertEquals(limit, redriven.size(), "a redrive of " + limit);
-            assertEquals(before - limit, items.countDead(filter, null, Long.MAX_VALUE), "dead items left after a redrive of " + limit);
+            assertEquals(before - limit, redrives.countDead(filter, null, Long.MAX_VALUE), "dead items left after a redrive of " + limit);
             redriven.forEach(job -> assertEquals(run.runId(), job.runId()));
         }
     }
@@ -91,18 +97,18 @@ class ItemStoreIT {
         assertTrue(cancel(cancelled.runId()));
         assertFalse(cancel(cancelled.runId()), "a second cancel changes nothing");
         assertEquals(RunStatus.CANCELLED, runs.find(cancelled.runId()).orElseThrow().status());
-        assertEquals(Map.of(ItemStatus.PROCESSING, 2L, ItemStatus.CANCELLED, 2L), items.countByStatus(cancelled.runId()));
+        assertEquals(Map.of(ItemStatus.PROCESSING, 2L, ItemStatus.CANCELLED, 2L), queries.countByStatus(cancelled.runId()));
 
         // The calls in flight end and are recorded.
         items.record(List.of(new ItemStore.Result.Succeeded(succeeds), new ItemStore.Result.Retrying(retries, "503", 0)));
         assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.RETRYING, 1L, ItemStatus.CANCELLED, 2L),
-                items.countByStatus(cancelled.runId()));
+                queries.countByStatus(cancelled.runId()));
         // Messages that come later for any item of the run claim nothing and end what still waits.
         assertTrue(items.claim(items4.stream().map(ItemJob::itemId).toList(), LEASE).claimed().isEmpty());
-        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 3L), items.countByStatus(cancelled.runId()));
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 3L), queries.countByStatus(cancelled.runId()));
 
         assertEquals(RunStatus.RUNNING, runs.find(neighbour.runId()).orElseThrow().status());
-        assertEquals(Map.of(ItemStatus.QUEUED, 2L), items.countByStatus(neighbour.runId()));
+        assertEquals(Map.of(ItemStatus.QUEUED, 2L), queries.countByStatus(neighbour.runId()));
         assertEquals(2, items.claim(others.stream().map(ItemJob::itemId).toList(), LEASE).claimed().size());
     }
 
@@ -123,7 +129,7 @@ class ItemStoreIT {
         items.record(List.of(new ItemStore.Result.Succeeded(dying)));
         assertEquals(List.of(run.runId()), runs.completeIfDone(List.of(run.runId())));
         assertEquals(RunStatus.CANCELLED, runs.find(run.runId()).orElseThrow().status());
-        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 2L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L, ItemStatus.CANCELLED, 2L), queries.countByStatus(run.runId()));
     }
 
     /**
@@ -138,7 +144,7 @@ class ItemStoreIT {
         UUID item = insert(run, 1).getFirst().itemId();
         kill(List.of(item));
         assertTrue(cancel(run.runId()));
-        assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()), "no item was left to cancel");
+        assertEquals(Map.of(ItemStatus.DEAD, 1L), queries.countByStatus(run.runId()), "no item was left to cancel");
 
         redrive(run.runId());
         items.claim(List.of(item), LEASE);
@@ -167,7 +173,7 @@ class ItemStoreIT {
         ExecutorService threads = Executors.newFixedThreadPool(2);
         try {
             Future<List<ItemJob>> redrive = threads.submit(() -> db.inTransaction(connection -> {
-                List<ItemJob> jobs = items.redrivePage(connection, new ItemFilter(null, null, null, run.runId()), null, null, null, 1000).jobs();
+                List<ItemJob> jobs = redrives.redrivePage(connection, new ItemFilter(null, null, null, run.runId()), null, null, null, 1000).jobs();
                 runs.reopen(connection, Set.of(run.runId()));
                 redriveWritten.countDown();
                 await(commitRedrive);
@@ -201,20 +207,20 @@ class ItemStoreIT {
         RunRef run = openRun("t-" + UUID.randomUUID());
         UUID item = insert(run, 1).getFirst().itemId();
         kill(List.of(item));
-        assertEquals(Map.of(ItemStatus.DEAD, 1L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.DEAD, 1L), queries.countByStatus(run.runId()));
         redrive(run.runId());
 
         ItemStore.Marked waiting = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
         assertEquals(List.of(), waiting.runsOfDead());
-        assertEquals(Map.of(ItemStatus.QUEUED, 1L), items.countByStatus(run.runId()), "the redriven item waits for its message");
+        assertEquals(Map.of(ItemStatus.QUEUED, 1L), queries.countByStatus(run.runId()), "the redriven item waits for its message");
 
         assertEquals(1, items.claim(List.of(item), LEASE).claimed().size());
         ItemStore.Marked inACall = items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS);
         assertEquals(Set.of(item), inACall.inFlight(), "its call decides; the dead letter is looked at again later");
-        assertEquals(Map.of(ItemStatus.PROCESSING, 1L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.PROCESSING, 1L), queries.countByStatus(run.runId()));
         items.record(List.of(new ItemStore.Result.Succeeded(item)));
         assertEquals(List.of(), items.markDead(List.of(new ItemStore.Dead(item, "late copy")), LEASE, MAX_ATTEMPTS).runsOfDead());
-        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.SUCCEEDED, 1L), queries.countByStatus(run.runId()));
     }
 
     @Test
@@ -236,7 +242,7 @@ class ItemStoreIT {
                 MAX_ATTEMPTS);
         assertEquals(3, marked.runsOfDead().size());
         assertEquals(1, marked.backToWork());
-        assertEquals(Map.of(ItemStatus.DEAD, 3L, ItemStatus.RETRYING, 1L, ItemStatus.QUEUED, 1L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.DEAD, 3L, ItemStatus.RETRYING, 1L, ItemStatus.QUEUED, 1L), queries.countByStatus(run.runId()));
         assertEquals(ItemStatus.RETRYING, statusOf(stoppedWithAttemptsLeft));
         assertEquals(ItemStatus.QUEUED, statusOf(waiting));
     }
@@ -247,7 +253,7 @@ class ItemStoreIT {
     /** A run's dead items back to work and the run reopened, in one transaction, as a redrive's page does. */
     private static List<ItemJob> redrive(UUID runId) {
         return db.inTransaction(connection -> {
-            List<ItemJob> jobs = items.redrivePage(connection, new ItemFilter(null, null, null, runId), null, null, null, 1000).jobs();
+            List<ItemJob> jobs = redrives.redrivePage(connection, new ItemFilter(null, null, null, runId), null, null, null, 1000).jobs();
             runs.reopen(connection, jobs.stream().map(ItemJob::runId).collect(java.util.stream.Collectors.toSet()));
             return jobs;
         });
@@ -259,8 +265,8 @@ class ItemStoreIT {
             if (!runs.cancel(connection, runId)) {
                 return false;
             }
-            for (ItemStatus status : ItemStore.CANCELLABLE) {
-                items.cancelPage(connection, runId, status, null, 1000);
+            for (ItemStatus status : CancelStore.CANCELLABLE) {
+                cancels.cancelPage(connection, runId, status, null, 1000);
             }
             return true;
         });

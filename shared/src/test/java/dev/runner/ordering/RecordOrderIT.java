@@ -76,7 +76,7 @@ class RecordOrderIT {
         assertFalse(items.overdue(Duration.ZERO, List.of(Trigger.MANUAL), 100).stream().anyMatch(job -> job.itemId().equals(later)),
                 "a waiting item is not the overdue sweep's until its recheck");
 
-        db.inTransaction(connection -> items.cancelPage(connection, first.runId(), ItemStatus.QUEUED, null, 10));
+        db.inTransaction(connection -> new dev.runner.item.CancelStore(db).cancelPage(connection, first.runId(), ItemStatus.QUEUED, null, 10));
         assertEquals("cancelled", status(earlier));
         ItemStore.Claim again = order.claim(List.of(later), List.of(later), LEASE);
         assertEquals(Set.of(later), again.claimed().keySet(), "no earlier item open: it goes");

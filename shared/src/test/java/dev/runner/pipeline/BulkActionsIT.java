@@ -10,6 +10,7 @@ import dev.runner.item.ItemJob;
 import dev.runner.item.ItemMessage;
 import dev.runner.json.Json;
 import dev.runner.item.ItemStatus;
+import dev.runner.item.ItemQueries;
 import dev.runner.item.ItemStore;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunRef;
@@ -47,6 +48,7 @@ class BulkActionsIT {
     private static Runner runner;
     private static Database db;
     private static ItemStore items;
+    private static ItemQueries queries;
 
     @BeforeAll
     static void start() {
@@ -54,6 +56,7 @@ class BulkActionsIT {
         runner = new Runner(stack.config(), Clock.systemUTC());
         db = runner.database();
         items = new ItemStore(db, Clock.systemUTC());
+        queries = new ItemQueries(db);
     }
 
     @AfterAll
@@ -89,7 +92,7 @@ class BulkActionsIT {
         BulkAction finished = runner.bulk().find(action.actionId()).orElseThrow();
         assertEquals(25, finished.done());
         assertEquals(BulkAction.Status.DONE, finished.status());
-        assertEquals(Map.of(ItemStatus.QUEUED, 25L, ItemStatus.DEAD, 1L), items.countByStatus(run.runId()),
+        assertEquals(Map.of(ItemStatus.QUEUED, 25L, ItemStatus.DEAD, 1L), queries.countByStatus(run.runId()),
                 "the one that died after the ask is not the action's");
         assertEquals(25, sentToTier(Trigger.MANUAL), "each redriven item sent once");
     }
@@ -112,7 +115,7 @@ class BulkActionsIT {
         }
         assertEquals(85, paged, "the pages after the first, each done by one tick");
         assertEquals(95, runner.bulk().find(action.actionId()).orElseThrow().done());
-        assertEquals(Map.of(ItemStatus.CANCELLED, 95L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.CANCELLED, 95L), queries.countByStatus(run.runId()));
     }
 
     /**
@@ -139,11 +142,11 @@ class BulkActionsIT {
             db.update("drop trigger bulk_actions_it_fails on runs");
         }
         assertEquals(PAGE, runner.bulk().find(action.actionId()).orElseThrow().done(), "the failed page recorded nothing");
-        assertEquals(Map.of(ItemStatus.QUEUED, 10L, ItemStatus.DEAD, 20L), items.countByStatus(run.runId()), "and changed nothing");
+        assertEquals(Map.of(ItemStatus.QUEUED, 10L, ItemStatus.DEAD, 20L), queries.countByStatus(run.runId()), "and changed nothing");
 
         runner.bulk().continueRunning();
         assertEquals(30, runner.bulk().find(action.actionId()).orElseThrow().done());
-        assertEquals(Map.of(ItemStatus.QUEUED, 30L), items.countByStatus(run.runId()));
+        assertEquals(Map.of(ItemStatus.QUEUED, 30L), queries.countByStatus(run.runId()));
     }
 
     /** A resume unparks a page at once and the rest on the tick; a disabled tenant integration's items stay parked. */
@@ -165,8 +168,8 @@ class BulkActionsIT {
         assertEquals(25, resumed.action().orElseThrow().total());
         runner.bulk().continueRunning();
         assertEquals(BulkAction.Status.DONE, runner.bulk().find(resumed.action().orElseThrow().actionId()).orElseThrow().status());
-        assertEquals(Map.of(ItemStatus.QUEUED, 22L), items.countByStatus(enabled.runId()));
-        assertEquals(Map.of(ItemStatus.PARKED, 3L), items.countByStatus(disabled.runId()));
+        assertEquals(Map.of(ItemStatus.QUEUED, 22L), queries.countByStatus(enabled.runId()));
+        assertEquals(Map.of(ItemStatus.PARKED, 3L), queries.countByStatus(disabled.runId()));
     }
 
     private static BulkAction.Target redriveOf(RunRef run) {

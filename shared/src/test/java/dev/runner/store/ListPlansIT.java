@@ -136,8 +136,8 @@ class ListPlansIT {
         lists.put("items succeeded", ItemQueries.pageSql(ItemStatus.SUCCEEDED, myItems, null, PAGE));
         lists.put("items queued of a handler", ItemQueries.pageSql(ItemStatus.QUEUED, new ItemFilter(TENANT, "crm", "leads", null), null, PAGE));
         lists.put("items dead", ItemQueries.pageSql(ItemStatus.DEAD, myItems, null, PAGE));
-        lists.put("items of a run", ItemStore.listSql(smallRun, null, null, PAGE));
-        lists.put("items of a run, dead", ItemStore.listSql(smallRun, ItemStatus.DEAD, null, PAGE));
+        lists.put("items of a run", ItemQueries.listSql(smallRun, null, null, PAGE));
+        lists.put("items of a run, dead", ItemQueries.listSql(smallRun, ItemStatus.DEAD, null, PAGE));
         lists.put("keys", ApiKeyStore.pageSql(TENANT, null, PAGE));
         lists.put("tenants (a tenant key's own)", IntegrationQueries.tenantsSql(TENANT, null, PAGE));
         return lists;
