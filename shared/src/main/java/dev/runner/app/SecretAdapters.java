@@ -1,5 +1,6 @@
 package dev.runner.app;
 
+import dev.runner.callback.CallbackUrls;
 import dev.runner.config.RunnerConfig;
 import dev.runner.config.SecretRole;
 import dev.runner.redis.Redis;
@@ -8,6 +9,7 @@ import dev.runner.secrets.Secret;
 import dev.runner.store.Credentials;
 
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * What the parts need of the secrets, in the form each takes: a value given in the configuration
@@ -48,15 +50,20 @@ final class SecretAdapters {
         return granted.apply(SecretRole.HANDLER_SIGNING_KEY).value();
     }
 
-    /** The key the items' callback URLs are signed with: given by value, else read from its secret; null when neither is set. */
-    String callbackKey() {
+    /**
+     * The key the items' callback URLs are signed with, as it is now: given by value, else its secret's value, read again
+     * when older than {@link CallbackUrls#KEY_MAX_AGE} (a rotation tells no function of itself); null when neither is set.
+     */
+    Supplier<String> callbackKey() {
         if (config.callbacks().secret() != null) {
-            return config.callbacks().secret();
+            String given = config.callbacks().secret();
+            return () -> given;
         }
         if (config.secret(SecretRole.CALLBACK_KEY) == null) {
-            return null;
+            return () -> null;
         }
-        return granted.apply(SecretRole.CALLBACK_KEY).value();
+        Secret secret = granted.apply(SecretRole.CALLBACK_KEY);
+        return () -> secret.value(CallbackUrls.KEY_MAX_AGE);
     }
 
     /** The database login: from its secret, re-read when Postgres refuses it (a rotation); else the values given. */

@@ -1,5 +1,6 @@
 package dev.runner.callback;
 
+import dev.runner.log.Log;
 import dev.runner.security.Hmac;
 
 import java.net.URI;
@@ -9,7 +10,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.List;
 import java.util.UUID;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
 /**
@@ -17,11 +20,18 @@ import java.util.regex.Pattern;
  * is {@code itemId.attempt.expiresAt.signature} and the signature an HMAC-SHA256, under a key only Runner holds, of the
  * other three. It is the credential: unguessable, bound to one item and one attempt, and expiring; a token Runner did not
  * sign is unknown, whatever it names, and the check takes the same time however much of the signature matches.
+ *
+ * <p>The key's secret may hold several keys, separated by whitespace: the first signs, any verifies; it is read again when
+ * what a function holds is older than {@link #KEY_MAX_AGE}. That is how the key is rotated without a restart and without
+ * refusing the callbacks of items already waiting (docs/security.md, callback URLs): the new key added after the old, then
+ * put first, then the old one dropped, each step at least {@link #KEY_MAX_AGE} after the one before.
  */
 public final class CallbackUrls {
 
     /** The route that takes callbacks (template.yaml's WebhookFunction, the OpenAPI document). */
     public static final String ROUTE = "/callbacks/{token}";
+
+    private static final Log LOG = Log.of(CallbackUrls.class);
 
     private static final Pattern TOKEN = Pattern.compile(
             "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\\.([1-9][0-9]{0,4})\\.([1-9][0-9]{0,11})\\.([A-Za-z0-9_-]{43})");
@@ -38,27 +48,53 @@ public final class CallbackUrls {
         record Unknown() implements Verdict {}
     }
 
+    /** How old the keys a function holds may be: a rotation's steps reach every function within it. */
+    public static final Duration KEY_MAX_AGE = Duration.ofMinutes(5);
+
+    /** Keys as read: the secret's value, and the keys it holds (the first signs, every one verifies). */
+    private record Keys(String value, List<byte[]> keys) {
+        static final Keys NONE = new Keys(null, List.of());
+
+        static Keys of(String value) {
+            if (value == null) {
+                return NONE;
+            }
+            List<String> keys = List.of(value.strip().split("\\s+"));
+            if (keys.stream().anyMatch(k -> k.length() < 16)) {
+                throw new IllegalArgumentException("each callback key must have at least 16 characters");
+            }
+            return new Keys(value, keys.stream().map(k -> k.getBytes(StandardCharsets.UTF_8)).toList());
+        }
+    }
+
     private final String base;
-    private final byte[] key;
+    /** The callback key's value as it is now (the secret, re-read past {@link #KEY_MAX_AGE}); null = none. */
+    private final Supplier<String> keySource;
+    private volatile Keys keys;
     private final Clock clock;
 
     /**
      * @param base where the callback route is served from outside (RUNNER_CALLBACK_BASE_URL), without a trailing slash
-     * @param key  the callback key (RUNNER_CALLBACK_KEY_SECRET's value): never a key handlers hold; null = none, when no
-     *             base is set either (no URL is given out, and every token is unknown)
+     * @param key  the callback key (RUNNER_CALLBACK_KEY_SECRET's value): never a key handlers hold; during a rotation the
+     *             new key, then the old, separated by whitespace; null = none, when no base is set either (no URL is given
+     *             out, and every token is unknown)
      */
     public CallbackUrls(String base, String key, Clock clock) {
-        if (key == null && base != null) {
+        this(base, () -> key, clock);
+    }
+
+    /** @param keySource the callback key's value as it is now, asked at each signing and check (read at once here) */
+    public CallbackUrls(String base, Supplier<String> keySource, Clock clock) {
+        Keys keys = Keys.of(keySource.get());
+        if (keys.value() == null && base != null) {
             throw new IllegalStateException("RUNNER_CALLBACK_BASE_URL is set, but no callback key: set RUNNER_CALLBACK_KEY_SECRET");
-        }
-        if (key != null && key.length() < 16) {
-            throw new IllegalArgumentException("the callback key must have at least 16 characters");
         }
         if (base != null && !base.startsWith("https://") && !base.startsWith("http://")) {
             throw new IllegalStateException("RUNNER_CALLBACK_BASE_URL must be an http(s) URL: " + base);
         }
         this.base = base == null ? null : base.replaceAll("/+$", "");
-        this.key = key == null ? null : key.getBytes(StandardCharsets.UTF_8);
+        this.keySource = keySource;
+        this.keys = keys;
         this.clock = clock;
     }
 
@@ -83,13 +119,14 @@ public final class CallbackUrls {
     /** The token part of {@link #url}. */
     public String token(UUID itemId, int attempt, Instant expiresAt) {
         String signed = itemId + "." + attempt + "." + expiresAt.getEpochSecond();
-        return signed + "." + ENCODER.encodeToString(signature(signed));
+        return signed + "." + ENCODER.encodeToString(signature(keys().getFirst(), signed));
     }
 
     /** What {@code token} names, as of now: its signature checked in constant time before anything it says is believed. */
     public Verdict verify(String token) {
         Instant now = clock.instant();
-        if (token == null || key == null) {
+        List<byte[]> keys = keys();
+        if (token == null || keys.isEmpty()) {
             return new Verdict.Unknown();
         }
         var match = TOKEN.matcher(token);
@@ -97,14 +134,37 @@ public final class CallbackUrls {
             return new Verdict.Unknown();
         }
         String signed = match.group(1) + "." + match.group(2) + "." + match.group(3);
-        if (!MessageDigest.isEqual(signature(signed), DECODER.decode(match.group(4)))) {
+        byte[] given = DECODER.decode(match.group(4));
+        boolean matched = false;
+        for (byte[] key : keys) {
+            // Every key is tried, matched or not: the time tells no more than which key's turn it was.
+            matched |= MessageDigest.isEqual(signature(key, signed), given);
+        }
+        if (!matched) {
             return new Verdict.Unknown();
         }
         Instant expiresAt = Instant.ofEpochSecond(Long.parseLong(match.group(3)));
         return new Verdict.Signed(UUID.fromString(match.group(1)), Integer.parseInt(match.group(2)), expiresAt, !now.isBefore(expiresAt));
     }
 
-    private byte[] signature(String signed) {
+    /** The keys as the source has them now, parsed again only when its value changed; the last good ones if it went bad. */
+    private List<byte[]> keys() {
+        Keys held = keys;
+        String now = keySource.get();
+        if (now == null || now.equals(held.value())) {
+            return held.keys();
+        }
+        try {
+            Keys read = Keys.of(now);
+            keys = read;
+            return read.keys();
+        } catch (IllegalArgumentException e) {
+            LOG.warn("the callback key's secret holds a key too short; keeping the keys read before", "error", e.getMessage());
+            return held.keys();
+        }
+    }
+
+    private static byte[] signature(byte[] key, String signed) {
         return Hmac.sha256(key, CONTEXT, signed.getBytes(StandardCharsets.US_ASCII));
     }
 }

@@ -2,12 +2,14 @@ package dev.runner.secrets;
 
 import dev.runner.log.Log;
 
+import java.time.Duration;
 import java.util.Objects;
 import java.util.function.LongSupplier;
 
 /**
  * One secret as a function holds it: read from its source on first use and kept in memory, then
- * re-read only when asked to ({@link #refresh}), after the credentials it holds were refused. So an
+ * re-read only when asked to ({@link #refresh}), after the credentials it holds were refused, or when
+ * it is older than its caller allows ({@link #value(Duration)}). So an
  * RDS-managed secret rotated every 7 days keeps working without a redeploy, and a function that
  * never needs a secret never reads it. Thread-safe.
  */
@@ -44,6 +46,22 @@ public final class Secret {
             readNow();
         }
         return value;
+    }
+
+    /**
+     * The value, read again when the one in memory is older than {@code maxAge}: for a key that is rotated with no
+     * refusal to tell of it (the callback key, whose old and new keys overlap). A re-read that fails keeps the value in
+     * memory, to be tried again at the next call.
+     */
+    public synchronized String value(Duration maxAge) {
+        if (value != null && nanoTime.getAsLong() - readAtNanos >= maxAge.toNanos()) {
+            try {
+                readNow();
+            } catch (SecretUnavailableException e) {
+                LOG.warn("secret not re-read, keeping the value in memory", "secret", id, "error", e.getMessage());
+            }
+        }
+        return value();
     }
 
     /**

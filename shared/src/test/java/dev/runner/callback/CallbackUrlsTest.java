@@ -8,10 +8,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -42,6 +44,35 @@ class CallbackUrlsTest {
         assertTrue(((CallbackUrls.Verdict.Signed) at(NOW.plusSeconds(602)).verify(token(url))).expired());
     }
 
+    /**
+     * A rotation as the key's secret goes through it, read at each signing and check: the new key added after the old
+     * (verifies, does not sign), then put first (signs), then the old dropped; the callbacks of items that were waiting
+     * under the old key verify until then.
+     */
+    @Test
+    void aRotatedKeySignsWithTheNewKeyOnceFirstAndTheOldVerifiesUntilDropped() {
+        String newKey = "callback-key-new-0123456789abcdef";
+        AtomicReference<String> secret = new AtomicReference<>(KEY);
+        CallbackUrls urls = new CallbackUrls("https://api.example", secret::get, Clock.fixed(NOW, ZoneOffset.UTC));
+        String underOld = token(urls.url(ITEM, 1, Duration.ofMinutes(10)));
+
+        secret.set(KEY + "\n" + newKey);
+        assertEquals(underOld, token(urls.url(ITEM, 1, Duration.ofMinutes(10))), "added after the old, the new key does not sign yet");
+        secret.set(newKey + " " + KEY);
+        String underNew = token(urls.url(ITEM, 1, Duration.ofMinutes(10)));
+        assertNotEquals(underOld, underNew, "put first, it signs");
+        assertInstanceOf(CallbackUrls.Verdict.Signed.class, urls.verify(underOld), "a wait signed before the rotation");
+        assertInstanceOf(CallbackUrls.Verdict.Signed.class, urls.verify(underNew));
+
+        secret.set(newKey);
+        assertInstanceOf(CallbackUrls.Verdict.Unknown.class, urls.verify(underOld), "the old key dropped, its tokens are unknown");
+        assertInstanceOf(CallbackUrls.Verdict.Signed.class, urls.verify(underNew));
+        secret.set(newKey + " short");
+        assertInstanceOf(CallbackUrls.Verdict.Signed.class, urls.verify(underNew), "a bad value keeps the keys read before");
+        assertThrows(IllegalArgumentException.class, () -> new CallbackUrls("https://api.example", newKey + " short", Clock.systemUTC()),
+                "every key is held to the length rule");
+    }
+
     @Test
     void anyChangeToATokenMakesItUnknown() {
         String token = token(at(NOW).url(ITEM, 1, Duration.ofMinutes(10)));
@@ -67,11 +98,11 @@ class CallbackUrlsTest {
 
     @Test
     void withoutABaseNoUrlIsGivenAndABaseWithoutAKeyFailsTheStart() {
-        CallbackUrls none = new CallbackUrls(null, null, Clock.systemUTC());
+        CallbackUrls none = new CallbackUrls(null, (String) null, Clock.systemUTC());
 
         assertFalse(none.issuing());
         assertInstanceOf(CallbackUrls.Verdict.Unknown.class, none.verify(token(at(NOW).url(ITEM, 1, Duration.ofMinutes(10)))));
-        assertThrows(IllegalStateException.class, () -> new CallbackUrls("https://api.example", null, Clock.systemUTC()));
+        assertThrows(IllegalStateException.class, () -> new CallbackUrls("https://api.example", (String) null, Clock.systemUTC()));
         assertThrows(IllegalArgumentException.class, () -> new CallbackUrls("https://api.example", "short", Clock.systemUTC()));
     }
 }

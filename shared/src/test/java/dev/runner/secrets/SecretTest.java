@@ -64,6 +64,25 @@ class SecretTest {
         assertEquals(2, versions.reads.get());
     }
 
+    /** A key rotated with no refusal to tell of it (the callback key) is read again once the one in memory is older than asked. */
+    @Test
+    void aValueOlderThanItsCallerAllowsIsReadAgainAndKeptWhenTheReadFails() {
+        Secret secret = secrets.secret("runner/callback-key");
+        Duration maxAge = Duration.ofMinutes(5);
+        assertEquals("v1", secret.value(maxAge));
+        versions.values.add("v2");
+        now.addAndGet(maxAge.minusSeconds(1).toNanos());
+        assertEquals("v1", secret.value(maxAge), "younger than its maximum age: from memory");
+        now.addAndGet(Duration.ofSeconds(1).toNanos());
+        assertEquals("v2", secret.value(maxAge));
+        assertEquals(2, versions.reads.get());
+
+        versions.down = true;
+        now.addAndGet(maxAge.toNanos());
+        assertEquals("v2", secret.value(maxAge), "a failed re-read keeps the value in memory");
+        assertEquals(3, versions.reads.get());
+    }
+
     @Test
     void aFailedRefreshKeepsTheValueInMemoryAndAFailedFirstReadSaysWhich() {
         Secret secret = secrets.secret("runner/database");
