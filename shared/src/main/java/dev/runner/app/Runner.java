@@ -215,7 +215,7 @@ public final class Runner implements AutoCloseable {
             new IngestBinding(integrations(), ingestProducers.get(), config().webhooks().signatureTolerance(), clock()),
             config().webhooks()));
     private final Part<DeadLetterService> deadLetters = part("deadLetters", () -> new DeadLetterService(config(), itemStore(),
-            runStore(), deadLetterStore(), metrics()));
+            runStore(), deadLetterStore(), metrics(), DeadLetterService.Pause.SLEEP));
 
     public Runner(RunnerConfig config, Clock clock) {
         this(config, clock, CostTracker.NONE);

@@ -13,6 +13,7 @@ import dev.runner.queue.QueueMessage;
 import dev.runner.run.RunJob;
 import dev.runner.run.RunStore;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -29,23 +30,43 @@ import java.util.UUID;
  * safety net for crashes and poison messages, which arrive without an error. A dead letter kills only
  * an item it is the end of (ItemStore.markDead): a copy that comes late, after the item was redriven,
  * leaves it alone, and one for an item whose call is still under way is looked at again later.
+ *
+ * <p>A worker sends an item to the DLQ before it records the hand-off, so that a record that fails loses nothing; its
+ * dead letter can then overtake the record and find the item still in its call. Such items are looked at again after
+ * short pauses ({@link #HANDOFF_PAUSES}, a second and a half in all), by which the record has landed, rather than
+ * after the DLQ's visibility timeout (minutes), which would hold back their dlq_at and their run's end as long.
  */
 public final class DeadLetterService {
 
     private static final Log LOG = Log.of(DeadLetterService.class);
+
+    /** The pauses before looking again at items a dead letter found still in their call. */
+    static final List<Duration> HANDOFF_PAUSES = List.of(Duration.ofMillis(50), Duration.ofMillis(150), Duration.ofMillis(400),
+            Duration.ofMillis(900));
+
+    /** How the service waits between looks (a sleep; tests do there what lands meanwhile). */
+    @FunctionalInterface
+    public interface Pause {
+        Pause SLEEP = duration -> Thread.sleep(duration);
+
+        void pause(Duration duration) throws InterruptedException;
+    }
 
     private final RunnerConfig config;
     private final ItemStore items;
     private final RunStore runs;
     private final DeadLetterStore deadLetters;
     private final Metrics metrics;
+    private final Pause pause;
 
-    public DeadLetterService(RunnerConfig config, ItemStore items, RunStore runs, DeadLetterStore deadLetters, Metrics metrics) {
+    public DeadLetterService(RunnerConfig config, ItemStore items, RunStore runs, DeadLetterStore deadLetters, Metrics metrics,
+                             Pause pause) {
         this.config = config;
         this.items = items;
         this.runs = runs;
         this.deadLetters = deadLetters;
         this.metrics = metrics;
+        this.pause = pause;
     }
 
     /** Records what the DLQs gave up on; returns the ids of the messages to be delivered again later (items still in a call). */
@@ -83,7 +104,7 @@ public final class DeadLetterService {
                         Map.of("messageId", message.messageId())));
             }
         }
-        ItemStore.Marked marked = items.markDead(dead, config.itemClaimLease(), config.retry().maxAttempts());
+        ItemStore.Marked marked = markDead(dead);
         List<UUID> runsOfDead = marked.runsOfDead();
         if (!runsOfDead.isEmpty()) {
             metrics.itemsDead(runsOfDead.size(), tenants);
@@ -95,6 +116,30 @@ public final class DeadLetterService {
                     "backToWork", marked.backToWork(), "kept", kept.size());
         }
         return marked.inFlight().stream().flatMap(id -> messagesOfItem.get(id).stream()).distinct().toList();
+    }
+
+    /** Marks what the dead letters end, looking again after each pause at the items still in their call; what they all did. */
+    private ItemStore.Marked markDead(List<ItemStore.Dead> dead) {
+        ItemStore.Marked marked = items.markDead(dead, config.itemClaimLease(), config.retry().maxAttempts());
+        List<UUID> runsOfDead = new ArrayList<>(marked.runsOfDead());
+        int backToWork = marked.backToWork();
+        for (Duration wait : HANDOFF_PAUSES) {
+            if (marked.inFlight().isEmpty()) {
+                break;
+            }
+            try {
+                pause.pause(wait);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+            Set<UUID> inFlight = marked.inFlight();
+            marked = items.markDead(dead.stream().filter(d -> inFlight.contains(d.itemId())).toList(), config.itemClaimLease(),
+                    config.retry().maxAttempts());
+            runsOfDead.addAll(marked.runsOfDead());
+            backToWork += marked.backToWork();
+        }
+        return new ItemStore.Marked(runsOfDead, marked.inFlight(), backToWork);
     }
 
     private static boolean isQueue(String name, String url) {
