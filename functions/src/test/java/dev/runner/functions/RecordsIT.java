@@ -68,7 +68,7 @@ class RecordsIT {
 
     @Test
     void anUpdateArrivingWhileTheEarlierIsInFlightWaitsWithoutAnAttemptAndGoesAfter() throws Exception {
-        var integration = fixture.integration(false, configs().put("ordered_by_record", true));
+        var integration = fixture.integration(false, configs().put("ordered_by_record", true).put("rate_limit_per_minute", 600));
         CountDownLatch release = new CountDownLatch(1);
         try (var secondWorker = firstUpdateInFlight(integration, "deal-7", release)) {
             accepted(fixture.webhook(fixture.webhookEvent(integration, update("deal-7", 1))));
@@ -85,6 +85,7 @@ class RecordsIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> "succeeded".equals(rows(integration, "deal-7").get(1).status()));
             assertEquals(1, rows(integration, "deal-7").get(1).attempts());
             assertNull(rows(integration, "deal-7").get(1).waitingSince());
+            assertEquals(2, rateUsedLastMinute(integration), "two calls count twice against the handler's rate, the wait not at all");
         } finally {
             release.countDown();
         }
@@ -242,6 +243,17 @@ class RecordsIT {
                 where tenant_id = ? and external_id = ? order by item_id
                 """, row -> new Row(row.getObject(1, UUID.class), row.getString(2), row.getInt(3), row.getObject(4, UUID.class),
                 row.getTimestamp(5) == null ? null : row.getTimestamp(5).toInstant()), integration.tenantId(), externalId);
+    }
+
+    /** The handler's rate use over the last minute, as GET /handlers tells it. */
+    private static int rateUsedLastMinute(PipelineFixture.Integration integration) {
+        for (JsonNode handler : Json.parse(fixture.api("GET", "/handlers", null).body()).path("handlers")) {
+            if (handler.path("integrationKey").asText().equals(integration.integrationKey())
+                    && handler.path("handlerKey").asText().equals(integration.handlerKey())) {
+                return handler.path("rate").path("usedLastMinute").asInt();
+            }
+        }
+        throw new AssertionError("handler not listed");
     }
 
     /** The n of each payload the handler was called with, in call order. */

@@ -96,6 +96,22 @@ public final class AdmissionStep {
     }
 
     /**
+     * Gives back what admission took for items it admitted that the claim did not give this worker (waiting for an
+     * earlier item of their record, early, ended, another worker's): their rate entries, probes and urgent markers, on
+     * the report's round trip. Each is admitted again when it is called, so it counts once against the handler's rate;
+     * the leases go back with the report.
+     */
+    void giveBackUnclaimed(Map<HandlerRef, List<Item>> groups, Admitted admitted, Set<UUID> claimedIds) {
+        admitted.byGroup().forEach((group, admission) -> {
+            List<String> unclaimed = groups.getOrDefault(group, List.of()).stream().map(Item::itemId)
+                    .filter(id -> admitted.itemIds().contains(id) && !claimedIds.contains(id)).map(UUID::toString).toList();
+            if (!unclaimed.isEmpty()) {
+                guard.giveBack(admission, unclaimed);
+            }
+        });
+    }
+
+    /**
      * One pipelined Redis round trip decides every group's items: admitted, deferred (with the
      * computed delay: a fate of its own) or paused (parked in Postgres, no SQS traffic). A group
      * that may wait for a lease is woken by the lease's ring ({@link Guard#awaitLease}) and asked

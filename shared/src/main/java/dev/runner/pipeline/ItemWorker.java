@@ -156,6 +156,7 @@ public final class ItemWorker {
             // Inside the try: whatever fails from here on (Postgres at park or claim, a call), the leases go back.
             admitted.paused().forEach((group, members) -> admission.park(group, members, fates));
             claimed = claiming.claim(groups, ordered, admitted.itemIds(), fates);
+            admission.giveBackUnclaimed(groups, admitted, claimed.claims().keySet());
             batchCalls = calling.call(claimed.toCall(), specs, admitted, claimed.claims(), callDeadline);
         } finally {
             // Leases are given back even when a call crashed, or a low-concurrency handler would stall until they expire.
