@@ -137,7 +137,7 @@ public final class CallbackUrls {
         byte[] given = DECODER.decode(match.group(4));
         boolean matched = false;
         for (byte[] key : keys) {
-            // Every key is tried, matched or not: the time tells no more than which key's turn it was.
+            // Every key is tried, matched or not: the time taken says neither whether nor which one matched.
             matched |= MessageDigest.isEqual(signature(key, signed), given);
         }
         if (!matched) {
