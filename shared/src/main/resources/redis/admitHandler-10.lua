@@ -226,8 +226,8 @@ if concurrency > 0 then
   end
   local callsWanted = math.ceil(passingCount / itemsPerCall)
   local limit, configuredLimit = effConc, concurrency
-  if not anyUrgent and leasesHeld + callsWanted > nonUrgentLimit(effConc) and urgentShareHeld(urgentKey, now, anyUrgent, urgentMemo) then
-    limit, configuredLimit = nonUrgentLimit(effConc), nonUrgentLimit(concurrency)
+  if not anyUrgent and leasesHeld + callsWanted > allButAQuarter(effConc) and urgentShareHeld(urgentKey, now, anyUrgent, urgentMemo) then
+    limit, configuredLimit = allButAQuarter(effConc), allButAQuarter(concurrency)
   end
   free = limit - leasesHeld
   if free <= 0 then
@@ -340,9 +340,9 @@ for i = 1, itemCount do
   local itemId = ids[i]
   local code, delay = ADMITTED, 0
   local rateLimit, configuredRate = effRate, ratePerMinute
-  if not urgent[i] and ratePerMinute > 0 and inWindow >= nonUrgentLimit(effRate)
+  if not urgent[i] and ratePerMinute > 0 and inWindow >= allButAQuarter(effRate)
       and urgentShareHeld(urgentKey, now, anyUrgent, urgentMemo) then
-    rateLimit, configuredRate = nonUrgentLimit(effRate), nonUrgentLimit(ratePerMinute)
+    rateLimit, configuredRate = allButAQuarter(effRate), allButAQuarter(ratePerMinute)
   end
   if held[i] then
     code, delay = held[i][1], held[i][2]

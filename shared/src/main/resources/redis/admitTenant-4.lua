@@ -54,6 +54,7 @@ local count = 0
 
 --- @include "includes/sliced"
 --- @include "includes/tenantSlots"
+--- @include "includes/allButAQuarter"
 --- @include "includes/urgentRoom"
 
 local backlogOf = {}
@@ -150,7 +151,8 @@ for i, member in ipairs(members) do
   elseif slot then
     outcome, at = RESERVED, math.ceil(slot - now)
   elseif backlog then
-    if count < burstOf(limit) then
+    -- A backlog takes all but a quarter of a window at once; the rest of each window comes paced.
+    if count < allButAQuarter(limit) then
       admitNow(member)
       outcome = NOW
     else

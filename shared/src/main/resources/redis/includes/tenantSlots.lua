@@ -33,11 +33,3 @@ local function nextSlot()
   return at
 end
 
--- How many slots the window gives out at once, the rest of each window coming paced: all of them
--- below a limit of 2, else all but a quarter.
-local function burstOf(windowLimit)
-  if windowLimit < 2 then
-    return windowLimit
-  end
-  return windowLimit - math.ceil(windowLimit / 4)
-end
