@@ -72,10 +72,13 @@ public final class BulkActions {
     /**
      * Asks for {@code target}, on behalf of {@code tenantId} (null: across tenants): records the action with what it
      * will do, or finds the one already running for the same target, and does a page of it. Nothing is recorded when
-     * there is nothing to do. A cancel cancels its run in the same transaction, and nothing else when the run was not
-     * open (then the answer is {@link Asked#NOTHING}).
+     * there is nothing to do. A cancel is asked for on behalf of its run's tenant; it cancels its run in the same
+     * transaction, and nothing else when the run was not open (then the answer is {@link Asked#NOTHING}).
      */
     public Asked ask(BulkAction.Target target, String tenantId) {
+        if (target instanceof BulkAction.Target.Cancel && tenantId == null) {
+            throw new IllegalArgumentException("a cancel is asked for on behalf of its run's tenant");
+        }
         Paged paged = dispatcher.commitThenSend(connection -> {
             long total = pages.total(connection, target);
             if (total <= 0) {
@@ -90,7 +93,7 @@ public final class BulkActions {
         if (target instanceof BulkAction.Target.Cancel cancel) {
             // The run's future tenant-window slots go back at once, so the tenant's next run starts at the
             // window's pace, not behind slots no item of this run will use.
-            pages.tenantOf(cancel.runId()).ifPresent(tenant -> dispatcher.cancelled(tenant, cancel.runId()));
+            dispatcher.cancelled(tenantId, cancel.runId());
         }
         if (paged == null) {
             return Asked.NOTHING;

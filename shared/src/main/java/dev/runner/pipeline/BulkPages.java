@@ -13,7 +13,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
@@ -90,11 +89,6 @@ public final class BulkPages {
         return action.target() instanceof BulkAction.Target.Redrive r && action.total() == r.limit()
                 ? Math.max(0, redrives.countDead(r.filter(), null, Long.MAX_VALUE) + action.done() - action.total())
                 : 0;
-    }
-
-    /** The tenant of a cancelled run, for the tenant-window slots its items will not use. */
-    Optional<String> tenantOf(UUID runId) {
-        return runs.find(runId).map(run -> run.tenantId());
     }
 
     /**
